@@ -1,0 +1,59 @@
+#include "cli/cli.h"
+
+#include <cstdio>
+#include <vector>
+
+#include "cli/commands.h"
+
+namespace ndt {
+namespace {
+
+// The table of subcommands (ninja's kTools). Add new commands here and in cli/commands.h.
+const CommandDef kCommands[] = {
+    {"sku", "List and show Azure GPU VM sizes (the hardware catalog)", SetupSku},
+    {"topo", "Build the cluster graph of N VMs of a size and summarize it", SetupTopo},
+};
+
+}  // namespace
+
+void Warn(const std::string& msg) { std::fprintf(stderr, "ndtwin: warning: %s\n", msg.c_str()); }
+
+int RunCli(int argc, char** argv) {
+  CLI::App app{"ndtwin: a digital twin of Azure ND/NG GPU supercomputers"};
+  app.require_subcommand(1);
+  GlobalOptions global;
+  app.add_flag("--json", global.json, "Print results as JSON");
+  app.add_option("--data", global.data_dir, "Hardware data directory (default: built-in data/)");
+  app.set_version_flag("--version", std::string("ndtwin ") + NDT_VERSION);
+  std::vector<std::pair<CLI::App*, CommandRun>> runs;
+  for (const CommandDef& def : kCommands) {
+    CLI::App* sub = app.add_subcommand(def.name, def.help);
+    sub->fallthrough();
+    runs.emplace_back(sub, def.setup(sub));
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string what = e.what();
+    std::fprintf(stderr, "ndtwin: error: %s (see: ndtwin --help)\n", what.c_str());
+    return 2;
+  }
+  for (auto& [sub, run] : runs) {
+    if (!sub->parsed()) continue;
+    Status s = run(global);
+    if (!s.ok()) {
+      std::fprintf(stderr, "ndtwin: error: %s\n", s.message().c_str());
+      return s.exit_code();
+    }
+    return 0;
+  }
+  return 2;
+}
+
+}  // namespace ndt

@@ -1,0 +1,15 @@
+// File: cli/commands.h
+// The setup function of each subcommand (see cli/cli.h), one per cli/<name>.cc.
+#ifndef NDTWIN_CLI_COMMANDS_H_
+#define NDTWIN_CLI_COMMANDS_H_
+
+#include "cli/cli.h"
+
+namespace ndt {
+
+CommandRun SetupSku(CLI::App* sub);   // cli/sku.cc
+CommandRun SetupTopo(CLI::App* sub);  // cli/topo.cc
+
+}  // namespace ndt
+
+#endif  // NDTWIN_CLI_COMMANDS_H_

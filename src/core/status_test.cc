@@ -1,0 +1,38 @@
+#include "core/status.h"
+
+#include <gtest/gtest.h>
+
+namespace ndt {
+namespace {
+
+StatusOr<int> Half(int x) {
+  if (x % 2) return Status::InvalidInput("odd");
+  return x / 2;
+}
+
+Status Quarter(int x, int* out) {
+  NDT_ASSIGN_OR_RETURN(int h, Half(x));
+  NDT_ASSIGN_OR_RETURN(int q, Half(h));
+  *out = q;
+  return Status::Ok();
+}
+
+TEST(Status, PropagatesErrorsAndValues) {
+  int q = 0;
+  EXPECT_TRUE(Quarter(8, &q).ok());
+  EXPECT_EQ(q, 2);
+  Status s = Quarter(6, &q);  // 6/2 = 3 is odd
+  EXPECT_EQ(s.code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(s.WithPrefix("x: ").message(), "x: odd");
+}
+
+TEST(Status, MapsCodesToExitCodes) {
+  EXPECT_EQ(Status::Ok().exit_code(), 0);
+  EXPECT_EQ(Status::InvalidInput("").exit_code(), 2);
+  EXPECT_EQ(Status::NotFound("").exit_code(), 2);
+  EXPECT_EQ(Status::Infeasible("").exit_code(), 2);
+  EXPECT_EQ(Status::Internal("").exit_code(), 1);
+}
+
+}  // namespace
+}  // namespace ndt

@@ -1,0 +1,42 @@
+// File: hw/catalog.h
+// The catalog: every GPU and VM size of data/, loaded strictly (core/yaml.h) and frozen.
+// Look-ups by name are case-insensitive, accept names with or without "Standard_", and aliases.
+// Unknown names fail with "did you mean". Thread-safe once built (read-only).
+#ifndef NDTWIN_HW_CATALOG_H_
+#define NDTWIN_HW_CATALOG_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "hw/spec.h"
+
+namespace ndt {
+
+class Catalog {
+ public:
+  // Loads data_dir/gpus/*.yaml, data_dir/vms/*.yaml and data_dir/prices.yaml; files are read in
+  // name order. Fails on the first malformed file with file:line, or on a VM size whose GPU is
+  // not in the catalog.
+  static StatusOr<Catalog> Load(const std::string& data_dir);
+  // The data directory compiled in (NDT_DATA_DIR), overridable with $NDTWIN_DATA.
+  static std::string DefaultDataDir();
+
+  // "unknown VM size 'X'; did you mean 'Y'? (see: ndtwin sku list)" when not found.
+  StatusOr<const SkuSpec*> FindSku(std::string_view name) const;
+  StatusOr<const GpuSpec*> FindGpu(std::string_view name) const;
+  // REQUIRES: sku came from this catalog (its GPU exists).
+  const GpuSpec& GpuOf(const SkuSpec& sku) const;
+
+  const std::vector<SkuSpec>& skus() const { return skus_; }
+  const std::vector<GpuSpec>& gpus() const { return gpus_; }
+
+ private:
+  std::vector<GpuSpec> gpus_;
+  std::vector<SkuSpec> skus_;
+};
+
+}  // namespace ndt
+
+#endif  // NDTWIN_HW_CATALOG_H_

@@ -1,0 +1,133 @@
+// File: topo/cluster.h
+// The cluster graph: nodes (GPU, NVSwitch, PCIe switch, CPU, NIC, leaf/spine/core switch) and
+// directed links (bandwidth per direction in B/s, latency in s), plus routes between GPUs.
+// A physical full-duplex link is two directed Links, one per direction. Nodes and links are
+// referred to by typed ids (indices), never pointers. Built once by BuildCluster
+// (topo/builders.h), then read-only: threads may share a const Cluster.
+#ifndef NDTWIN_TOPO_CLUSTER_H_
+#define NDTWIN_TOPO_CLUSTER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hw/spec.h"
+
+namespace ndt {
+
+using NodeId = int32_t;
+using LinkId = int32_t;
+
+enum class NodeKind { kGpu, kNvSwitch, kPcieSwitch, kCpu, kNic, kLeaf, kSpine, kCore };
+const char* NodeKindName(NodeKind k);
+
+enum class LinkKind {
+  kNvlink,  // GPU <-> GPU or GPU <-> NVSwitch
+  kPcie,    // GPU/NIC <-> PCIe switch <-> CPU
+  kC2c,     // Grace <-> Blackwell NVLink-C2C
+  kCpuCpu,  // socket-to-socket (UPI, Infinity Fabric, Grace coherent link)
+  kIb,      // NIC <-> leaf and switch <-> switch InfiniBand
+};
+const char* LinkKindName(LinkKind k);
+
+struct Node {
+  NodeId id = 0;
+  NodeKind kind = NodeKind::kGpu;
+  int vm = -1;      // VM index, -1 for fabric switches and rack-level NVSwitches
+  int index = 0;    // index among nodes of this kind in its VM (or in the fabric tier)
+  std::string name; // "vm0/gpu3", "leaf2", "rack0/nvsw5"
+};
+
+struct Link {
+  LinkId id = 0;
+  NodeId src = 0;
+  NodeId dst = 0;
+  LinkKind kind = LinkKind::kNvlink;
+  double bw_Bps = 0;     // per direction
+  double latency_s = 0;  // one-way
+  int lanes = 1;         // physical links bundled (e.g. 2 NVLinks to one NVSwitch)
+};
+
+// One way through the graph, carrying `fraction` of a transfer. A Route spreads a transfer over
+// one or more paths whose fractions sum to 1 (NVSwitch planes, ECMP when spreading is chosen).
+struct Path {
+  std::vector<LinkId> links;
+  double fraction = 1.0;
+};
+using Route = std::vector<Path>;
+
+// Scale-out fabric parameters. Azure does not publish these; the defaults are assumptions
+// documented in data/fabric.yaml and README (topology.md §6.1).
+struct FabricSpec {
+  int tiers = 2;                 // 2 (leaf-spine) or 3 (leaf-spine-core)
+  int switch_radix = 64;         // ports per switch (Quantum-2 NDR: 64)
+  int vms_per_leaf = 0;          // 0 = radix/2 down ports per rail leaf (non-blocking default)
+  double oversubscription = 1.0; // leaf down:up bandwidth ratio (1 = non-blocking)
+  bool rail_optimized = true;    // NIC i of every VM goes to rail i's leaves
+  bool ecmp_spread = false;      // false: one hashed path per flow; true: spread over all
+};
+
+struct ClusterSpec {
+  const SkuSpec* sku = nullptr;
+  const GpuSpec* gpu = nullptr;
+  int vms = 1;
+  int gpus_per_vm = 0;  // 0 = all GPUs of the size; fewer uses the first G of each VM
+  FabricSpec fabric;
+};
+
+// Per-GPU facts the network and collective layers need without walking the graph.
+struct GpuInfo {
+  NodeId node = 0;
+  int vm = 0;
+  int local = 0;        // index within the VM
+  int domain = 0;       // NVLink domain (VM for 8-GPU VMs, rack for NVL72)
+  NodeId nic = -1;      // the NIC this GPU uses for scale-out (-1 if none)
+  int rail = 0;         // NIC index within the VM
+};
+
+class Cluster {
+ public:
+  const ClusterSpec& spec() const { return spec_; }
+  const SkuSpec& sku() const { return *spec_.sku; }
+  const GpuSpec& gpu_spec() const { return *spec_.gpu; }
+  int num_vms() const { return spec_.vms; }
+  int gpus_per_vm() const { return gpus_per_vm_; }
+  int num_gpus() const { return static_cast<int>(gpus_.size()); }
+  int nvlink_domain_gpus() const { return nvlink_domain_gpus_; }
+
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const std::vector<Link>& links() const { return links_; }
+  const Node& node(NodeId id) const { return nodes_[id]; }
+  const Link& link(LinkId id) const { return links_[id]; }
+  const GpuInfo& gpu(int rank) const { return gpus_[rank]; }
+  // Directed links leaving a node, in id order.
+  const std::vector<LinkId>& out_links(NodeId n) const { return out_[n]; }
+
+  // The route NCCL would use between two GPUs (global ranks): NVLink/NVSwitch inside an NVLink
+  // domain, otherwise GPU -> own NIC (GPUDirect RDMA where the size has it) -> fabric -> peer
+  // NIC -> GPU. REQUIRES: 0 <= a, b < num_gpus(), a != b.
+  Route GpuRoute(int a, int b) const;
+  // Route between two GPUs forced over the scale-out network (for inter-VM algorithm steps).
+  Route NetRoute(int a, int b) const;
+
+  // Construction, for builders and tests.
+  NodeId AddNode(NodeKind kind, int vm, int index, std::string name);
+  // Adds both directions; returns the id of the a->b direction (b->a is id + 1).
+  LinkId AddDuplex(NodeId a, NodeId b, LinkKind kind, double bw_Bps, double latency_s,
+                   int lanes = 1);
+
+ private:
+  friend class ClusterBuilder;
+  ClusterSpec spec_;
+  int gpus_per_vm_ = 0;
+  int nvlink_domain_gpus_ = 1;
+  std::vector<Node> nodes_;
+  std::vector<Link> links_;
+  std::vector<std::vector<LinkId>> out_;
+  std::vector<GpuInfo> gpus_;
+  // Structural indices filled by the builders and used by GpuRoute / NetRoute go here.
+};
+
+}  // namespace ndt
+
+#endif  // NDTWIN_TOPO_CLUSTER_H_
