@@ -1,0 +1,26 @@
+// File: core/validation.h
+// One row of `ndtwin validate`: a published measurement, what ndtwin predicts for it, and the
+// signed relative error (predicted - measured) / measured. Suites (coll/, parallel/, serve/)
+// return rows; cli/validate.cc prints them and the summary.
+#ifndef NDTWIN_CORE_VALIDATION_H_
+#define NDTWIN_CORE_VALIDATION_H_
+
+#include <string>
+
+namespace ndt {
+
+struct ValidationRow {
+  std::string suite;     // "collectives", "training", "inference"
+  std::string case_id;   // e.g. "ndm_a100_v4 1vm all_reduce 1G"
+  std::string metric;    // e.g. "busbw_GBps"
+  std::string unit;      // e.g. "GB/s"
+  double measured = 0;
+  double predicted = 0;
+  bool calibration = false;  // true if the case was used to fit a parameter (not validation)
+  std::string source;
+  double error() const { return measured != 0 ? (predicted - measured) / measured : 0; }
+};
+
+}  // namespace ndt
+
+#endif  // NDTWIN_CORE_VALIDATION_H_
