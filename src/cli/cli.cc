@@ -12,6 +12,10 @@ namespace {
 const CommandDef kCommands[] = {
     {"sku", "List and show Azure GPU VM sizes (the hardware catalog)", SetupSku},
     {"topo", "Build the cluster graph of N VMs of a size and summarize it", SetupTopo},
+    {"collective", "Time a collective over a message-size sweep, like nccl-tests", SetupCollective},
+    {"model", "List and show transformer model presets", SetupModel},
+    {"train", "Simulate one training iteration: time, memory, MFU, trace", SetupTrain},
+    {"infer", "Simulate an LLM inference service: throughput, TTFT, TPOT", SetupInfer},
 };
 
 }  // namespace

@@ -8,7 +8,11 @@
 namespace ndt {
 
 CommandRun SetupSku(CLI::App* sub);   // cli/sku.cc
-CommandRun SetupTopo(CLI::App* sub);  // cli/topo.cc
+CommandRun SetupTopo(CLI::App* sub);        // cli/topo.cc
+CommandRun SetupCollective(CLI::App* sub);  // cli/collective.cc
+CommandRun SetupModel(CLI::App* sub);       // cli/model.cc
+CommandRun SetupTrain(CLI::App* sub);       // cli/train.cc
+CommandRun SetupInfer(CLI::App* sub);       // cli/infer.cc
 
 }  // namespace ndt
 
