@@ -1,0 +1,106 @@
+// File: model/ops.h
+// The operators of one transformer layer on one GPU, with FLOPs and HBM bytes, for a micro-batch
+// b of sequences of s tokens under tensor parallelism t (Megatron column/row split), sequence
+// parallelism (norms and element-wise ops on s/t tokens) and context parallelism (s/cp query
+// tokens per rank attending over all s keys, ring attention). GEMMs are C[m x n] = A[m x k] B[k x n]
+// with m = tokens; FLOPs = 2 m n k per GEMM. Backward: each GEMM becomes a data-gradient GEMM and
+// a weight-gradient GEMM of the same FLOPs (2x forward); attention backward is 2x forward (QK^T,
+// AV -> dQ, dK, dV, dP); element-wise and norm backward move about twice the forward bytes.
+// Bytes: A, B and C of each GEMM once (weights at the weight dtype, activations at the activation
+// dtype); attention reads Q, K, V and writes O once (FlashAttention; K/V at the KV dtype).
+// Communication is not an operator here (parallel/ and serve/ add it).
+#ifndef NDTWIN_MODEL_OPS_H_
+#define NDTWIN_MODEL_OPS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/transformer.h"
+
+namespace ndt {
+
+enum class OpKind {
+  kGemm,         // dense or grouped GEMM (batch > 1: experts of one GPU, same shape)
+  kAttention,    // fused attention core (QK^T, softmax, AV)
+  kElementwise,  // residual add, activation, dropout, rotary, router top-k, ...
+  kNorm,         // LayerNorm / RMSNorm
+  kEmbedding,    // token embedding gather
+  kLoss,         // softmax + cross-entropy over the vocabulary
+};
+const char* OpKindName(OpKind k);
+
+enum class Pass { kForward, kBackward };
+
+struct Op {
+  std::string name;  // "qkv_proj", "attn_core", "out_proj", "mlp_up", "mlp_gate", "mlp_down",
+                     // "router", "experts_up", ..., "norm_attn", "residual", "act"; backward
+                     // GEMMs add "_dgrad" / "_wgrad", others "_bwd"
+  OpKind kind = OpKind::kElementwise;
+  Pass pass = Pass::kForward;
+  // GEMM shape (kind == kGemm): C[m x n] = A[m x k] B[k x n], `batch` independent GEMMs.
+  int64_t m = 0, n = 0, k = 0;
+  int64_t batch = 1;
+  // Attention shape (kind == kAttention), per GPU: `seqs` sequences, `heads` query heads,
+  // q_len queries attending kv_len keys each, head dims for QK and V.
+  double seqs = 0;
+  int64_t heads = 0;
+  double q_len = 0, kv_len = 0;
+  int64_t head_dim_qk = 0, head_dim_v = 0;
+  bool causal = false;
+  // Cost.
+  double flop = 0;          // floating-point operations the kernel executes
+  double bytes = 0;         // HBM bytes read + written
+  double weight_bytes = 0;  // part of `bytes` that is weights (or weight gradients)
+  Dtype math = Dtype::kBf16;  // precision of the arithmetic
+};
+
+// How a layer is run on one GPU.
+struct OpShape {
+  double micro_batch = 1;    // b: sequences in the micro-batch (or requests)
+  double seq_len = 0;        // s: tokens per sequence before the CP split (0 = spec.seq_len)
+  double kv_len = 0;         // keys each query may attend to (0 = seq_len: self-attention)
+  bool causal = true;        // causal mask (training, prefill)
+  int tp = 1;                // tensor parallel degree (heads, ffn, experts' ffn split by t)
+  int cp = 1;                // context parallel degree (queries split by cp)
+  int ep = 1;                // expert parallel degree (routed experts split by ep)
+  bool sequence_parallel = false;  // norms / element-wise on tokens / t
+  Dtype math = Dtype::kBf16;         // GEMM and attention precision
+  Dtype weights = Dtype::kBf16;      // weight storage
+  Dtype activations = Dtype::kBf16;  // activation storage
+  Dtype kv = Dtype::kBf16;           // K/V storage read by attention
+};
+
+// Forward operators of layer `layer` (0-based; MoE vs dense by spec.IsMoeLayer) in execution
+// order: norm, QKV (or MLA projections), attention core, out proj, residual, norm, MLP or
+// router + experts (+ shared experts), residual.
+std::vector<Op> LayerForwardOps(const TransformerSpec& spec, int64_t layer, const OpShape& shape);
+// Backward operators of the same layer (reverse order).
+std::vector<Op> LayerBackwardOps(const TransformerSpec& spec, int64_t layer, const OpShape& shape);
+// The backward ops of any forward op list (what LayerBackwardOps uses).
+std::vector<Op> BackwardOps(const std::vector<Op>& forward);
+
+// Inference building blocks. Every op of the layer except the attention core, for `tokens`
+// tokens of the iteration on this GPU (prefill and decode tokens together).
+std::vector<Op> LayerTokenOps(const TransformerSpec& spec, int64_t layer, double tokens,
+                              const OpShape& shape);
+// The attention core for `seqs` sequences with q_len new tokens each over kv_len keys each
+// (decode: q_len = 1, kv_len = context; prefill chunk: q_len = chunk, kv_len = prior + chunk).
+// K/V bytes at shape.kv; heads split by shape.tp.
+Op AttentionCoreOp(const TransformerSpec& spec, double seqs, double q_len, double kv_len,
+                   bool causal, const OpShape& shape);
+
+// Embedding lookup for `tokens` tokens (vocab split by t as Megatron's VocabParallelEmbedding).
+std::vector<Op> EmbeddingForwardOps(const TransformerSpec& spec, double tokens,
+                                    const OpShape& shape);
+// Final norm + LM head GEMM (vocab split by t) + (with_loss) softmax cross-entropy.
+std::vector<Op> LmHeadForwardOps(const TransformerSpec& spec, double tokens, const OpShape& shape,
+                                 bool with_loss);
+
+// Sums.
+double TotalFlop(const std::vector<Op>& ops);
+double TotalBytes(const std::vector<Op>& ops);
+
+}  // namespace ndt
+
+#endif  // NDTWIN_MODEL_OPS_H_
