@@ -7,6 +7,7 @@
 #ifndef NDTWIN_TOPO_CLUSTER_H_
 #define NDTWIN_TOPO_CLUSTER_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -85,6 +86,28 @@ struct GpuInfo {
   int rail = 0;         // NIC index within the VM
 };
 
+// The shape of the scale-out fat tree as built (all zero when the size has no InfiniBand).
+struct FabricLayout {
+  int tiers = 0;
+  int nics = 0;            // NICs attached to the fabric
+  int rails = 0;           // 1 unless rail-optimized with several NICs per VM
+  int vms_per_leaf = 0;    // VMs in one leaf group
+  int leaf_down_ports = 0; // NIC ports per leaf (design, full leaf)
+  int leaf_up_ports = 0;   // uplinks per leaf = spines per pod
+  int leaf_groups = 0;     // groups of vms_per_leaf VMs
+  int leaves = 0;
+  int pods = 0;            // 1 for 2 tiers
+  int spines = 0;
+  int cores_per_plane = 0; // 3 tiers: core switches behind spine u of every pod
+  int cores = 0;
+  double nic_Bps = 0;          // NIC port rate per direction
+  double leaf_up_link_Bps = 0; // one leaf -> spine link
+  double spine_up_link_Bps = 0;// one spine -> core link (bundled ports)
+  // Capacity of a balanced cut: min(all NIC ports, all leaf uplinks if more than one leaf
+  // group, all spine uplinks if more than one pod) / 2, per direction.
+  double bisection_Bps = 0;
+};
+
 class Cluster {
  public:
   const ClusterSpec& spec() const { return spec_; }
@@ -110,6 +133,8 @@ class Cluster {
   // Route between two GPUs forced over the scale-out network (for inter-VM algorithm steps).
   Route NetRoute(int a, int b) const;
 
+  const FabricLayout& fabric_layout() const { return layout_; }
+
   // Construction, for builders and tests.
   NodeId AddNode(NodeKind kind, int vm, int index, std::string name);
   // Adds both directions; returns the id of the a->b direction (b->a is id + 1).
@@ -125,7 +150,37 @@ class Cluster {
   std::vector<Link> links_;
   std::vector<std::vector<LinkId>> out_;
   std::vector<GpuInfo> gpus_;
-  // Structural indices filled by the builders and used by GpuRoute / NetRoute go here.
+  FabricLayout layout_;
+
+  // Structural tables filled by ClusterBuilder (topo/builders.cc), read by GpuRoute/NetRoute
+  // (topo/route.cc). Directed links come in pairs (AddDuplex): the reverse of link l is l ^ 1.
+  struct Hops {
+    std::array<LinkId, 4> l{};
+    int n = 0;
+  };
+  std::vector<Hops> to_host_;      // per rank: GPU -> (PCIe switch | C2C) -> its CPU
+  std::vector<NodeId> host_cpu_;   // per rank: that CPU
+  std::vector<int> host_cpu_idx_;  // per rank: CPU index within the VM
+  std::vector<NodeId> pcie_sw_;    // per rank: the GPU's PCIe switch, -1 if none
+  std::vector<Hops> to_nic_;       // per rank: GPU -> its NIC (empty if no NIC)
+  std::vector<int> nic_of_;        // per rank: global NIC index, -1 if none
+  int cpus_per_vm_ = 0;
+  std::vector<LinkId> cpu_cpu_;    // (vm * C + i) * C + j: CPU i -> CPU j, -1 if none
+  enum class Intra { kPcie, kMesh, kSwitch };
+  Intra intra_ = Intra::kPcie;
+  int nvsw_ = 0;                   // NVSwitch chips per domain
+  std::vector<LinkId> nvsw_up_;    // rank * nvsw_ + s: GPU -> switch s
+  std::vector<double> nvsw_frac_;  // per switch: its lanes / all of a GPU's lanes
+  int mesh_n_ = 0;
+  std::vector<LinkId> mesh_;       // (vm * n + i) * n + j: direct NVLink i -> j, -1 if none
+  std::vector<LinkId> nic_up_;     // per global NIC: NIC -> leaf
+  std::vector<int> nic_leaf_;      // per global NIC: leaf index
+  std::vector<int> leaf_pod_;      // per leaf
+  std::vector<LinkId> leaf_up_;    // leaf * U + u: leaf -> spine u of its pod
+  std::vector<LinkId> spine_up_;   // ((pod * U) + u) * K + k: spine -> core k of plane u
+
+  void AppendFabric(int a, int b, int choice_u, int choice_k, std::vector<LinkId>* out) const;
+  void AppendHost(int a, int b, std::vector<LinkId>* out) const;
 };
 
 }  // namespace ndt

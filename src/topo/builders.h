@@ -1,0 +1,40 @@
+// File: topo/builders.h
+// Builds the cluster graph of N VMs of one Azure size: the VM interior (PCIe-only, NVLink2
+// hybrid cube-mesh, NVSwitch, NVL72 rack) from SkuSpec/GpuSpec numbers, and the scale-out
+// InfiniBand fat tree (2 or 3 tiers, rail-optimized or not, oversubscribed at the leaf) from
+// FabricSpec. Bandwidths are per direction in B/s; latencies come from data/fabric.yaml.
+// Sources: topology.md §2-§6 (reference/topology.md).
+#ifndef NDTWIN_TOPO_BUILDERS_H_
+#define NDTWIN_TOPO_BUILDERS_H_
+
+#include <optional>
+#include <string>
+
+#include "core/status.h"
+#include "topo/cluster.h"
+#include "topo/fabric_params.h"
+
+namespace ndt {
+
+// Checks a spec before building: vms >= 1, gpus_per_vm in 0..sku.gpus, tiers 2 or 3,
+// radix >= 4, oversubscription >= 1, and that the size's data is complete enough to build.
+// Errors are kInvalidInput with one line naming the flag and a fix.
+Status ValidateClusterSpec(const ClusterSpec& spec);
+
+// Builds the graph with the latencies of `params`. Fails (kInvalidInput) on a bad spec or a
+// fabric the radix cannot wire (e.g. more leaves than a 2-tier spine has ports).
+StatusOr<Cluster> BuildCluster(const ClusterSpec& spec, const FabricParams& params);
+// Same, loading data/fabric.yaml from DefaultFabricDataDir().
+StatusOr<Cluster> BuildCluster(const ClusterSpec& spec);
+
+// The smallest tier count (2, else 3) whose fat tree the radix can wire for this spec; the CLI
+// uses it when --tiers is not given.
+int ChooseTiers(const ClusterSpec& spec);
+
+// One-line warning when the VMs exceed one scale set's InfiniBand reach (100 VMs by default,
+// 300 on request; topology.md §6.1), else nullopt. Sizes without InfiniBand never warn.
+std::optional<std::string> ScaleSetWarning(const ClusterSpec& spec);
+
+}  // namespace ndt
+
+#endif  // NDTWIN_TOPO_BUILDERS_H_
