@@ -69,6 +69,7 @@ struct TransformerSpec {
   AttentionKind attention = AttentionKind::kMha;
   bool tied_embeddings = false;  // LM head shares the input embedding matrix
   bool biases = true;            // linear layers have biases (GPT yes, Llama no)
+  bool learned_positions = false;  // learned position embedding (seq_len x hidden), as GPT-3
   MoeSpec moe;
   MlaSpec mla;
 

@@ -1,0 +1,342 @@
+// File: model/ops.cc
+// Operators of a transformer layer on one GPU (see ops.h for the conventions). MLA is built in
+// its training form (K and V up-projected per head) by LayerForwardOps and in its inference
+// "absorbed" form (attention over the cached latent, W_UK / W_UV folded into per-head batched
+// GEMMs, DeepSeek-V2 section 2.1.2) by LayerTokenOps / AttentionCoreOp.
+#include "model/ops.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ndt {
+
+const char* OpKindName(OpKind k) {
+  switch (k) {
+    case OpKind::kGemm:
+      return "gemm";
+    case OpKind::kAttention:
+      return "attention";
+    case OpKind::kElementwise:
+      return "elementwise";
+    case OpKind::kNorm:
+      return "norm";
+    case OpKind::kEmbedding:
+      return "embedding";
+    case OpKind::kLoss:
+      return "loss";
+  }
+  return "?";
+}
+
+namespace {
+
+int64_t Ceil(double x) { return static_cast<int64_t>(std::ceil(x - 1e-9)); }
+
+struct Builder {
+  const TransformerSpec& spec;
+  const OpShape& shape;
+  std::vector<Op>* out;
+  double a() const { return DtypeBytes(shape.activations); }
+  double w() const { return DtypeBytes(shape.weights); }
+  int t() const { return std::max(1, shape.tp); }
+
+  // C[m x n] = A[m x k] W[k x n], `batch` times; `flop_m` is the exact (unquantized) row count
+  // summed over the batch when it differs from m * batch (grouped expert GEMMs).
+  void Gemm(const char* name, double m, int64_t n, int64_t k, int64_t batch = 1,
+            double rows_total = -1) {
+    Op op;
+    op.name = name;
+    op.kind = OpKind::kGemm;
+    op.m = std::max<int64_t>(1, Ceil(m));
+    op.n = n;
+    op.k = k;
+    op.batch = batch;
+    const double rows = rows_total >= 0 ? rows_total : m * static_cast<double>(batch);
+    op.flop = 2.0 * rows * static_cast<double>(n) * static_cast<double>(k);
+    op.weight_bytes = static_cast<double>(batch) * static_cast<double>(k) * n * w();
+    op.bytes = rows * static_cast<double>(k + n) * a() + op.weight_bytes;
+    op.math = shape.math;
+    out->push_back(op);
+  }
+  // An element-wise op over `elems` elements reading `reads` and writing `writes` tensors.
+  void Elementwise(const char* name, OpKind kind, double elems, double reads, double writes,
+                   double flop_per_elem, double weight_bytes = 0) {
+    Op op;
+    op.name = name;
+    op.kind = kind;
+    op.flop = flop_per_elem * elems;
+    op.weight_bytes = weight_bytes;
+    op.bytes = elems * (reads + writes) * a() + weight_bytes;
+    op.math = shape.math;
+    out->push_back(op);
+  }
+  // Tokens seen by norms / residuals on this GPU (sequence parallel divides them by t).
+  double NormTokens(double tokens) const {
+    return shape.sequence_parallel ? tokens / t() : tokens;
+  }
+  void Norm(const char* name, double tokens) {
+    const double h = static_cast<double>(spec.hidden);
+    Elementwise(name, OpKind::kNorm, NormTokens(tokens) * h, 1, 1, 5,
+                (spec.norm == NormType::kLayerNorm ? 2 : 1) * h * w());
+  }
+};
+
+int64_t HeadsLocal(const TransformerSpec& s, int t) { return std::max<int64_t>(1, s.heads / t); }
+int64_t KvHeadsLocal(const TransformerSpec& s, int t) {
+  return std::max<int64_t>(1, s.kv_heads / t);  // replicated when kv_heads < t
+}
+
+// Query-key pairs per sequence for q_len queries that are the last q_len of kv_len keys.
+double Pairs(double q_len, double kv_len, bool causal) {
+  if (!causal) return q_len * kv_len;
+  const double prior = std::max(0.0, kv_len - q_len);
+  return q_len * prior + q_len * (q_len + 1) / 2;
+}
+
+// Ops before the attention core (norm and projections).
+void PreAttention(Builder& b, double tokens, bool absorbed) {
+  const TransformerSpec& s = b.spec;
+  const int t = b.t();
+  const int64_t h = s.hidden;
+  b.Norm("norm_attn", tokens);
+  if (s.attention != AttentionKind::kMla) {
+    const int64_t n = (HeadsLocal(s, t) + 2 * KvHeadsLocal(s, t)) * s.head_dim;
+    b.Gemm("qkv_proj", tokens, n, h);
+    b.Elementwise("rope", OpKind::kElementwise,
+                  tokens * (HeadsLocal(s, t) + KvHeadsLocal(s, t)) * s.head_dim, 1, 1, 3);
+    return;
+  }
+  const MlaSpec& m = s.mla;
+  const int64_t hl = HeadsLocal(s, t);
+  const int64_t qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
+  if (m.q_lora_rank > 0) {
+    b.Gemm("q_down", tokens, m.q_lora_rank, h);
+    b.Elementwise("q_norm", OpKind::kNorm, tokens * m.q_lora_rank, 1, 1, 5);
+    b.Gemm("q_up", tokens, hl * qk, m.q_lora_rank);
+  } else {
+    b.Gemm("q_proj", tokens, hl * qk, h);
+  }
+  b.Gemm("kv_down", tokens, m.kv_lora_rank + m.qk_rope_head_dim, h);
+  b.Elementwise("kv_norm", OpKind::kNorm, tokens * m.kv_lora_rank, 1, 1, 5);
+  if (absorbed) {
+    // q_nope (per head) x W_UK -> query in latent space: batched over local heads.
+    b.Gemm("q_absorb", tokens, m.kv_lora_rank, m.qk_nope_head_dim, hl);
+  } else {
+    b.Gemm("kv_up", tokens, hl * (m.qk_nope_head_dim + m.v_head_dim), m.kv_lora_rank);
+  }
+}
+
+// Ops after the attention core: out projection, residual, MLP or MoE, residual.
+void PostAttention(Builder& b, int64_t layer, double tokens, bool absorbed) {
+  const TransformerSpec& s = b.spec;
+  const int t = b.t();
+  const int64_t h = s.hidden;
+  const double hd = static_cast<double>(h);
+  const bool swiglu = s.activation == Activation::kSwiglu;
+  if (s.attention == AttentionKind::kMla) {
+    const int64_t hl = HeadsLocal(s, t);
+    if (absorbed) b.Gemm("v_up", tokens, s.mla.v_head_dim, s.mla.kv_lora_rank, hl);
+    b.Gemm("out_proj", tokens, h, hl * s.mla.v_head_dim);
+  } else {
+    b.Gemm("out_proj", tokens, h, HeadsLocal(s, t) * s.head_dim);
+  }
+  b.Elementwise("residual_attn", OpKind::kElementwise, b.NormTokens(tokens) * hd, 2, 1, 1);
+  b.Norm("norm_mlp", tokens);
+  auto mlp = [&](const char* up, const char* act, const char* down, double rows, int64_t ffn,
+                 int64_t batch, double rows_total) {
+    const int64_t f = std::max<int64_t>(1, ffn / t);
+    b.Gemm(up, rows, swiglu ? 2 * f : f, h, batch, rows_total);
+    const double act_rows = rows_total >= 0 ? rows_total : rows * batch;
+    b.Elementwise(act, OpKind::kElementwise, act_rows * f, swiglu ? 2 : 1, 1, swiglu ? 5 : 8);
+    b.Gemm(down, rows, h, f, batch, rows_total);
+  };
+  if (!s.IsMoeLayer(layer)) {
+    mlp(swiglu ? "mlp_gate_up" : "mlp_up", "mlp_act", "mlp_down", tokens, s.ffn_hidden, 1, -1);
+  } else {
+    const MoeSpec& e = s.moe;
+    const int ep = std::max(1, b.shape.ep);
+    b.Gemm("router", tokens, e.experts, h);
+    b.Elementwise("router_topk", OpKind::kElementwise, tokens * e.experts, 1, 0, 10);
+    // Token-expert pairs landing on this GPU's experts (uniform routing), and how many of its
+    // experts receive at least one token.
+    const double pairs = tokens * e.top_k * e.capacity_factor;
+    const double local = std::max(1.0, static_cast<double>(e.experts) / ep);
+    const double p_hit = static_cast<double>(e.top_k) / e.experts;
+    const double active =
+        std::max(1.0, local * (1.0 - std::pow(1.0 - p_hit, tokens * ep)));
+    const int64_t active_n = std::max<int64_t>(1, Ceil(active));
+    b.Elementwise("moe_dispatch", OpKind::kElementwise, pairs * hd, 1, 1, 0);
+    mlp("experts_gate_up", "experts_act", "experts_down", pairs / active_n, e.expert_ffn_hidden,
+        active_n, pairs);
+    if (e.shared_experts > 0) {
+      mlp("shared_gate_up", "shared_act", "shared_down", tokens,
+          e.shared_experts * e.expert_ffn_hidden, 1, -1);
+    }
+    b.Elementwise("moe_combine", OpKind::kElementwise, pairs * hd, 1, 0, 2);
+    b.Elementwise("moe_combine_out", OpKind::kElementwise, tokens * hd, 0, 1, 0);
+  }
+  b.Elementwise("residual_mlp", OpKind::kElementwise, b.NormTokens(tokens) * hd, 2, 1, 1);
+}
+
+Op AttentionImpl(const TransformerSpec& s, double seqs, double q_len, double kv_len, bool causal,
+                 const OpShape& shape, bool absorbed, double pairs_override) {
+  const int t = std::max(1, shape.tp);
+  Op op;
+  op.name = "attn_core";
+  op.kind = OpKind::kAttention;
+  op.seqs = seqs;
+  op.heads = HeadsLocal(s, t);
+  op.q_len = q_len;
+  op.kv_len = kv_len;
+  op.causal = causal;
+  op.math = shape.math;
+  double kv_heads = static_cast<double>(KvHeadsLocal(s, t));
+  double k_dim = 0, v_dim = 0;
+  if (s.attention == AttentionKind::kMla) {
+    if (absorbed) {
+      // MQA over the latent: keys are [c_kv, k_rope] (576), values c_kv (512), one shared head.
+      op.head_dim_qk = s.mla.kv_lora_rank + s.mla.qk_rope_head_dim;
+      op.head_dim_v = s.mla.kv_lora_rank;
+      kv_heads = 1;
+      k_dim = static_cast<double>(op.head_dim_qk);
+      v_dim = 0;  // the value is the same latent vector as the key: read once
+    } else {
+      op.head_dim_qk = s.mla.qk_nope_head_dim + s.mla.qk_rope_head_dim;
+      op.head_dim_v = s.mla.v_head_dim;
+      kv_heads = static_cast<double>(op.heads);
+      k_dim = static_cast<double>(op.head_dim_qk);
+      v_dim = static_cast<double>(op.head_dim_v);
+    }
+  } else {
+    op.head_dim_qk = op.head_dim_v = s.head_dim;
+    k_dim = v_dim = static_cast<double>(s.head_dim);
+  }
+  const double pairs = pairs_override >= 0 ? pairs_override : Pairs(q_len, kv_len, causal);
+  op.flop = 2.0 * seqs * op.heads * pairs * static_cast<double>(op.head_dim_qk + op.head_dim_v);
+  const double a = DtypeBytes(shape.activations);
+  op.bytes = seqs * (op.heads * q_len * static_cast<double>(op.head_dim_qk + op.head_dim_v) * a +
+                     kv_heads * kv_len * (k_dim + v_dim) * DtypeBytes(shape.kv));
+  return op;
+}
+
+double SeqLen(const TransformerSpec& s, const OpShape& shape) {
+  return shape.seq_len > 0 ? shape.seq_len : static_cast<double>(s.seq_len);
+}
+
+}  // namespace
+
+std::vector<Op> LayerForwardOps(const TransformerSpec& spec, int64_t layer, const OpShape& shape) {
+  std::vector<Op> ops;
+  Builder b{spec, shape, &ops};
+  const double s = SeqLen(spec, shape);
+  const int cp = std::max(1, shape.cp);
+  const double q_len = s / cp;
+  const double kv_len = shape.kv_len > 0 ? shape.kv_len : s;
+  const double tokens = shape.micro_batch * q_len;
+  PreAttention(b, tokens, /*absorbed=*/false);
+  // With CP the causal work is balanced across ranks (Megatron's load-balanced chunks): each
+  // rank does 1/cp of the whole sequence's query-key pairs.
+  const double pairs = cp > 1 ? Pairs(s, kv_len, shape.causal) / cp : -1;
+  ops.push_back(AttentionImpl(spec, shape.micro_batch, q_len, kv_len, shape.causal, shape,
+                              /*absorbed=*/false, pairs));
+  PostAttention(b, layer, tokens, /*absorbed=*/false);
+  return ops;
+}
+
+std::vector<Op> BackwardOps(const std::vector<Op>& fwd) {
+  std::vector<Op> out;
+  out.reserve(fwd.size() * 2);
+  for (auto it = fwd.rbegin(); it != fwd.rend(); ++it) {
+    const Op& f = *it;
+    if (f.kind == OpKind::kGemm) {
+      const double rows = f.flop / (2.0 * static_cast<double>(f.n) * static_cast<double>(f.k));
+      const double act_bytes =
+          f.bytes > f.weight_bytes ? (f.bytes - f.weight_bytes) / static_cast<double>(f.k + f.n)
+                                   : 0;  // bytes per activation element
+      Op d = f;  // dX[m x k] = dY[m x n] W^T[n x k]
+      d.name = f.name + "_dgrad";
+      d.pass = Pass::kBackward;
+      d.n = f.k;
+      d.k = f.n;
+      out.push_back(d);
+      Op w = f;  // dW[k x n] = X^T[k x m] dY[m x n]
+      w.name = f.name + "_wgrad";
+      w.pass = Pass::kBackward;
+      w.m = f.k;
+      w.n = f.n;
+      w.k = std::max<int64_t>(1, Ceil(rows / static_cast<double>(f.batch)));
+      w.bytes = rows * static_cast<double>(f.k + f.n) * act_bytes + f.weight_bytes;
+      out.push_back(w);
+    } else {
+      Op b = f;
+      b.name = f.name + "_bwd";
+      b.pass = Pass::kBackward;
+      b.flop = 2 * f.flop;
+      b.bytes = f.kind == OpKind::kEmbedding ? f.bytes : 2 * f.bytes;
+      out.push_back(b);
+    }
+  }
+  return out;
+}
+
+std::vector<Op> LayerBackwardOps(const TransformerSpec& spec, int64_t layer,
+                                 const OpShape& shape) {
+  return BackwardOps(LayerForwardOps(spec, layer, shape));
+}
+
+std::vector<Op> LayerTokenOps(const TransformerSpec& spec, int64_t layer, double tokens,
+                              const OpShape& shape) {
+  std::vector<Op> ops;
+  Builder b{spec, shape, &ops};
+  PreAttention(b, tokens, /*absorbed=*/true);
+  PostAttention(b, layer, tokens, /*absorbed=*/true);
+  return ops;
+}
+
+Op AttentionCoreOp(const TransformerSpec& spec, double seqs, double q_len, double kv_len,
+                   bool causal, const OpShape& shape) {
+  return AttentionImpl(spec, seqs, q_len, kv_len, causal, shape, /*absorbed=*/true, -1);
+}
+
+std::vector<Op> EmbeddingForwardOps(const TransformerSpec& spec, double tokens,
+                                    const OpShape& shape) {
+  std::vector<Op> ops;
+  Builder b{spec, shape, &ops};
+  const double h = static_cast<double>(spec.hidden);
+  Op op;
+  op.name = "embedding";
+  op.kind = OpKind::kEmbedding;
+  op.weight_bytes = tokens * h * b.w() / b.t();  // rows gathered from this rank's vocab shard
+  op.bytes = op.weight_bytes + tokens * h * b.a();
+  op.math = shape.math;
+  ops.push_back(op);
+  return ops;
+}
+
+std::vector<Op> LmHeadForwardOps(const TransformerSpec& spec, double tokens, const OpShape& shape,
+                                 bool with_loss) {
+  std::vector<Op> ops;
+  Builder b{spec, shape, &ops};
+  b.Norm("final_norm", tokens);
+  const int64_t v = std::max<int64_t>(1, spec.vocab / b.t());
+  b.Gemm("lm_head", tokens, v, spec.hidden);
+  if (with_loss) {
+    b.Elementwise("loss", OpKind::kLoss, tokens * static_cast<double>(v), 2, 1, 5);
+    ops.back().kind = OpKind::kLoss;
+  }
+  return ops;
+}
+
+double TotalFlop(const std::vector<Op>& ops) {
+  double f = 0;
+  for (const Op& o : ops) f += o.flop;
+  return f;
+}
+
+double TotalBytes(const std::vector<Op>& ops) {
+  double f = 0;
+  for (const Op& o : ops) f += o.bytes;
+  return f;
+}
+
+}  // namespace ndt

@@ -1,0 +1,179 @@
+#include "model/transformer.h"
+
+#include <gtest/gtest.h>
+
+#include "model/ops.h"
+
+namespace ndt {
+namespace {
+
+TransformerSpec Preset(const std::string& name) {
+  StatusOr<TransformerSpec> s = LoadModel(name, ModelsDir(""));
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return *s;
+}
+
+TEST(Presets, AllLoadAndValidate) {
+  StatusOr<std::vector<TransformerSpec>> all = LoadAllModels(ModelsDir(""));
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  EXPECT_EQ(all->size(), 27u);  // 8 GPT-3 + 10 Megatron + 6 Llama + 2 Mixtral + DeepSeek-V3
+  for (const TransformerSpec& s : *all) {
+    EXPECT_TRUE(Validate(s).ok()) << s.name;
+    EXPECT_FALSE(s.source.empty()) << s.name;
+  }
+}
+
+TEST(Presets, UnknownNameSuggestsTheClosest) {
+  StatusOr<TransformerSpec> s = LoadModel("llama2-70", ModelsDir(""));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(s.status().message(),
+            "unknown model 'llama2-70'; did you mean 'llama2-70b'? (see: ndtwin model list)");
+}
+
+TEST(Presets, NamesAreCaseInsensitive) { EXPECT_EQ(Preset("LLaMA2-70B").name, "llama2-70b"); }
+
+// inference_workloads.md section 4: attention 151.0 M + MLP 704.6 M per layer, embeddings and
+// LM head 262.1 M each, total about 68.98 B; KV 2*80*8*128 elements = 320 KiB at fp16.
+TEST(Llama2_70b, ParametersAndKvCacheMatchHandDerivation) {
+  const TransformerSpec s = Preset("llama2-70b");
+  const ParamCounts c = CountParams(s);
+  EXPECT_NEAR(c.attention_per_layer, 8192.0 * 8192 * 2 + 8192.0 * 1024 * 2, 1);  // 150,994,944
+  EXPECT_NEAR(c.dense_mlp_per_layer, 3.0 * 8192 * 28672, 1);                      // 704,643,072
+  EXPECT_NEAR(LayerParams(s, 0), 855.65e6, 0.01e6);
+  EXPECT_NEAR(c.embedding, 262.144e6, 1);
+  EXPECT_NEAR(c.lm_head, 262.144e6, 1);
+  EXPECT_NEAR(c.total / 1e9, 68.98, 0.005);
+  EXPECT_DOUBLE_EQ(KvCacheBytesPerToken(s, Dtype::kFp16), 320 * 1024.0);
+  EXPECT_DOUBLE_EQ(KvCacheBytesPerToken(s, Dtype::kFp8), 160 * 1024.0);
+}
+
+// DeepSeek-V3 reports 671 B total and 37 B activated parameters (without the 14 B MTP module).
+TEST(DeepSeekV3, ParameterCountsNearReported) {
+  const ParamCounts c = CountParams(Preset("deepseek-v3"));
+  EXPECT_NEAR(c.total / 1e9, 671, 3);
+  EXPECT_NEAR(c.active_per_token / 1e9, 37.5, 1.5);
+  // MLA cache: (512 + 64) * 61 layers * 2 bytes.
+  EXPECT_DOUBLE_EQ(KvCacheBytesPerToken(Preset("deepseek-v3"), Dtype::kBf16), 576.0 * 61 * 2);
+}
+
+// Mixtral 8x7B: 46.7 B total, 12.9 B active (Jiang et al. 2024).
+TEST(Mixtral, ParameterCountsNearReported) {
+  const ParamCounts c = CountParams(Preset("mixtral-8x7b"));
+  EXPECT_NEAR(c.total / 1e9, 46.7, 0.1);
+  EXPECT_NEAR(c.active_per_token / 1e9, 12.9, 0.1);
+}
+
+// GPT-3 175B: 96 layers of 12h^2 (+biases, norms) + (50257 + 2048) h embeddings = 174.6 B.
+TEST(Gpt3, Has175BParameters) { EXPECT_NEAR(CountParams(Preset("gpt3-175b")).total / 1e9, 175, 0.5); }
+
+// For the GPT shape the per-token training FLOPs are 72lh^2 + 12lhs + 6Vh, which is exactly
+// eq. (3) without recompute divided by B*s.
+TEST(Flops, TrainingPerTokenEqualsNarayananWithoutRecompute) {
+  const TransformerSpec s = Preset("megatron-18b");
+  const double per_token = TrainingFlopsPerToken(s, 2048, /*causal=*/false);
+  EXPECT_NEAR(per_token * 1024 * 2048 / NarayananIterationFlops(s, 1024, 2048, false), 1.0, 1e-12);
+  // Full recompute adds one forward: 96/72 on the layer terms and 96/16 = 6 on the head term.
+  const double l = 40, h = 6144, v = 51200, sq = 2048;
+  const double with = 96 * 1024 * sq * l * h * h * (1 + sq / (6 * h) + v / (16 * l * h));
+  EXPECT_DOUBLE_EQ(NarayananIterationFlops(s, 1024, 2048, true), with);
+}
+
+TEST(Flops, ForwardIsTwoFlopsPerActiveWeightPlusAttention) {
+  const TransformerSpec s = Preset("llama2-70b");
+  const ParamCounts c = CountParams(s);
+  // Matrices only: total - embedding - norms (no biases in Llama).
+  const double matrices = c.total - c.embedding - 80 * c.norms_per_layer - c.final_norm;
+  const double attn = 80 * 4.0 * 64 * 128 * 1000;  // 1000 keys
+  EXPECT_NEAR(ForwardFlopsPerToken(s, 1000), 2 * matrices + attn, 1);
+}
+
+// Korthikanti et al. 2022 Table 2 for a GPT layer: s=2048, b=1, h=6144, a=48, t=8.
+TEST(Activations, MatchKorthikantiTable2) {
+  const TransformerSpec s = Preset("megatron-18b");
+  const double sbh = 2048.0 * 1 * 6144, as_h = 48.0 * 2048 / 6144, t = 8;
+  EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 1, false, Recompute::kNone),
+              sbh * (34 + 5 * as_h), 1);
+  EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 8, false, Recompute::kNone),
+              sbh * (10 + 24 / t + 5 * as_h / t), 1);
+  EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 8, true, Recompute::kNone),
+              sbh / t * (34 + 5 * as_h), 1);
+  EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 8, false, Recompute::kSelective),
+              sbh * (10 + 24 / t), 1);
+  EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 8, true, Recompute::kSelective),
+              34 * sbh / t, 1);
+  EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 8, false, Recompute::kFull), 2 * sbh, 1);
+  EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 8, true, Recompute::kFull), 2 * sbh / t, 1);
+}
+
+TEST(Validate, RejectsHeadsNotDivisibleByKvHeads) {
+  TransformerSpec s = Preset("llama2-70b");
+  s.kv_heads = 6;
+  Status st = Validate(s);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.message(),
+            "model 'llama2-70b': heads (64) must be divisible by kv_heads (6); set kv_heads to a "
+            "divisor of heads");
+}
+
+TEST(Inline, LlamaFfnRuleGivesLlama2_7bShape) {
+  InlineModelArgs a;
+  a.arch = "llama";
+  a.layers = 32;
+  a.hidden = 4096;
+  a.heads = 32;
+  StatusOr<TransformerSpec> s = BuildInlineModel(a);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->ffn_hidden, 11008);  // 8*4096/3 = 10922.7 -> next multiple of 256
+  EXPECT_NEAR(CountParams(*s).total, CountParams(Preset("llama2-7b")).total, 1);
+}
+
+TEST(Inline, MissingShapeIsAnError) {
+  StatusOr<TransformerSpec> s = BuildInlineModel(InlineModelArgs{});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("--layers"), std::string::npos);
+}
+
+TEST(HfConfig, Llama2_70bConfigMatchesPreset) {
+  const char* json = R"({"architectures": ["LlamaForCausalLM"], "hidden_act": "silu",
+    "hidden_size": 8192, "intermediate_size": 28672, "max_position_embeddings": 4096,
+    "model_type": "llama", "num_attention_heads": 64, "num_hidden_layers": 80,
+    "num_key_value_heads": 8, "rms_norm_eps": 1e-05, "tie_word_embeddings": false,
+    "vocab_size": 32000})";
+  StatusOr<TransformerSpec> s = ParseHfConfig(json, "Llama-2-70b-hf/config.json");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->name, "Llama-2-70b-hf");
+  EXPECT_DOUBLE_EQ(CountParams(*s).total, CountParams(Preset("llama2-70b")).total);
+}
+
+TEST(HfConfig, MixtralExpertsAreRead) {
+  const char* json = R"({"hidden_act": "silu", "hidden_size": 4096, "intermediate_size": 14336,
+    "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8,
+    "num_local_experts": 8, "num_experts_per_tok": 2, "rms_norm_eps": 1e-05,
+    "vocab_size": 32000, "model_type": "mixtral"})";
+  StatusOr<TransformerSpec> s = ParseHfConfig(json, "config.json");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_DOUBLE_EQ(CountParams(*s).total, CountParams(Preset("mixtral-8x7b")).total);
+}
+
+TEST(HfConfig, MissingKeyAndBadJsonAreErrors) {
+  StatusOr<TransformerSpec> s = ParseHfConfig(R"({"hidden_size": 10})", "c.json");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().message(),
+            "c.json: missing key 'num_hidden_layers'; is this a decoder-only transformer "
+            "config.json?");
+  EXPECT_FALSE(ParseHfConfig("{", "c.json").ok());
+}
+
+TEST(Yaml, UnknownKeyIsRejected) {
+  StatusOr<TransformerSpec> s = ParseModelYaml(
+      "name: x\narch: gpt\nsource: s\nlayers: 2\nhidden: 64\nheads: 4\nffn_hidden: 256\n"
+      "vocab: 100\nseq_len: 16\nactivation: gelu\nnorm: layernorm\ntied_embeddings: true\n"
+      "biases: true\nexperts: 3\n",
+      "m.yaml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("experts: unknown key"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ndt
