@@ -1,0 +1,98 @@
+#include "serve/cost.h"
+
+#include <utility>
+
+namespace ndt {
+namespace {
+
+double CachedAt(std::vector<double>* cache, int i, const std::function<double()>& fill) {
+  if (i >= static_cast<int>(cache->size())) cache->resize(i + 1, -1.0);
+  double& v = (*cache)[i];
+  if (v < 0) v = fill();
+  return v;
+}
+
+}  // namespace
+
+IterationCostModel::IterationCostModel(CostSpec spec) : spec_(std::move(spec)) {
+  NDT_CHECK(spec_.model && spec_.gpu && spec_.calibration, "IterationCostModel: null spec");
+  shape_.micro_batch = 1;
+  shape_.causal = true;
+  shape_.tp = spec_.tp;
+  shape_.ep = spec_.ep;
+  shape_.math = spec_.weights;
+  shape_.weights = spec_.weights;
+  shape_.activations = spec_.activations;
+  shape_.kv = spec_.kv;
+  for (int64_t l = 0; l < spec_.model->layers; ++l) {
+    if (spec_.model->IsMoeLayer(l)) {
+      if (first_moe_ < 0) first_moe_ = l;
+      ++moe_layers_;
+    } else {
+      ++dense_layers_;
+    }
+  }
+}
+
+double IterationCostModel::CommTerms(int tokens) {
+  return CachedAt(&comm_cache_, tokens, [&] {
+    double act_bytes = tokens * static_cast<double>(spec_.model->hidden) *
+                       DtypeBytes(spec_.activations);
+    double t = 0;
+    if (spec_.tp > 1 && spec_.tp_allreduce_s) {
+      t += 2.0 * static_cast<double>(spec_.model->layers) * spec_.tp_allreduce_s(act_bytes);
+    }
+    if (spec_.pp > 1 && spec_.pp_send_s) t += (spec_.pp - 1) * spec_.pp_send_s(act_bytes);
+    return t;
+  });
+}
+
+double IterationCostModel::TokenTerms(int tokens) {
+  return CachedAt(&token_cache_, tokens, [&] {
+    const GpuSpec& g = *spec_.gpu;
+    const ComputeCalibration& c = *spec_.calibration;
+    double t = 0;
+    if (dense_layers_ > 0) {  // dense layers come first (first_k_dense)
+      t += dense_layers_ * OpsTime(g, LayerTokenOps(*spec_.model, 0, tokens, shape_), c);
+    }
+    if (moe_layers_ > 0) {
+      t += moe_layers_ * OpsTime(g, LayerTokenOps(*spec_.model, first_moe_, tokens, shape_), c);
+    }
+    return t + OpsTime(g, EmbeddingForwardOps(*spec_.model, tokens, shape_), c);
+  });
+}
+
+double IterationCostModel::HeadTerms(int outputs) {
+  return CachedAt(&head_cache_, outputs, [&] {
+    const GpuSpec& g = *spec_.gpu;
+    const ComputeCalibration& c = *spec_.calibration;
+    return OpsTime(g, LmHeadForwardOps(*spec_.model, outputs, shape_, false), c);
+  });
+}
+
+IterationTime IterationCostModel::Detail(const BatchShape& b) {
+  IterationTime t;
+  int tokens = b.tokens();
+  if (tokens == 0) return t;
+  const GpuSpec& g = *spec_.gpu;
+  const ComputeCalibration& c = *spec_.calibration;
+  const double layers = static_cast<double>(spec_.model->layers);
+  t.layers_s = TokenTerms(tokens);
+  t.comm_s = CommTerms(tokens);
+  double attn = 0;
+  if (b.decode_seqs > 0) {
+    double mean_ctx = b.decode_context_tokens / b.decode_seqs;
+    attn += OpTime(g, AttentionCoreOp(*spec_.model, b.decode_seqs, 1, mean_ctx, false, shape_), c);
+  }
+  for (const PrefillChunk& ch : b.chunks) {
+    attn += OpTime(g, AttentionCoreOp(*spec_.model, 1, ch.q_tokens, ch.kv_tokens, true, shape_), c);
+  }
+  t.attention_s = layers * attn;
+  // The LM head runs for sequences that emit a token: decoders and (at most) each prompt chunk.
+  int outputs = b.decode_seqs + static_cast<int>(b.chunks.size());
+  t.head_s = HeadTerms(outputs);
+  t.overhead_s = spec_.overhead_s;
+  return t;
+}
+
+}  // namespace ndt

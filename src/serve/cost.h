@@ -1,0 +1,82 @@
+// File: serve/cost.h
+// Duration of one serving-engine iteration (serve/engine.h) on a replica of TP x PP GPUs:
+//   sum over all layers of the token operators (QKV/out/MLP GEMMs, norms, element-wise: weights
+//   read once per iteration, at the weight precision's tensor rate) for the iteration's tokens,
+//   + the attention core per layer: decode sequences over their contexts (K/V bytes at the KV
+//   precision) and each prompt chunk over its prior context (causal),
+//   + embedding and the LM head for the sequences that emit a token,
+//   + 2 TP all-reduces per layer of tokens x hidden activations, (pp - 1) stage-to-stage sends,
+//   + a fixed per-iteration overhead (scheduling, sampling; data/serve/engine.yaml).
+// Operator times come from compute/compute.h (roofline calibrated on microbenchmarks);
+// communication times from callbacks (serve/deployment.cc uses coll/). With pipeline
+// parallelism, one micro-batch group's iteration runs through all stages, so the iteration time
+// is the whole model's per-GPU time; the p groups keep the p stages busy at once. Token-count
+// dependent terms are cached per token count, so an iteration costs O(prompt chunks).
+// Seconds out.
+#ifndef NDTWIN_SERVE_COST_H_
+#define NDTWIN_SERVE_COST_H_
+
+#include <functional>
+#include <vector>
+
+#include "compute/compute.h"
+#include "hw/spec.h"
+#include "model/ops.h"
+#include "model/transformer.h"
+#include "serve/engine.h"
+
+namespace ndt {
+
+struct CostSpec {
+  const TransformerSpec* model = nullptr;
+  const GpuSpec* gpu = nullptr;
+  const ComputeCalibration* calibration = nullptr;
+  int tp = 1;
+  int pp = 1;
+  int ep = 1;
+  Dtype weights = Dtype::kFp16;
+  Dtype kv = Dtype::kFp16;
+  Dtype activations = Dtype::kFp16;
+  double overhead_s = 0;  // per iteration
+  // Time of one all-reduce of `bytes` over the TP group; of one send of `bytes` between
+  // consecutive pipeline stages. Empty: no such communication (tp == 1, pp == 1).
+  std::function<double(double bytes)> tp_allreduce_s;
+  std::function<double(double bytes)> pp_send_s;
+};
+
+// Breakdown of one iteration's time (for reports and tests).
+struct IterationTime {
+  double layers_s = 0;     // token operators of all layers
+  double attention_s = 0;  // attention cores of all layers
+  double head_s = 0;       // embedding + LM head
+  double comm_s = 0;       // TP all-reduce + PP sends
+  double overhead_s = 0;
+  double total() const { return layers_s + attention_s + head_s + comm_s + overhead_s; }
+};
+
+// Not thread-safe (it fills its caches as it goes); one per engine run or per thread.
+class IterationCostModel {
+ public:
+  // REQUIRES: spec.model, spec.gpu, spec.calibration non-null and outliving this object.
+  explicit IterationCostModel(CostSpec spec);
+  IterationTime Detail(const BatchShape& shape);
+  double Time(const BatchShape& shape) { return Detail(shape).total(); }
+  IterationCostFn AsFn() {
+    return [this](const BatchShape& s) { return Time(s); };
+  }
+  const CostSpec& spec() const { return spec_; }
+
+ private:
+  double TokenTerms(int tokens);    // layer ops + embedding for `tokens` tokens (cached)
+  double HeadTerms(int outputs);    // LM head for `outputs` sequences (cached)
+  double CommTerms(int tokens);
+
+  CostSpec spec_;
+  OpShape shape_;
+  int64_t dense_layers_ = 0, moe_layers_ = 0, first_moe_ = -1;
+  std::vector<double> token_cache_, comm_cache_, head_cache_;
+};
+
+}  // namespace ndt
+
+#endif  // NDTWIN_SERVE_COST_H_

@@ -1,0 +1,96 @@
+#include "serve/deployment.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "core/yaml.h"
+
+namespace ndt {
+namespace {
+
+std::string Gb(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f GB", bytes / 1e9);
+  return buf;
+}
+
+}  // namespace
+
+StatusOr<EngineParams> LoadEngineParams(const std::string& data_dir) {
+  std::string dir = data_dir.empty() ? std::string(NDT_DATA_DIR) : data_dir;
+  NDT_ASSIGN_OR_RETURN(YamlMap m, LoadYamlMapFile(dir + "/serve/engine.yaml"));
+  EngineParams p;
+  NDT_ASSIGN_OR_RETURN(Sourced o, m.Quantity("iteration_overhead", Dim::kTime));
+  NDT_ASSIGN_OR_RETURN(Sourced f, m.Quantity("kv_free_memory_fraction", Dim::kFraction));
+  NDT_ASSIGN_OR_RETURN(Sourced w, m.Quantity("activation_workspace", Dim::kBytes));
+  NDT_ASSIGN_OR_RETURN(Sourced b, m.Count("kv_block_tokens"));
+  NDT_RETURN_IF_ERROR(m.Finish());
+  if (f.value <= 0 || f.value > 1) return m.Error("kv_free_memory_fraction", "must be in (0, 100%]");
+  if (b.value < 1) return m.Error("kv_block_tokens", "must be >= 1");
+  p.iteration_overhead_s = o.value;
+  p.kv_free_memory_frac = f.value;
+  p.workspace_bytes = w.value;
+  p.block_tokens = static_cast<int>(b.value);
+  return p;
+}
+
+StatusOr<MemoryPlan> PlanMemory(const TransformerSpec& model, const GpuSpec& gpu,
+                                const DeploymentRequest& req, const EngineParams& params) {
+  MemoryPlan p;
+  const int shards = req.tp * req.pp;
+  p.gpu_memory_bytes = gpu.memory_bytes;
+  p.weight_bytes_per_gpu = WeightBytes(model, req.weights) / shards;
+  p.workspace_bytes = params.workspace_bytes;
+  double free_bytes = p.gpu_memory_bytes - p.weight_bytes_per_gpu - p.workspace_bytes;
+  std::string where = model.name + " with --weights " + DtypeName(req.weights) + " at TP" +
+                      std::to_string(req.tp) + " PP" + std::to_string(req.pp) + " on " + gpu.name;
+  if (free_bytes <= 0) {
+    return Status::Infeasible(
+        "model does not fit: " + where + " needs " + Gb(p.weight_bytes_per_gpu) +
+        " of weights + " + Gb(p.workspace_bytes) + " workspace per GPU, the GPU has " +
+        Gb(p.gpu_memory_bytes) + "; use more --tp/--pp or a lower --weights precision (fp8, fp4)");
+  }
+  // K/V heads split by TP; replicated when TP exceeds the K/V heads (MLA latents: replicated).
+  double kv_token = KvCacheBytesPerToken(model, req.kv);
+  double kv_share = 1.0;
+  if (model.attention != AttentionKind::kMla && model.kv_heads > 0) {
+    int64_t heads_per_gpu = (model.kv_heads + req.tp - 1) / req.tp;
+    kv_share = static_cast<double>(heads_per_gpu) / static_cast<double>(model.kv_heads);
+  }
+  p.kv_bytes_per_token_per_gpu = kv_token * kv_share / req.pp;
+  p.kv_bytes_per_gpu = free_bytes * params.kv_free_memory_frac;
+  p.kv_tokens_per_replica =
+      static_cast<int64_t>(std::floor(p.kv_bytes_per_gpu / p.kv_bytes_per_token_per_gpu));
+  p.kv_blocks_per_replica = p.kv_tokens_per_replica / params.block_tokens;
+  int64_t need_blocks = (req.max_seq_tokens + params.block_tokens - 1) / params.block_tokens;
+  if (p.kv_blocks_per_replica < need_blocks * req.pp) {
+    return Status::Infeasible(
+        "model does not fit: " + where + " leaves " + Gb(p.kv_bytes_per_gpu) +
+        " of KV cache per GPU, " + std::to_string(p.kv_tokens_per_replica) +
+        " tokens per replica, fewer than one request of " + std::to_string(req.max_seq_tokens) +
+        " tokens per pipeline group; use more --tp/--pp or lower --weights/--kv precision");
+  }
+  return p;
+}
+
+StatusOr<int> CountReplicas(const SkuSpec& sku, int vms, int tp, int pp, int ep) {
+  (void)ep;  // experts are split over the TP group's GPUs (EP <= TP), no extra GPUs
+  const int group = tp * pp;
+  const int total = sku.gpus * vms;
+  if (tp > sku.nvlink_domain_gpus) {
+    return Status::Infeasible("--tp " + std::to_string(tp) + " exceeds the NVLink domain of " +
+                              sku.name + " (" + std::to_string(sku.nvlink_domain_gpus) +
+                              " GPUs); use --tp <= " + std::to_string(sku.nvlink_domain_gpus) +
+                              " and --pp across VMs");
+  }
+  if (group > total) {
+    return Status::Infeasible("a replica of TP" + std::to_string(tp) + " x PP" +
+                              std::to_string(pp) + " = " + std::to_string(group) +
+                              " GPUs needs more than the " + std::to_string(total) + " GPUs of " +
+                              std::to_string(vms) + " VM(s); add --vms or lower --tp/--pp");
+  }
+  if (group <= sku.gpus) return (sku.gpus / group) * vms;
+  return total / group;
+}
+
+}  // namespace ndt

@@ -1,0 +1,58 @@
+// File: serve/deployment.h
+// How a model is laid out for serving: a replica is TP x PP (x EP) GPUs; replicas fill the VMs
+// (TP stays inside one NVLink domain: a VM, or the NVL72 rack; PP may cross VMs). Memory per
+// GPU = weights / (TP x PP) + a runtime workspace; the KV cache gets a fraction of what is left
+// (TensorRT-LLM's kvcache_free_gpu_mem_frac), in blocks of `block_tokens` tokens; K/V heads are
+// split by TP (replicated when TP exceeds them) and layers by PP. Engine constants (overhead,
+// fraction, workspace, block size) come from data/serve/engine.yaml. Bytes, seconds.
+#ifndef NDTWIN_SERVE_DEPLOYMENT_H_
+#define NDTWIN_SERVE_DEPLOYMENT_H_
+
+#include <cstdint>
+#include <string>
+
+#include "core/status.h"
+#include "hw/spec.h"
+#include "model/transformer.h"
+
+namespace ndt {
+
+// data/serve/engine.yaml.
+struct EngineParams {
+  double iteration_overhead_s = 1e-3;
+  double kv_free_memory_frac = 0.9;
+  double workspace_bytes = 2.0 * (1 << 30);
+  int block_tokens = 32;
+};
+StatusOr<EngineParams> LoadEngineParams(const std::string& data_dir);  // "" = NDT_DATA_DIR
+
+struct DeploymentRequest {
+  int tp = 1, pp = 1, ep = 1;
+  Dtype weights = Dtype::kFp16;
+  Dtype kv = Dtype::kFp16;
+  int max_seq_tokens = 2048;  // longest request (input + output) the cache must hold
+};
+
+struct MemoryPlan {
+  double gpu_memory_bytes = 0;
+  double weight_bytes_per_gpu = 0;
+  double workspace_bytes = 0;
+  double kv_bytes_per_gpu = 0;          // cache size on each GPU
+  double kv_bytes_per_token_per_gpu = 0;
+  int64_t kv_tokens_per_replica = 0;    // cache capacity of one replica in tokens
+  int64_t kv_blocks_per_replica = 0;
+};
+
+// Memory of one replica on `gpu`. kInfeasible when weights and workspace exceed the memory,
+// or the cache cannot hold one request of max_seq_tokens; the message gives the numbers and a
+// fix (more TP/PP, lower --weights/--kv precision).
+StatusOr<MemoryPlan> PlanMemory(const TransformerSpec& model, const GpuSpec& gpu,
+                                const DeploymentRequest& req, const EngineParams& params);
+
+// Replicas of tp*pp GPUs on `vms` VMs of `sku`. kInfeasible (with the reason) when TP exceeds
+// the NVLink domain, or the group is larger than the cluster.
+StatusOr<int> CountReplicas(const SkuSpec& sku, int vms, int tp, int pp, int ep);
+
+}  // namespace ndt
+
+#endif  // NDTWIN_SERVE_DEPLOYMENT_H_

@@ -1,0 +1,94 @@
+// File: serve/engine.h
+// One LLM serving engine (a model replica, or one micro-batch group of a pipeline-parallel
+// replica) simulated iteration by iteration, as TensorRT-LLM's executor and vLLM run it:
+// in-flight (continuous) batching up to `max_batch` sequences and `max_num_tokens` tokens per
+// iteration; decode tokens are scheduled first, then prompt tokens fill the remaining token
+// budget (chunked prefill); a paged KV cache of `kv_blocks` blocks of `block_tokens` tokens; a
+// waiting request is admitted when blocks for its whole prompt are free; when a running request
+// needs a block and none is free, the most recently admitted request is preempted (its blocks
+// freed, its prompt plus generated tokens recomputed later, as vLLM's recompute preemption).
+// The last prompt chunk of a request yields its first output token (TTFT); each decode step
+// yields one more. The iteration's duration comes from an IterationCostFn (serve/cost.h).
+// Times in seconds, sizes in tokens and blocks. Deterministic: FIFO order, ties by request id.
+#ifndef NDTWIN_SERVE_ENGINE_H_
+#define NDTWIN_SERVE_ENGINE_H_
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "serve/request.h"
+
+namespace ndt {
+
+// The work of one iteration, what its cost depends on.
+struct PrefillChunk {
+  int q_tokens = 0;   // new prompt tokens computed in this iteration
+  int kv_tokens = 0;  // keys they attend to (prior context + the chunk)
+};
+struct BatchShape {
+  int prefill_tokens = 0;            // sum of chunk q_tokens
+  int decode_seqs = 0;               // sequences generating one token each
+  double decode_context_tokens = 0;  // sum over decode sequences of keys attended
+  std::vector<PrefillChunk> chunks;  // one per sequence in prefill this iteration
+  int tokens() const { return prefill_tokens + decode_seqs; }
+};
+// Seconds one iteration of this shape takes.
+using IterationCostFn = std::function<double(const BatchShape&)>;
+
+struct EngineConfig {
+  int max_batch = 256;         // sequences in flight (TensorRT-LLM max_batch_size)
+  int max_num_tokens = 8192;   // tokens per iteration (prefill chunks + decode)
+  int64_t kv_blocks = 0;       // KV cache capacity in blocks
+  int block_tokens = 32;       // tokens per KV block
+  bool record_iterations = false;  // fill EngineResult::iterations (for traces)
+};
+
+// What happened to one request.
+struct RequestRecord {
+  int id = 0;
+  double arrival_s = 0;
+  double first_token_s = 0;  // end of the iteration that produced the first output token
+  double finish_s = 0;       // end of the iteration that produced the last one
+  int input_tokens = 0;
+  int output_tokens = 0;
+  int preemptions = 0;
+  double ttft_s() const { return first_token_s - arrival_s; }
+  double e2e_s() const { return finish_s - arrival_s; }
+  // MLPerf: (latency - TTFT) / (output tokens - 1); 0 for single-token outputs.
+  double tpot_s() const {
+    return output_tokens > 1 ? (finish_s - first_token_s) / (output_tokens - 1) : 0.0;
+  }
+};
+
+struct IterationRecord {
+  double start_s = 0;
+  double dur_s = 0;
+  int batch = 0;           // sequences in the iteration
+  int prefill_tokens = 0;
+  int decode_tokens = 0;
+  int64_t kv_blocks_used = 0;
+};
+
+struct EngineResult {
+  std::vector<RequestRecord> requests;  // in input order
+  std::vector<IterationRecord> iterations;  // only if record_iterations
+  int64_t num_iterations = 0;
+  double busy_s = 0;             // sum of iteration durations
+  double makespan_s = 0;         // end of the last iteration
+  double batch_token_weighted = 0;  // sum over iterations of batch * dur (for the mean batch)
+  double kv_used_time_weighted = 0; // sum over iterations of blocks used * dur
+  int64_t kv_peak_blocks = 0;
+  int64_t preemptions = 0;
+  int64_t output_tokens = 0;
+};
+
+// Runs `requests` (sorted by arrival_s) through one engine until all finish.
+// REQUIRES: every request's prompt fits in the cache: ceil((input+output)/block) <= kv_blocks
+// (the caller checks and reports); max_batch, max_num_tokens >= 1.
+EngineResult RunEngine(const std::vector<Request>& requests, const EngineConfig& config,
+                       const IterationCostFn& cost);
+
+}  // namespace ndt
+
+#endif  // NDTWIN_SERVE_ENGINE_H_

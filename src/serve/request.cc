@@ -1,0 +1,200 @@
+#include "serve/request.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include "core/strings.h"
+#include "core/yaml.h"
+
+namespace ndt {
+namespace {
+
+std::string DataDirOr(const std::string& data_dir) {
+  return data_dir.empty() ? std::string(NDT_DATA_DIR) : data_dir;
+}
+
+std::vector<std::string> SplitCsv(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cell;
+  std::istringstream in(line);
+  while (std::getline(in, cell, ',')) {
+    while (!cell.empty() && (cell.back() == '\r' || cell.back() == ' ')) cell.pop_back();
+    while (!cell.empty() && cell.front() == ' ') cell.erase(cell.begin());
+    out.push_back(cell);
+  }
+  return out;
+}
+
+bool ParseNumber(const std::string& s, double* out) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  *out = std::strtod(s.c_str(), &end);
+  return end == s.c_str() + s.size() && std::isfinite(*out);
+}
+
+// Reads a CSV with a header; calls row(line_no, cells) for each data row, column indices of
+// `want` (all required) in `idx`.
+Status ReadCsv(const std::string& path, const std::vector<std::string>& want,
+               std::vector<int>* idx, const std::function<Status(int, const std::vector<std::string>&)>& row) {
+  std::ifstream in(path);
+  if (!in) return Status::NotFound(path + ": cannot open file");
+  std::string line;
+  if (!std::getline(in, line)) return Status::InvalidInput(path + ":1: empty file; want a header " + Join(want, ","));
+  std::vector<std::string> header = SplitCsv(line);
+  idx->clear();
+  for (const std::string& w : want) {
+    auto it = std::find(header.begin(), header.end(), w);
+    if (it == header.end()) {
+      return Status::InvalidInput(path + ":1: no column '" + w + "'; want a header " + Join(want, ","));
+    }
+    idx->push_back(static_cast<int>(it - header.begin()));
+  }
+  int line_no = 1;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.empty() || line == "\r") continue;
+    NDT_RETURN_IF_ERROR(row(line_no, SplitCsv(line)));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<std::vector<DatasetPreset>> LoadDatasetPresets(const std::string& data_dir) {
+  std::string dir = DataDirOr(data_dir) + "/datasets";
+  NDT_ASSIGN_OR_RETURN(YamlMap top, LoadYamlMapFile(dir + "/datasets.yaml"));
+  NDT_ASSIGN_OR_RETURN(std::vector<YamlMap> items, top.MapList("datasets"));
+  NDT_RETURN_IF_ERROR(top.Finish());
+  std::vector<DatasetPreset> out;
+  for (const YamlMap& m : items) {
+    DatasetPreset p;
+    NDT_ASSIGN_OR_RETURN(p.name, m.String("name"));
+    NDT_ASSIGN_OR_RETURN(p.aliases, m.StringList("aliases"));
+    NDT_ASSIGN_OR_RETURN(std::string file, m.String("file"));
+    p.file = dir + "/" + file;
+    NDT_ASSIGN_OR_RETURN(int64_t n, m.Int("requests"));
+    p.requests = static_cast<int>(n);
+    NDT_ASSIGN_OR_RETURN(p.source, m.String("source"));
+    NDT_ASSIGN_OR_RETURN(std::optional<std::string> note, m.OptionalString("note"));
+    p.note = note.value_or("");
+    NDT_RETURN_IF_ERROR(m.Finish());
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+StatusOr<std::vector<RequestLengths>> LoadLengthsCsv(const std::string& path) {
+  std::vector<RequestLengths> out;
+  std::vector<int> idx;
+  Status s = ReadCsv(path, {"input_length", "output_length"}, &idx,
+                     [&](int line_no, const std::vector<std::string>& cells) -> Status {
+                       double in = 0, outl = 0;
+                       if (static_cast<int>(cells.size()) <= std::max(idx[0], idx[1]) ||
+                           !ParseNumber(cells[idx[0]], &in) || !ParseNumber(cells[idx[1]], &outl) ||
+                           in < 1 || outl < 0) {
+                         return Status::InvalidInput(path + ":" + std::to_string(line_no) +
+                                                     ": want two token counts (input >= 1, output >= 0)");
+                       }
+                       out.push_back({static_cast<int>(in), std::max(1, static_cast<int>(outl))});
+                       return Status::Ok();
+                     });
+  NDT_RETURN_IF_ERROR(s);
+  if (out.empty()) return Status::InvalidInput(path + ": no requests (want rows input_length,output_length)");
+  return out;
+}
+
+StatusOr<std::vector<RequestLengths>> LoadDataset(const std::string& name_or_path,
+                                                  const std::string& data_dir) {
+  NDT_ASSIGN_OR_RETURN(std::vector<DatasetPreset> presets, LoadDatasetPresets(data_dir));
+  std::vector<std::string> names;
+  for (const DatasetPreset& p : presets) {
+    names.push_back(p.name);
+    bool hit = EqualsIgnoreCase(p.name, name_or_path);
+    for (const std::string& a : p.aliases) hit = hit || EqualsIgnoreCase(a, name_or_path);
+    if (hit) return LoadLengthsCsv(p.file);
+  }
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(name_or_path, ec)) return LoadLengthsCsv(name_or_path);
+  return Status::NotFound("unknown dataset '" + name_or_path + "'" + DidYouMean(name_or_path, names) +
+                          " (presets: " + Join(names, ", ") + "; or give a CSV path)");
+}
+
+double MeanOutputTokens(const std::vector<RequestLengths>& lengths) {
+  if (lengths.empty()) return 0;
+  double sum = 0;
+  for (const RequestLengths& l : lengths) sum += l.output_tokens;
+  return sum / static_cast<double>(lengths.size());
+}
+
+void RescaleOutputs(double mean_tokens, std::vector<RequestLengths>* lengths) {
+  NDT_CHECK(mean_tokens >= 1, "RescaleOutputs: mean must be >= 1");
+  double cur = MeanOutputTokens(*lengths);
+  if (cur <= 0) return;
+  double k = mean_tokens / cur;
+  for (RequestLengths& l : *lengths) {
+    l.output_tokens = std::max(1, static_cast<int>(std::lround(l.output_tokens * k)));
+  }
+}
+
+double Rng::Exponential(double rate) { return -std::log1p(-Uniform()) / rate; }
+
+std::vector<Request> OfflineRequests(const std::vector<RequestLengths>& lengths, int count) {
+  std::vector<Request> out(count);
+  for (int i = 0; i < count; ++i) {
+    const RequestLengths& l = lengths[i % lengths.size()];
+    out[i] = {i, 0.0, l.input_tokens, l.output_tokens};
+  }
+  return out;
+}
+
+std::vector<Request> PoissonRequests(const std::vector<RequestLengths>& lengths, int count,
+                                     double qps, uint64_t seed) {
+  NDT_CHECK(qps > 0 && !lengths.empty(), "PoissonRequests: need qps > 0 and lengths");
+  Rng rng(seed);
+  std::vector<int> perm(lengths.size());
+  std::vector<Request> out(count);
+  double t = 0;
+  size_t pos = perm.size();
+  for (int i = 0; i < count; ++i) {
+    if (pos == perm.size()) {  // a fresh Fisher-Yates permutation
+      for (size_t j = 0; j < perm.size(); ++j) perm[j] = static_cast<int>(j);
+      for (size_t j = perm.size(); j > 1; --j) std::swap(perm[j - 1], perm[rng.Below(j)]);
+      pos = 0;
+    }
+    t += rng.Exponential(qps);
+    const RequestLengths& l = lengths[perm[pos++]];
+    out[i] = {i, t, l.input_tokens, l.output_tokens};
+  }
+  return out;
+}
+
+StatusOr<std::vector<Request>> LoadTraceCsv(const std::string& path) {
+  std::vector<Request> out;
+  std::vector<int> idx;
+  Status s = ReadCsv(path, {"arrival_s", "input_tokens", "output_tokens"}, &idx,
+                     [&](int line_no, const std::vector<std::string>& c) -> Status {
+                       double a = 0, in = 0, o = 0;
+                       int need = std::max({idx[0], idx[1], idx[2]});
+                       if (static_cast<int>(c.size()) <= need || !ParseNumber(c[idx[0]], &a) ||
+                           !ParseNumber(c[idx[1]], &in) || !ParseNumber(c[idx[2]], &o) || a < 0 ||
+                           in < 1 || o < 1) {
+                         return Status::InvalidInput(
+                             path + ":" + std::to_string(line_no) +
+                             ": want arrival_s >= 0, input_tokens >= 1, output_tokens >= 1");
+                       }
+                       out.push_back({0, a, static_cast<int>(in), static_cast<int>(o)});
+                       return Status::Ok();
+                     });
+  NDT_RETURN_IF_ERROR(s);
+  if (out.empty()) return Status::InvalidInput(path + ": no requests in trace");
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Request& a, const Request& b) { return a.arrival_s < b.arrival_s; });
+  for (size_t i = 0; i < out.size(); ++i) out[i].id = static_cast<int>(i);
+  return out;
+}
+
+}  // namespace ndt

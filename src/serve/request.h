@@ -1,0 +1,85 @@
+// File: serve/request.h
+// Requests to an inference service: lengths (input and output tokens) from a dataset CSV
+// (`input_length,output_length`, e.g. the MLPerf sets in data/datasets/), a named preset, or
+// fixed lengths; arrivals all at t = 0 (MLPerf Offline), Poisson at a rate (MLPerf Server), or
+// from a trace CSV (`arrival_s,input_tokens,output_tokens`). Randomness is one seeded
+// std::mt19937_64 with our own uniform and exponential draws, so a seed gives the same requests
+// on every compiler. Times in seconds, lengths in tokens.
+#ifndef NDTWIN_SERVE_REQUEST_H_
+#define NDTWIN_SERVE_REQUEST_H_
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace ndt {
+
+struct RequestLengths {
+  int input_tokens = 0;
+  int output_tokens = 0;  // >= 1
+};
+
+struct Request {
+  int id = 0;
+  double arrival_s = 0;
+  int input_tokens = 0;
+  int output_tokens = 0;
+};
+
+// A named length dataset of data/datasets/datasets.yaml.
+struct DatasetPreset {
+  std::string name;
+  std::vector<std::string> aliases;
+  std::string file;  // absolute path
+  int requests = 0;
+  std::string source;
+  std::string note;
+};
+
+// Presets of data_dir/datasets/datasets.yaml ("" = NDT_DATA_DIR), in file order.
+StatusOr<std::vector<DatasetPreset>> LoadDatasetPresets(const std::string& data_dir);
+
+// Loads a CSV with header `input_length,output_length` (extra columns ignored). Output lengths
+// below 1 become 1 (an engine emits at least one token). Errors name file:line.
+StatusOr<std::vector<RequestLengths>> LoadLengthsCsv(const std::string& path);
+// `name_or_path`: a preset name or alias (case-insensitive) or a CSV path. Unknown names that
+// are not files: "unknown dataset 'x'; did you mean 'y'? (presets: ...)".
+StatusOr<std::vector<RequestLengths>> LoadDataset(const std::string& name_or_path,
+                                                  const std::string& data_dir);
+
+// Rescales every output length by mean/current mean, rounding to the nearest integer (>= 1),
+// so the mean becomes `mean_tokens` within rounding. REQUIRES: mean_tokens >= 1.
+void RescaleOutputs(double mean_tokens, std::vector<RequestLengths>* lengths);
+double MeanOutputTokens(const std::vector<RequestLengths>& lengths);
+
+// Deterministic random numbers (mt19937_64 + our own draws, same on every compiler).
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : gen_(seed) {}
+  // Uniform in [0, 1): the top 53 bits of one 64-bit draw.
+  double Uniform() { return static_cast<double>(gen_() >> 11) * 0x1.0p-53; }
+  // Exponential with the given rate (mean 1/rate): -ln(1 - U) / rate.
+  double Exponential(double rate);
+  // Uniform integer in [0, n).
+  uint64_t Below(uint64_t n) { return gen_() % n; }
+
+ private:
+  std::mt19937_64 gen_;
+};
+
+// `count` requests, all arriving at t = 0, taking lengths in dataset order (wrapping around).
+std::vector<Request> OfflineRequests(const std::vector<RequestLengths>& lengths, int count);
+// `count` requests with Poisson arrivals at `qps` (exponential gaps from t = 0); lengths follow
+// seeded random permutations of the dataset, one after another (MLPerf's equal-issue mode).
+// REQUIRES: qps > 0, lengths not empty.
+std::vector<Request> PoissonRequests(const std::vector<RequestLengths>& lengths, int count,
+                                     double qps, uint64_t seed);
+// Trace CSV `arrival_s,input_tokens,output_tokens`; rows sorted by arrival on load (stable).
+StatusOr<std::vector<Request>> LoadTraceCsv(const std::string& path);
+
+}  // namespace ndt
+
+#endif  // NDTWIN_SERVE_REQUEST_H_

@@ -1,0 +1,111 @@
+// File: serve/service.h
+// An LLM inference service on N VMs of one size: choose the deployment (TP, PP, batch, token
+// budget; omitted knobs are searched), build the per-iteration cost model, generate requests
+// and run the MLPerf scenarios:
+//   offline      all requests at t = 0; throughput = output tokens / time the last finishes.
+//   server       the highest Poisson rate whose p99 TTFT and p99 TPOT meet the limits
+//                (default MLPerf Llama-2-70B: 2 s, 200 ms), by bisection over the rate.
+//   interactive  the same with 450 ms and 40 ms.
+// Engines (replicas x pipeline groups) are identical and independent (offline: round-robin
+// share of the requests; server: each gets a Poisson stream of qps / engines), so only as many
+// are simulated as the request budget needs (DESIGN.md "symmetry first"); totals scale by
+// engines / simulated. Offline issues at least 8 x max_batch requests per engine, as MLPerf's
+// >= 600 s runs make the drain at the end negligible. Disaggregation P:D splits the replicas
+// into prefill and decode pools with KV moved between them.
+#ifndef NDTWIN_SERVE_SERVICE_H_
+#define NDTWIN_SERVE_SERVICE_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compute/compute.h"
+#include "core/status.h"
+#include "hw/spec.h"
+#include "model/transformer.h"
+#include "serve/deployment.h"
+#include "serve/engine.h"
+#include "serve/metrics.h"
+#include "serve/request.h"
+
+namespace ndt {
+
+enum class Scenario { kOffline, kServer, kInteractive };
+const char* ScenarioName(Scenario s);
+bool ParseScenario(const std::string& s, Scenario* out);
+
+// Communication times a replica needs (built from coll/ by serve/comm.h).
+struct CommFns {
+  std::function<double(int tp, double bytes)> tp_allreduce_s;  // over one replica's TP group
+  std::function<double(double bytes)> pp_send_s;               // stage to next stage
+  std::function<double(double bytes)> kv_transfer_s;           // prefill -> decode replica
+};
+
+struct InferOptions {
+  int vms = 1;
+  int tp = 0, pp = 0, ep = 1;          // 0 = choose
+  int max_batch = 0;                   // 0 = choose
+  int max_num_tokens = 0;              // 0 = choose
+  Dtype weights = Dtype::kFp16;
+  Dtype kv = Dtype::kFp16;
+  Scenario scenario = Scenario::kOffline;
+  double qps = 0;                      // server/interactive: > 0 runs this rate, no search
+  double ttft_p99_s = 0, tpot_p99_s = 0;  // 0 = the scenario's MLPerf limits
+  std::vector<RequestLengths> lengths; // the dataset (or one fixed length)
+  std::vector<Request> trace;          // non-empty: replay these arrivals instead
+  int requests = 0;                    // 0 = automatic (see the file comment)
+  uint64_t seed = 1;
+  int disaggregate_prefill = 0, disaggregate_decode = 0;  // P:D replicas ratio; 0 = off
+  bool record_trace = false;           // keep engine 0's iterations and requests
+};
+
+struct InferContext {
+  const SkuSpec* sku = nullptr;
+  const GpuSpec* gpu = nullptr;
+  const TransformerSpec* model = nullptr;
+  const ComputeCalibration* calibration = nullptr;
+  EngineParams params;
+  CommFns comm;
+};
+
+struct DeploymentInfo {
+  int tp = 1, pp = 1, ep = 1;
+  int replicas = 0;
+  int gpus_used = 0, gpus_total = 0;
+  int max_batch = 0, max_num_tokens = 0;
+  Dtype weights = Dtype::kFp16, kv = Dtype::kFp16;
+  int prefill_replicas = 0, decode_replicas = 0;  // disaggregated pools (0 = colocated)
+  std::vector<std::string> chosen;  // knobs ndtwin chose ("tp", "pp", "max_batch", ...)
+  MemoryPlan memory;
+};
+
+struct InferResult {
+  Scenario scenario = Scenario::kOffline;
+  DeploymentInfo deployment;
+  double qps = 0;                   // offered rate (offline: completed requests / s)
+  double output_tokens_per_s = 0;
+  double per_gpu_output_tokens_per_s = 0;
+  double requests_per_s = 0;
+  RequestStats stats;
+  double ttft_limit_s = 0, tpot_limit_s = 0;  // server/interactive
+  double mean_batch = 0;
+  double kv_mean_use_frac = 0, kv_peak_use_frac = 0;
+  int64_t preemptions = 0;
+  int64_t requests_simulated = 0;
+  int engines = 0, engines_simulated = 0;
+  double duration_s = 0;            // simulated time of the longest engine
+  std::optional<double> usd_per_million_tokens;
+  double usd_per_hour = 0;
+  double mean_input_tokens = 0, mean_output_tokens = 0;
+  std::vector<IterationRecord> trace_iterations;  // engine 0, if record_trace
+  std::vector<RequestRecord> trace_requests;
+};
+
+// REQUIRES: ctx pointers set; opts.lengths non-empty unless opts.trace is.
+StatusOr<InferResult> RunInference(const InferContext& ctx, const InferOptions& opts);
+
+}  // namespace ndt
+
+#endif  // NDTWIN_SERVE_SERVICE_H_
