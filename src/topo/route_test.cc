@@ -1,0 +1,191 @@
+// Tests of Cluster::GpuRoute / NetRoute: NCCL's preference order, the GPU's own rail NIC, the
+// NDv2 socket crossing, fractions and contiguity (every link starts where the previous ended).
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "topo/builders.h"
+#include "topo/summary.h"
+#include "topo/test_specs.h"
+
+namespace ndt {
+namespace {
+
+using testing::TestSize;
+
+Cluster Build(const ClusterSpec& spec) {
+  StatusOr<FabricParams> p = LoadFabricParams(NDT_DATA_DIR);
+  EXPECT_TRUE(p.ok());
+  StatusOr<Cluster> c = BuildCluster(spec, *p);
+  EXPECT_TRUE(c.ok()) << c.status().message();
+  return std::move(c).value();
+}
+
+// Checks that every path runs from GPU a to GPU b link after link, and fractions sum to 1.
+void ExpectWellFormed(const Cluster& c, const Route& r, int a, int b) {
+  ASSERT_FALSE(r.empty());
+  double sum = 0;
+  for (const Path& p : r) {
+    ASSERT_FALSE(p.links.empty());
+    EXPECT_EQ(c.link(p.links.front()).src, c.gpu(a).node);
+    EXPECT_EQ(c.link(p.links.back()).dst, c.gpu(b).node);
+    for (size_t i = 0; i + 1 < p.links.size(); ++i) {
+      EXPECT_EQ(c.link(p.links[i]).dst, c.link(p.links[i + 1]).src)
+          << "hop " << i << " of " << a << "->" << b;
+    }
+    sum += p.fraction;
+  }
+  EXPECT_NEAR(sum, 1.0, 1e-12);
+}
+
+void ExpectAllRoutesWellFormed(const Cluster& c, int stride) {
+  for (int a = 0; a < c.num_gpus(); a += stride) {
+    for (int b = 0; b < c.num_gpus(); ++b) {
+      if (a == b) continue;
+      ExpectWellFormed(c, c.GpuRoute(a, b), a, b);
+      ExpectWellFormed(c, c.NetRoute(a, b), a, b);
+    }
+  }
+}
+
+TEST(Route, NvswitchRouteHasOnePathPerSwitchWithLaneFractions) {
+  TestSize t = testing::H100v5();
+  Cluster c = Build(t.Spec(1));
+  Route r = c.GpuRoute(0, 6);
+  ASSERT_EQ(r.size(), 4u);
+  // 18 lanes split 5/4/4/5.
+  EXPECT_DOUBLE_EQ(r[0].fraction, 5.0 / 18);
+  EXPECT_DOUBLE_EQ(r[1].fraction, 4.0 / 18);
+  double sum = 0;
+  for (const Path& p : r) {
+    sum += p.fraction;
+    ASSERT_EQ(p.links.size(), 2u);
+    EXPECT_EQ(c.node(c.link(p.links[0]).dst).kind, NodeKind::kNvSwitch);
+  }
+  EXPECT_DOUBLE_EQ(sum, 1.0);
+}
+
+TEST(Route, InterVmRouteLeavesThroughTheGpusOwnRailNic) {
+  TestSize t = testing::A100v4();
+  Cluster c = Build(t.Spec(4));
+  for (int local = 0; local < 8; ++local) {
+    int a = local;          // VM0
+    int b = 8 * 3 + local;  // VM3, same rail
+    Route r = c.GpuRoute(a, b);
+    ASSERT_EQ(r.size(), 1u);
+    const Path& p = r[0];
+    // GPU -> PCIe switch -> NIC (GPUDirect RDMA), and that NIC is the GPU's rail.
+    ASSERT_GE(p.links.size(), 4u);
+    EXPECT_EQ(c.node(c.link(p.links[0]).dst).kind, NodeKind::kPcieSwitch);
+    EXPECT_EQ(c.link(p.links[1]).dst, c.gpu(a).nic);
+    EXPECT_EQ(c.gpu(a).rail, local);
+    EXPECT_EQ(c.node(c.gpu(a).nic).index, local);
+    EXPECT_EQ(c.link(p.links[p.links.size() - 2]).src, c.gpu(b).nic);
+    // Same rail and leaf group: NIC -> leaf -> NIC, no spine.
+    EXPECT_EQ(p.links.size(), 6u);
+  }
+}
+
+TEST(Route, Ndv2InterVmRouteCrossesTheSocketLinkOnlyForGpus4To7) {
+  TestSize t = testing::Ndv2();
+  Cluster c = Build(t.Spec(2));
+  auto crosses = [&](int a, int b) {
+    Route r = c.GpuRoute(a, b);
+    int n = 0;
+    for (LinkId l : r.at(0).links) n += c.link(l).kind == LinkKind::kCpuCpu ? 1 : 0;
+    return n;
+  };
+  for (int g = 0; g < 4; ++g) EXPECT_EQ(crosses(g, 8 + g), 0) << g;
+  for (int g = 4; g < 8; ++g) EXPECT_EQ(crosses(g, 8 + g), 2) << g;  // out of VM0, into VM1
+  // Staged through the host: GPU -> CPU, never GPU -> NIC directly.
+  EXPECT_EQ(c.node(c.link(c.GpuRoute(1, 9)[0].links[0]).dst).kind, NodeKind::kCpu);
+}
+
+TEST(Route, Ndv2UnconnectedPairGoesThroughThePcieHost) {
+  TestSize t = testing::Ndv2();
+  Cluster c = Build(t.Spec(1));
+  Route r = c.GpuRoute(0, 5);  // '.' in the §2.2 matrix; 0 on socket 0, 5 on socket 1
+  ASSERT_EQ(r.size(), 1u);
+  ASSERT_EQ(r[0].links.size(), 3u);
+  EXPECT_EQ(c.link(r[0].links[0]).kind, LinkKind::kPcie);
+  EXPECT_EQ(c.link(r[0].links[1]).kind, LinkKind::kCpuCpu);
+  EXPECT_EQ(c.link(r[0].links[2]).kind, LinkKind::kPcie);
+}
+
+TEST(Route, Nvl72InterRackRouteUsesC2cGraceAndNic) {
+  TestSize t = testing::Gb300();
+  Cluster c = Build(t.Spec(36));
+  Route r = c.GpuRoute(1, 72 + 1);  // rack 0 to rack 1
+  ASSERT_EQ(r.size(), 1u);
+  const Path& p = r[0];
+  EXPECT_EQ(c.link(p.links[0]).kind, LinkKind::kC2c);
+  EXPECT_EQ(c.node(c.link(p.links[0]).dst).kind, NodeKind::kCpu);
+  EXPECT_EQ(c.link(p.links[1]).dst, c.gpu(1).nic);
+  ExpectWellFormed(c, r, 1, 73);
+}
+
+TEST(Route, EcmpSpreadSplitsEquallyOverAllUplinks) {
+  TestSize t = testing::A100v4();
+  ClusterSpec spec = t.Spec(64);
+  spec.fabric.ecmp_spread = true;
+  Cluster c = Build(spec);
+  Route r = c.NetRoute(0, 8 * 40 + 3);  // other leaf group, other rail
+  ASSERT_EQ(r.size(), static_cast<size_t>(c.fabric_layout().leaf_up_ports));
+  for (const Path& p : r) EXPECT_DOUBLE_EQ(p.fraction, 1.0 / r.size());
+  ExpectWellFormed(c, r, 0, 8 * 40 + 3);
+}
+
+TEST(Route, HashedUplinkIsDeterministic) {
+  TestSize t = testing::A100v4();
+  Cluster c = Build(t.Spec(64));
+  Route a = c.NetRoute(5, 300);
+  Route b = c.NetRoute(5, 300);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].links, b[0].links);
+}
+
+TEST(Route, EveryRouteIsContiguousForEveryFamily) {
+  {
+    TestSize t = testing::Ndv2();
+    ExpectAllRoutesWellFormed(Build(t.Spec(3)), 1);
+  }
+  {
+    TestSize t = testing::A100v4();
+    ClusterSpec s = t.Spec(6);
+    s.fabric.vms_per_leaf = 2;
+    ExpectAllRoutesWellFormed(Build(s), 3);
+  }
+  {
+    TestSize t = testing::H100v5();
+    ClusterSpec s = t.Spec(12);
+    s.fabric.tiers = 3;
+    s.fabric.switch_radix = 16;  // non-rail: 1 VM (8 NICs) per leaf, 8 leaves per pod: 2 pods
+    s.fabric.vms_per_leaf = 1;
+    s.fabric.ecmp_spread = true;
+    s.fabric.rail_optimized = false;
+    ExpectAllRoutesWellFormed(Build(s), 7);
+  }
+  {
+    TestSize t = testing::Gb300();
+    ExpectAllRoutesWellFormed(Build(t.Spec(20)), 5);
+  }
+  {
+    TestSize t = testing::Nd24s();
+    Cluster c = Build(t.Spec(1));
+    for (int a = 0; a < 4; ++a) {
+      for (int b = 0; b < 4; ++b) {
+        if (a != b) ExpectWellFormed(c, c.GpuRoute(a, b), a, b);
+      }
+    }
+  }
+}
+
+TEST(Summary, FormatRoutePrintsEachHop) {
+  TestSize t = testing::H100v5();
+  Cluster c = Build(t.Spec(1));
+  std::string s = FormatRoute(c, c.GpuRoute(0, 1));
+  EXPECT_NE(s.find("vm0/gpu0 -> vm0/nvsw0  nvlink  125 GB/s (5 lanes)"), std::string::npos) << s;
+}
+
+}  // namespace
+}  // namespace ndt
