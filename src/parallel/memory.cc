@@ -1,0 +1,160 @@
+// File: parallel/memory.cc
+// Memory accounting per GPU; formulas and assumptions in memory.h.
+#include "parallel/memory.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ndt {
+namespace {
+
+constexpr double kWeightBytesPerParam = 2;     // bf16/fp16 weights (fp8 GEMMs keep bf16 copies)
+constexpr double kGradBytesPerParam = 2;       // 16-bit gradients
+constexpr double kOptimizerBytesPerParam = 12;  // fp32 master + Adam m and v
+// NCCL channel buffers over the communicators a rank belongs to (assumption: ~4 MiB per
+// channel-peer, a few dozen of them).
+constexpr double kNcclBuffersBytes = 256.0 * 1024 * 1024;
+
+double LayerParamsPerGpu(const TransformerSpec& m, const ParamCounts& pc, int64_t layer,
+                         const Strategy& s) {
+  double p = pc.attention_per_layer / s.tp + pc.norms_per_layer;
+  if (m.IsMoeLayer(layer)) {
+    p += pc.moe_mlp_per_layer / (static_cast<double>(s.ep) * s.tp);
+  } else {
+    p += pc.dense_mlp_per_layer / s.tp;
+  }
+  return p;
+}
+
+// Layers of (stage, chunk): virtual stage v = chunk * pp + stage holds Lc consecutive layers.
+int64_t FirstLayer(const TransformerSpec& m, const Strategy& s, int stage, int chunk) {
+  const int64_t lc = m.layers / (static_cast<int64_t>(s.pp) * s.vpp);
+  return (static_cast<int64_t>(chunk) * s.pp + stage) * lc;
+}
+
+double InflightMicrobatches(const Strategy& s, int stage) {
+  const double m = static_cast<double>(s.micro_batches());
+  switch (s.schedule) {
+    case PipeSchedule::kGpipe:
+      return m;
+    case PipeSchedule::kOneFOneB:
+      return std::min<double>(s.pp - stage, m);
+    case PipeSchedule::kInterleaved: {
+      // Megatron warm-up: (pp - stage - 1) * 2 + (vpp - 1) * pp chunk passes, plus the one in
+      // steady state; in units of whole-stage micro-batches (one chunk = 1/vpp of a stage).
+      const double chunks = (s.pp - stage - 1) * 2.0 + (s.vpp - 1.0) * s.pp + 1.0;
+      return std::min(chunks, m * s.vpp) / s.vpp;
+    }
+  }
+  return m;
+}
+
+MemoryBreakdown StageMemory(const TransformerSpec& m, const Strategy& s, int stage) {
+  MemoryBreakdown b;
+  b.peak_stage = stage;
+  const double params = StageParamsPerGpu(m, s, stage);
+  b.params_per_gpu = params;
+  b.weights_bytes = params * kWeightBytesPerParam / (s.zero >= 3 ? s.dp : 1);
+  b.gradients_bytes = params * kGradBytesPerParam / (s.zero >= 2 ? s.dp : 1);
+  b.optimizer_bytes = params * kOptimizerBytesPerParam / (s.zero >= 1 ? s.dp : 1);
+
+  const double seq = static_cast<double>(m.seq_len) / s.cp;
+  const double b_mb = static_cast<double>(s.mbs);
+  double per_mb = 0;  // activations of one micro-batch through the whole stage
+  double one_layer_full = 0;
+  for (int c = 0; c < s.vpp; ++c) {
+    const int64_t first = FirstLayer(m, s, stage, c);
+    const int64_t lc = m.layers / (static_cast<int64_t>(s.pp) * s.vpp);
+    for (int64_t l = first; l < first + lc; ++l) {
+      per_mb += ActivationBytesPerLayer(m, l, b_mb, seq, s.tp, s.sp, s.recompute);
+      if (s.recompute != Recompute::kNone) {
+        one_layer_full = std::max(
+            one_layer_full, ActivationBytesPerLayer(m, l, b_mb, seq, s.tp, s.sp, Recompute::kNone));
+      }
+    }
+  }
+  b.inflight_microbatches = InflightMicrobatches(s, stage);
+  b.activations_bytes = per_mb * b.inflight_microbatches + one_layer_full;
+  if (stage == s.pp - 1) {
+    // fp32 logits and their gradient for one micro-batch, vocabulary split by TP.
+    b.activations_bytes += 2.0 * 4.0 * b_mb * seq * static_cast<double>(m.vocab) / s.tp;
+  }
+  // PP send/recv buffers (two directions, double-buffered) and NCCL channel buffers.
+  const double msg = b_mb * seq * static_cast<double>(m.hidden) * 2.0 / (s.sp ? s.tp : 1);
+  b.comm_buffers_bytes = kNcclBuffersBytes + (s.pp > 1 ? 4.0 * msg : 0.0);
+  if (s.zero >= 3) {
+    // Prefetched full weights of two layers (the one running and the next).
+    const ParamCounts pc = CountParams(m);
+    b.comm_buffers_bytes += 2.0 * kWeightBytesPerParam * LayerParamsPerGpu(m, pc, 0, s);
+  }
+  b.workspace_bytes = kFrameworkWorkspaceBytes;
+  return b;
+}
+
+std::string GiB(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f GiB", bytes / (1024.0 * 1024 * 1024));
+  return buf;
+}
+
+}  // namespace
+
+double StageParamsPerGpu(const TransformerSpec& m, const Strategy& s, int stage) {
+  const ParamCounts pc = CountParams(m);
+  const int64_t lc = m.layers / (static_cast<int64_t>(s.pp) * s.vpp);
+  double p = 0;
+  for (int c = 0; c < s.vpp; ++c) {
+    const int64_t first = FirstLayer(m, s, stage, c);
+    for (int64_t l = first; l < first + lc; ++l) p += LayerParamsPerGpu(m, pc, l, s);
+  }
+  if (stage == 0) p += pc.embedding / s.tp;
+  if (stage == s.pp - 1) {
+    p += pc.final_norm;
+    // A tied LM head is a second copy of the embedding on the last stage when pp > 1.
+    p += (m.tied_embeddings ? (s.pp > 1 ? pc.embedding : 0.0) : pc.lm_head) / s.tp;
+  }
+  return p;
+}
+
+MemoryBreakdown EstimateMemory(const TransformerSpec& m, const Strategy& s) {
+  MemoryBreakdown best = StageMemory(m, s, 0);
+  if (s.pp > 1) {
+    MemoryBreakdown last = StageMemory(m, s, s.pp - 1);
+    if (last.total_bytes() > best.total_bytes()) best = last;
+  }
+  return best;
+}
+
+Status CheckFits(const MemoryBreakdown& m, double capacity_bytes, const Strategy& s) {
+  const double usable = capacity_bytes * kUsableMemoryFrac;
+  if (m.total_bytes() <= usable) return Status::Ok();
+  std::vector<std::pair<double, std::string>> parts = {
+      {m.weights_bytes, "weights"},       {m.gradients_bytes, "gradients"},
+      {m.optimizer_bytes, "optimizer"},   {m.activations_bytes, "activations"},
+      {m.comm_buffers_bytes, "comm buffers"}, {m.workspace_bytes, "workspace"}};
+  std::stable_sort(parts.begin(), parts.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string msg = "does not fit: " + GiB(m.total_bytes()) + " per GPU (stage " +
+                    std::to_string(m.peak_stage) + ") > " + GiB(usable) + " usable; largest: " +
+                    parts[0].second + " " + GiB(parts[0].first) + ", " + parts[1].second + " " +
+                    GiB(parts[1].first) + "; try ";
+  std::vector<std::string> fixes;
+  const double states = m.weights_bytes + m.gradients_bytes + m.optimizer_bytes;
+  if (states >= m.activations_bytes) {
+    fixes.push_back("more --tp/--pp");
+    if (s.zero < 3 && s.dp > 1) fixes.push_back("--zero " + std::to_string(s.zero + 1));
+  } else {
+    if (s.recompute != Recompute::kFull) fixes.push_back("--recompute full");
+    if (s.mbs > 1) fixes.push_back("a smaller --mbs");
+    if (!s.sp && s.tp > 1) fixes.push_back("--sp");
+    fixes.push_back("more --tp/--pp");
+  }
+  for (size_t i = 0; i < fixes.size(); ++i) msg += (i ? ", " : "") + fixes[i];
+  return Status::Infeasible(msg);
+}
+
+}  // namespace ndt

@@ -1,0 +1,56 @@
+// File: parallel/memory.h
+// Memory per GPU of one training job: weights, gradients and optimizer states (mixed-precision
+// Adam: 16-bit weights 2 B/param, 16-bit gradients 2 B/param,
+// fp32 master weights + two moments 12 B/param; ZeRO 1 divides the optimizer by DP, 2 also the
+// gradients, 3 also the weights), activations (Korthikanti et al. 2022 per layer, model/), times
+// the micro-batches a schedule keeps in flight on the first stage (1F1B: min(pp, m) micro-batches
+// of L/pp layers; interleaved: pp*vpp + pp - 1 chunk-micro-batches of L/(pp*vpp) layers; GPipe:
+// all m), plus the recompute working set of one layer, the output logits, communication buffers
+// and a fixed workspace. Framework allowances (CUDA context, allocator slack) are assumptions
+// named below. Bytes.
+#ifndef NDTWIN_PARALLEL_MEMORY_H_
+#define NDTWIN_PARALLEL_MEMORY_H_
+
+#include <string>
+
+#include "core/status.h"
+#include "model/transformer.h"
+#include "parallel/strategy.h"
+
+namespace ndt {
+
+// Assumptions (not hardware facts): CUDA context + cuBLAS/NCCL workspaces per GPU, and the
+// fraction of HBM the caching allocator can use before fragmentation bites.
+inline constexpr double kFrameworkWorkspaceBytes = 2.0 * 1024 * 1024 * 1024;  // 2 GiB
+inline constexpr double kUsableMemoryFrac = 0.95;
+
+struct MemoryBreakdown {
+  double weights_bytes = 0;
+  double gradients_bytes = 0;
+  double optimizer_bytes = 0;
+  double activations_bytes = 0;  // stored activations of in-flight micro-batches + working set
+  double comm_buffers_bytes = 0;
+  double workspace_bytes = 0;
+  double params_per_gpu = 0;     // parameters this GPU holds (before ZeRO-3 sharding)
+  double inflight_microbatches = 0;  // in micro-batch units of a whole stage
+  int peak_stage = 0;            // pipeline stage with the largest total
+  double total_bytes() const {
+    return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes +
+           comm_buffers_bytes + workspace_bytes;
+  }
+};
+
+// Parameters held by pipeline stage `stage` per GPU (TP/EP split; embeddings on the first
+// stage, LM head on the last, both when tied and pp > 1).
+double StageParamsPerGpu(const TransformerSpec& model, const Strategy& s, int stage);
+
+// Memory of the stage that needs the most. REQUIRES: s resolved (ResolveStrategy).
+MemoryBreakdown EstimateMemory(const TransformerSpec& model, const Strategy& s);
+
+// OK if `m` fits in `capacity_bytes` * kUsableMemoryFrac; otherwise kInfeasible naming the
+// largest parts and what would make it fit (more TP/PP, recompute, ZeRO, smaller mbs).
+Status CheckFits(const MemoryBreakdown& m, double capacity_bytes, const Strategy& s);
+
+}  // namespace ndt
+
+#endif  // NDTWIN_PARALLEL_MEMORY_H_

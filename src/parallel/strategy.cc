@@ -1,0 +1,233 @@
+// File: parallel/strategy.cc
+// Strategy resolution, divisibility checks and the Megatron rank mapping; see strategy.h.
+#include "parallel/strategy.h"
+
+#include <cctype>
+#include <string>
+
+namespace ndt {
+
+const char* PipeScheduleName(PipeSchedule s) {
+  switch (s) {
+    case PipeSchedule::kGpipe:
+      return "gpipe";
+    case PipeSchedule::kOneFOneB:
+      return "1f1b";
+    case PipeSchedule::kInterleaved:
+      return "interleaved-1f1b";
+  }
+  return "?";
+}
+
+bool ParsePipeSchedule(const std::string& s, PipeSchedule* out) {
+  if (s == "gpipe") {
+    *out = PipeSchedule::kGpipe;
+  } else if (s == "1f1b") {
+    *out = PipeSchedule::kOneFOneB;
+  } else if (s == "interleaved" || s == "interleaved-1f1b") {
+    *out = PipeSchedule::kInterleaved;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+const char* DimName(Axis d) {
+  switch (d) {
+    case Axis::kTp:
+      return "tp";
+    case Axis::kCp:
+      return "cp";
+    case Axis::kDp:
+      return "dp";
+    case Axis::kPp:
+      return "pp";
+  }
+  return "?";
+}
+
+int Strategy::degree(Axis d) const {
+  switch (d) {
+    case Axis::kTp:
+      return tp;
+    case Axis::kCp:
+      return cp;
+    case Axis::kDp:
+      return dp;
+    case Axis::kPp:
+      return pp;
+  }
+  return 1;
+}
+
+StatusOr<std::array<Axis, 4>> ParseOrder(const std::string& text) {
+  std::array<Axis, 4> out{};
+  int n = 0;
+  bool seen[4] = {false, false, false, false};
+  std::string tok;
+  auto flush = [&]() -> Status {
+    if (tok.empty()) return Status::Ok();
+    Axis d;
+    if (tok == "tp") {
+      d = Axis::kTp;
+    } else if (tok == "cp") {
+      d = Axis::kCp;
+    } else if (tok == "dp") {
+      d = Axis::kDp;
+    } else if (tok == "pp") {
+      d = Axis::kPp;
+    } else if (tok == "ep") {
+      tok.clear();
+      return Status::Ok();
+    } else {
+      return Status::InvalidInput("--order: unknown dimension '" + tok +
+                                  "'; use a permutation of tp,cp,dp,pp (fastest first)");
+    }
+    if (seen[static_cast<int>(d)]) {
+      return Status::InvalidInput("--order: '" + tok + "' appears twice");
+    }
+    seen[static_cast<int>(d)] = true;
+    out[n++] = d;
+    tok.clear();
+    return Status::Ok();
+  };
+  for (char c : text) {
+    if (c == ',' || c == '-' || c == ' ') {
+      NDT_RETURN_IF_ERROR(flush());
+    } else {
+      tok += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+  }
+  NDT_RETURN_IF_ERROR(flush());
+  if (n != 4) {
+    return Status::InvalidInput("--order '" + text +
+                                "' must name each of tp,cp,dp,pp once (fastest first)");
+  }
+  return out;
+}
+
+namespace {
+
+std::string Str(int64_t v) { return std::to_string(v); }
+
+}  // namespace
+
+Status ResolveStrategy(const TransformerSpec& model, int num_gpus, int nvlink_domain_gpus,
+                       Strategy* s, std::vector<std::string>* warnings) {
+  if (s->tp < 1 || s->pp < 1 || s->cp < 1 || s->ep < 1 || s->vpp < 1 || s->dp < 0) {
+    return Status::InvalidInput("parallel degrees must be >= 1 (tp " + Str(s->tp) + ", pp " +
+                                Str(s->pp) + ", cp " + Str(s->cp) + ", ep " + Str(s->ep) +
+                                ", vpp " + Str(s->vpp) + ")");
+  }
+  if (s->zero < 0 || s->zero > 3) {
+    return Status::InvalidInput("--zero " + Str(s->zero) + " is not a ZeRO stage; use 0, 1, 2 or 3");
+  }
+  if (s->gbs < 1) return Status::InvalidInput("--gbs must be >= 1 (sequences per iteration)");
+  if (s->mbs < 1) return Status::InvalidInput("--mbs must be >= 1");
+  const int64_t mp = static_cast<int64_t>(s->tp) * s->pp * s->cp;
+  if (s->dp == 0) {
+    if (num_gpus % mp != 0) {
+      return Status::Infeasible("tp*pp*cp = " + Str(mp) + " does not divide the " +
+                                Str(num_gpus) + " GPUs; change --tp/--pp/--cp or --vms");
+    }
+    s->dp = static_cast<int>(num_gpus / mp);
+  }
+  if (mp * s->dp != num_gpus) {
+    return Status::Infeasible("tp*pp*cp*dp = " + Str(mp * s->dp) + " but the cluster has " +
+                              Str(num_gpus) + " GPUs; leave out --dp to derive it");
+  }
+  if (model.heads % s->tp != 0) {
+    return Status::Infeasible("attention heads (" + Str(model.heads) +
+                              ") are not divisible by tp " + Str(s->tp) + "; choose a divisor");
+  }
+  if (model.kv_heads % s->tp != 0 && s->tp % model.kv_heads != 0) {
+    return Status::Infeasible("kv heads (" + Str(model.kv_heads) + ") and tp " + Str(s->tp) +
+                              " do not divide one another; choose tp dividing " +
+                              Str(model.kv_heads) + " or a multiple of it");
+  }
+  if (model.layers % (static_cast<int64_t>(s->pp) * s->vpp) != 0) {
+    return Status::Infeasible("layers (" + Str(model.layers) + ") are not divisible by pp*vpp = " +
+                              Str(static_cast<int64_t>(s->pp) * s->vpp) +
+                              "; choose pp and vpp whose product divides the layers");
+  }
+  if (s->gbs % (static_cast<int64_t>(s->dp) * s->mbs) != 0) {
+    return Status::Infeasible("global batch " + Str(s->gbs) + " is not divisible by dp*mbs = " +
+                              Str(static_cast<int64_t>(s->dp) * s->mbs) + " (dp " + Str(s->dp) +
+                              ", mbs " + Str(s->mbs) + "); change --gbs or --mbs");
+  }
+  if (s->cp > 1 && model.seq_len % (2 * s->cp) != 0) {
+    return Status::Infeasible("sequence length " + Str(model.seq_len) +
+                              " is not divisible by 2*cp = " + Str(2 * s->cp) +
+                              " (ring attention load balancing); change --cp");
+  }
+  if (s->ep > 1) {
+    if (!model.is_moe()) {
+      return Status::InvalidInput("--ep " + Str(s->ep) + " needs a mixture-of-experts model; '" +
+                                  model.name + "' is dense");
+    }
+    if (model.moe.experts % s->ep != 0) {
+      return Status::Infeasible("experts (" + Str(model.moe.experts) +
+                                ") are not divisible by ep " + Str(s->ep));
+    }
+    if (s->dp % s->ep != 0) {
+      return Status::Infeasible("ep " + Str(s->ep) + " must divide dp " + Str(s->dp) +
+                                " (expert parallelism splits the data-parallel ranks)");
+    }
+  }
+  if (s->sp && s->tp == 1) {
+    return Status::InvalidInput("--sp (sequence parallelism) needs --tp > 1");
+  }
+  s->schedule = s->vpp > 1 ? PipeSchedule::kInterleaved
+                           : (s->schedule == PipeSchedule::kInterleaved ? PipeSchedule::kOneFOneB
+                                                                        : s->schedule);
+  if (s->schedule == PipeSchedule::kInterleaved && s->micro_batches() % s->pp != 0) {
+    return Status::Infeasible("interleaved schedule needs micro-batches (" +
+                              Str(s->micro_batches()) + " = gbs/(dp*mbs)) divisible by pp " +
+                              Str(s->pp) + "; change --gbs/--mbs or use --vpp 1");
+  }
+  if (warnings != nullptr) {
+    if (s->tp * s->cp > nvlink_domain_gpus) {
+      warnings->push_back("tp*cp = " + Str(s->tp * s->cp) + " spans more than one NVLink domain (" +
+                          Str(nvlink_domain_gpus) +
+                          " GPUs): tensor-parallel traffic crosses the scale-out network");
+    }
+    if (s->pp > 1 && s->micro_batches() < s->pp) {
+      warnings->push_back("only " + Str(s->micro_batches()) + " micro-batches for " + Str(s->pp) +
+                          " pipeline stages: most of the step is pipeline bubble");
+    }
+  }
+  return Status::Ok();
+}
+
+int RankOf(const Strategy& s, const std::array<int, 4>& coord) {
+  int rank = 0;
+  int stride = 1;
+  for (Axis d : s.order) {
+    rank += coord[static_cast<int>(d)] * stride;
+    stride *= s.degree(d);
+  }
+  return rank;
+}
+
+std::vector<int> GroupRanks(const Strategy& s, Axis d, std::array<int, 4> coord) {
+  std::vector<int> out;
+  const int n = s.degree(d);
+  out.reserve(n);
+  for (int i = 0; i < n; ++i) {
+    coord[static_cast<int>(d)] = i;
+    out.push_back(RankOf(s, coord));
+  }
+  return out;
+}
+
+std::vector<int> ExpertGroupRanks(const Strategy& s, std::array<int, 4> coord) {
+  std::vector<int> out;
+  const int base = coord[static_cast<int>(Axis::kDp)] / s.ep * s.ep;
+  for (int i = 0; i < s.ep; ++i) {
+    coord[static_cast<int>(Axis::kDp)] = base + i;
+    out.push_back(RankOf(s, coord));
+  }
+  return out;
+}
+
+}  // namespace ndt

@@ -1,0 +1,77 @@
+// File: parallel/strategy.h
+// How one training job is split over GPUs: data (DP), tensor (TP, Megatron column/row split, with
+// optional sequence parallelism SP), pipeline (PP, GPipe / 1F1B / interleaved 1F1B with VPP model
+// chunks per stage), context (CP, ring attention) and expert (EP, MoE; carved out of DP as
+// Megatron-core does) parallelism; ZeRO stage 0-3 (distributed optimizer / FSDP); activation
+// recompute; micro-batch and global batch (gradient accumulation = gbs / (dp * mbs)); precision.
+// Rank order follows Megatron-LM: tp, cp, ep, dp, pp from fastest to slowest varying (EP shares
+// the DP dimension's ranks: expert groups are the `ep` consecutive DP ranks).
+// Validation returns one-line kInfeasible (does not divide) or kInvalidInput (bad value) errors.
+#ifndef NDTWIN_PARALLEL_STRATEGY_H_
+#define NDTWIN_PARALLEL_STRATEGY_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "model/transformer.h"
+
+namespace ndt {
+
+enum class PipeSchedule { kGpipe, kOneFOneB, kInterleaved };
+const char* PipeScheduleName(PipeSchedule s);
+bool ParsePipeSchedule(const std::string& s, PipeSchedule* out);
+
+// The parallel dimensions a rank has a coordinate in (EP is not separate: it splits DP).
+enum class Axis { kTp = 0, kCp = 1, kDp = 2, kPp = 3 };
+const char* DimName(Axis d);
+
+struct Strategy {
+  int tp = 1;
+  int pp = 1;
+  int dp = 0;   // 0: derived as GPUs / (tp * pp * cp)
+  int cp = 1;
+  int ep = 1;
+  int vpp = 1;  // model chunks per pipeline stage (> 1: interleaved 1F1B)
+  bool sp = false;
+  int zero = 0;  // 0 none, 1 optimizer states, 2 + gradients, 3 + weights (FSDP)
+  Recompute recompute = Recompute::kNone;
+  int64_t mbs = 1;  // micro-batch size (sequences)
+  int64_t gbs = 0;  // global batch size (sequences)
+  Dtype precision = Dtype::kBf16;  // GEMM math; weights and activations are 16-bit
+  PipeSchedule schedule = PipeSchedule::kOneFOneB;  // kInterleaved when vpp > 1
+  bool overlap_dp = true;   // DP gradient reduction in buckets overlapped with backward
+  bool scatter_gather = true;  // PP messages split over TP ranks' NICs, all-gathered on NVLink
+  // Fastest to slowest varying; default Megatron's.
+  std::array<Axis, 4> order = {Axis::kTp, Axis::kCp, Axis::kDp, Axis::kPp};
+
+  int64_t micro_batches() const { return gbs / (static_cast<int64_t>(dp) * mbs); }
+  int gpus() const { return tp * pp * dp * cp; }
+  int degree(Axis d) const;
+};
+
+// Parses "tp,cp,dp,pp" (any permutation; "ep" is accepted and ignored, as EP rides on DP).
+// kInvalidInput naming the bad token otherwise.
+StatusOr<std::array<Axis, 4>> ParseOrder(const std::string& text);
+
+// Fills dp (if 0) from num_gpus, sets the schedule from vpp, then checks every divisibility:
+// heads % tp, kv_heads % tp, layers % (pp * vpp), gbs % (dp * mbs), experts % ep, dp % ep,
+// tp * pp * cp * dp == num_gpus, seq % cp, interleaved needs micro-batches % pp == 0, zero in
+// 0..3, sp needs tp > 1. Appends non-fatal advice to `warnings` (e.g. TP spanning NVLink
+// domains). Fails with a one-line kInfeasible / kInvalidInput error.
+Status ResolveStrategy(const TransformerSpec& model, int num_gpus, int nvlink_domain_gpus,
+                       Strategy* s, std::vector<std::string>* warnings);
+
+// Global rank of the GPU with coordinates coord[Dim] under s.order.
+int RankOf(const Strategy& s, const std::array<int, 4>& coord);
+// The ranks of the group along `d` that contains the rank with coordinates `coord` (ascending
+// coordinate along d).
+std::vector<int> GroupRanks(const Strategy& s, Axis d, std::array<int, 4> coord);
+// The expert-parallel group of that rank: the `ep` DP ranks sharing dp_coord / ep.
+std::vector<int> ExpertGroupRanks(const Strategy& s, std::array<int, 4> coord);
+
+}  // namespace ndt
+
+#endif  // NDTWIN_PARALLEL_STRATEGY_H_

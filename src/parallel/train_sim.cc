@@ -1,0 +1,412 @@
+// File: parallel/train_sim.cc
+// Lowering of one training iteration to a sim/ task graph and its run; model in train_sim.h.
+#include "parallel/train_sim.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "core/check.h"
+#include "parallel/memory.h"
+#include "parallel/schedule.h"
+#include "sim/task_graph.h"
+
+namespace ndt {
+namespace {
+
+enum Tag { kFwd = 0, kBwd = 1, kP2p = 2, kDp = 3, kOpt = 4 };
+
+// Times and FLOPs of one layer's forward and backward pass on one GPU.
+struct LayerCost {
+  double fwd_compute_s = 0, bwd_compute_s = 0;  // bwd includes recompute kernels
+  double fwd_tp_s = 0, bwd_tp_s = 0;            // bwd includes recomputed forward comm
+  double fwd_ep_s = 0, bwd_ep_s = 0;
+  double fwd_cp_s = 0, bwd_cp_s = 0;            // exposed part
+  double fwd_flop = 0, bwd_flop = 0;
+  double params = 0;                            // per GPU, for DP buckets
+  double fwd_s() const { return fwd_compute_s + fwd_tp_s + fwd_ep_s + fwd_cp_s; }
+  double bwd_s() const { return bwd_compute_s + bwd_tp_s + bwd_ep_s + bwd_cp_s; }
+};
+
+struct ChunkCost {
+  LayerCost sum;                 // all layers + embedding / LM head
+  std::vector<double> layer_bwd_s;  // per layer (backward order), embedding/head folded in
+  std::vector<double> layer_params;  // same order
+};
+
+class Lowering {
+ public:
+  Lowering(const TransformerSpec& m, const Strategy& s, const TrainCosts& c,
+           const TrainSimOptions& o)
+      : m_(m), s_(s), c_(c), o_(o) {
+    shape_.micro_batch = static_cast<double>(s.mbs);
+    shape_.seq_len = static_cast<double>(m.seq_len);
+    shape_.causal = true;
+    shape_.tp = s.tp;
+    shape_.cp = s.cp;
+    shape_.ep = s.ep;
+    shape_.sequence_parallel = s.sp;
+    shape_.math = s.precision;
+    tokens_ = static_cast<double>(s.mbs) * static_cast<double>(m.seq_len) / s.cp;
+    act_bytes_ = tokens_ * static_cast<double>(m.hidden) * 2.0;
+    const std::array<int, 4> c0 = {0, 0, 0, 0};
+    tp_group_ = GroupRanks(s, Axis::kTp, c0);
+    cp_group_ = GroupRanks(s, Axis::kCp, c0);
+    dp_group_ = GroupRanks(s, Axis::kDp, c0);
+    ep_group_ = ExpertGroupRanks(s, c0);
+    pc_ = CountParams(m);
+  }
+
+  StatusOr<TrainSimResult> Run();
+
+ private:
+  double Comm(CommKind k, double bytes, const std::vector<int>& g) {
+    if (g.size() < 2 || bytes <= 0) return 0;
+    const auto key = std::make_tuple(static_cast<int>(k), bytes, g.size(), g[1] - g[0]);
+    auto it = comm_cache_.find(key);
+    if (it != comm_cache_.end()) return it->second;
+    const double t = c_.CommTime(k, bytes, g);
+    comm_cache_.emplace(key, t);
+    return t;
+  }
+  double TpPass() {  // TP communication of one layer pass (fwd or bwd)
+    if (s_.tp == 1) return 0;
+    if (s_.sp) {
+      return 2 * Comm(CommKind::kAllGather, act_bytes_, tp_group_) +
+             2 * Comm(CommKind::kReduceScatter, act_bytes_, tp_group_);
+    }
+    return 2 * Comm(CommKind::kAllReduce, act_bytes_, tp_group_);
+  }
+  const LayerCost& Layer(int64_t l);
+  ChunkCost Chunk(int stage, int chunk);
+  double P2p();
+
+  const TransformerSpec& m_;
+  const Strategy& s_;
+  const TrainCosts& c_;
+  const TrainSimOptions& o_;
+  OpShape shape_;
+  double tokens_ = 0, act_bytes_ = 0;
+  std::vector<int> tp_group_, cp_group_, dp_group_, ep_group_;
+  ParamCounts pc_;
+  std::map<std::tuple<int, double, size_t, int>, double> comm_cache_;
+  std::map<bool, LayerCost> layer_cache_;
+};
+
+const LayerCost& Lowering::Layer(int64_t l) {
+  const bool moe = m_.IsMoeLayer(l);
+  auto it = layer_cache_.find(moe);
+  if (it != layer_cache_.end()) return it->second;
+  LayerCost lc;
+  const std::vector<Op> fwd = LayerForwardOps(m_, l, shape_);
+  const std::vector<Op> bwd = LayerBackwardOps(m_, l, shape_);
+  std::vector<Op> attn;
+  for (const Op& op : fwd) {
+    if (op.kind == OpKind::kAttention) attn.push_back(op);
+  }
+  const double attn_s = c_.OpsTime(attn);
+  lc.fwd_compute_s = c_.OpsTime(fwd);
+  lc.bwd_compute_s = c_.OpsTime(bwd);
+  lc.fwd_flop = TotalFlop(fwd);
+  lc.bwd_flop = TotalFlop(bwd);
+  lc.fwd_tp_s = TpPass();
+  lc.bwd_tp_s = TpPass();
+  if (moe && s_.ep > 1) {
+    const double tok = tokens_ / (s_.sp ? s_.tp : 1);
+    const double bytes = tok * m_.moe.top_k * static_cast<double>(m_.hidden) * 2.0;
+    lc.fwd_ep_s = 2 * Comm(CommKind::kAllToAll, bytes, ep_group_);
+    lc.bwd_ep_s = lc.fwd_ep_s;
+  }
+  if (s_.cp > 1) {
+    // Ring attention: cp - 1 steps passing this rank's K and V block to the next rank,
+    // overlapped with the attention of the block in hand.
+    const double kv = 2.0 * tokens_ * static_cast<double>(m_.kv_heads) *
+                      static_cast<double>(m_.head_dim) * 2.0 / std::max(1, s_.tp);
+    const double ring = (s_.cp - 1) * c_.P2pTime(kv, cp_group_[0], cp_group_[1]);
+    lc.fwd_cp_s = std::max(0.0, ring - attn_s);
+    lc.bwd_cp_s = std::max(0.0, 2 * ring - 2 * attn_s);
+  }
+  if (s_.recompute == Recompute::kFull) {
+    lc.bwd_compute_s += lc.fwd_compute_s;
+    lc.bwd_flop += lc.fwd_flop;
+    lc.bwd_tp_s += lc.fwd_tp_s;
+    lc.bwd_ep_s += lc.fwd_ep_s;
+    lc.bwd_cp_s += lc.fwd_cp_s;
+  } else if (s_.recompute == Recompute::kSelective) {
+    lc.bwd_compute_s += attn_s;
+    lc.bwd_flop += TotalFlop(attn);
+  }
+  double p = pc_.attention_per_layer / s_.tp + pc_.norms_per_layer;
+  p += moe ? pc_.moe_mlp_per_layer / (static_cast<double>(s_.ep) * s_.tp)
+           : pc_.dense_mlp_per_layer / s_.tp;
+  lc.params = p;
+  return layer_cache_.emplace(moe, lc).first->second;
+}
+
+ChunkCost Lowering::Chunk(int stage, int chunk) {
+  ChunkCost cc;
+  const int64_t per = m_.layers / (static_cast<int64_t>(s_.pp) * s_.vpp);
+  const int v = chunk * s_.pp + stage;
+  const int64_t first = static_cast<int64_t>(v) * per;
+  auto add = [&](const LayerCost& l) {
+    LayerCost& a = cc.sum;
+    a.fwd_compute_s += l.fwd_compute_s;
+    a.bwd_compute_s += l.bwd_compute_s;
+    a.fwd_tp_s += l.fwd_tp_s;
+    a.bwd_tp_s += l.bwd_tp_s;
+    a.fwd_ep_s += l.fwd_ep_s;
+    a.bwd_ep_s += l.bwd_ep_s;
+    a.fwd_cp_s += l.fwd_cp_s;
+    a.bwd_cp_s += l.bwd_cp_s;
+    a.fwd_flop += l.fwd_flop;
+    a.bwd_flop += l.bwd_flop;
+    a.params += l.params;
+  };
+  for (int64_t l = first + per - 1; l >= first; --l) {
+    const LayerCost& lc = Layer(l);
+    add(lc);
+    cc.layer_bwd_s.push_back(lc.bwd_s());
+    cc.layer_params.push_back(lc.params);
+  }
+  const bool last_v = v == s_.pp * s_.vpp - 1;
+  if (v == 0 || last_v) {
+    LayerCost extra;
+    std::vector<Op> fwd;
+    if (v == 0) fwd = EmbeddingForwardOps(m_, tokens_, shape_);
+    if (last_v) {
+      std::vector<Op> head = LmHeadForwardOps(m_, tokens_, shape_, true);
+      fwd.insert(fwd.end(), head.begin(), head.end());
+    }
+    const std::vector<Op> bwd = BackwardOps(fwd);
+    extra.fwd_compute_s = c_.OpsTime(fwd);
+    extra.bwd_compute_s = c_.OpsTime(bwd);
+    extra.fwd_flop = TotalFlop(fwd);
+    extra.bwd_flop = TotalFlop(bwd);
+    if (s_.tp > 1) {
+      // Vocab-parallel embedding output reduce; LM head input-gradient reduce.
+      const CommKind k = s_.sp ? CommKind::kReduceScatter : CommKind::kAllReduce;
+      if (v == 0) extra.fwd_tp_s += Comm(k, act_bytes_, tp_group_);
+      if (last_v) extra.bwd_tp_s += Comm(k, act_bytes_, tp_group_);
+    }
+    double p = 0;
+    if (v == 0) p += pc_.embedding / s_.tp;
+    if (last_v) {
+      p += pc_.final_norm +
+           (m_.tied_embeddings ? (s_.pp > 1 ? pc_.embedding : 0.0) : pc_.lm_head) / s_.tp;
+    }
+    extra.params = p;
+    add(extra);
+    // Head backward runs first, embedding backward last.
+    if (last_v) {
+      cc.layer_bwd_s.front() += extra.bwd_s();
+      cc.layer_params.front() += p;
+    } else {
+      cc.layer_bwd_s.back() += extra.bwd_s();
+      cc.layer_params.back() += p;
+    }
+  }
+  return cc;
+}
+
+double Lowering::P2p() {
+  if (s_.pp == 1) return 0;
+  const std::array<int, 4> a = {0, 0, 0, 0};
+  const std::array<int, 4> b = {0, 0, 0, 1};
+  const int ra = RankOf(s_, a), rb = RankOf(s_, b);
+  double t = c_.P2pTime(act_bytes_, ra, rb);
+  if (s_.scatter_gather && s_.tp > 1) {
+    // Each TP rank sends 1/tp over its own NIC, the receivers all-gather on NVLink.
+    const double sg = c_.P2pTime(act_bytes_ / s_.tp, ra, rb) +
+                      Comm(CommKind::kAllGather, act_bytes_, tp_group_);
+    t = std::min(t, sg);
+  }
+  return t;
+}
+
+StatusOr<TrainSimResult> Lowering::Run() {
+  const int pp = s_.pp, vpp = s_.vpp;
+  const int64_t m = s_.micro_batches();
+  std::vector<std::vector<ChunkCost>> chunks(pp);
+  for (int st = 0; st < pp; ++st) {
+    for (int c = 0; c < vpp; ++c) chunks[st].push_back(Chunk(st, c));
+  }
+  const double p2p_s = P2p();
+  const bool trace = o_.want_trace;
+
+  TaskGraph g;
+  struct StageRes {
+    ResourceId compute, send_fwd, send_bwd, dp;
+  };
+  std::vector<StageRes> res(pp);
+  for (int st = 0; st < pp; ++st) {
+    res[st].compute = g.AddResource("compute", st);
+    res[st].send_fwd = g.AddResource("pp send fwd", st);
+    res[st].send_bwd = g.AddResource("pp send bwd", st);
+    res[st].dp = g.AddResource("dp comm", st);
+  }
+  // (first, last) task of each pass: index [stage][fwd][chunk * m + mb].
+  std::vector<std::vector<std::vector<std::pair<TaskId, TaskId>>>> pass(
+      pp, std::vector<std::vector<std::pair<TaskId, TaskId>>>(
+              2, std::vector<std::pair<TaskId, TaskId>>(static_cast<size_t>(vpp * m))));
+  std::vector<std::vector<PipeStep>> sched(pp);
+  std::vector<std::vector<std::vector<TaskId>>> last_layers(pp);  // [stage][chunk] -> tasks
+  std::vector<TaskId> last_compute(pp);
+  auto name = [&](const char* what, int c, int64_t mb) {
+    return trace ? std::string(what) + " mb" + std::to_string(mb) + " c" + std::to_string(c)
+                 : std::string();
+  };
+  for (int st = 0; st < pp; ++st) {
+    sched[st] = StageSchedule(s_.schedule, pp, vpp, m, st);
+    last_layers[st].resize(vpp);
+    for (const PipeStep& ps : sched[st]) {
+      const ChunkCost& cc = chunks[st][ps.chunk];
+      const size_t idx = static_cast<size_t>(ps.chunk * m + ps.micro_batch);
+      if (ps.forward) {
+        const TaskId t = g.AddTask(res[st].compute, cc.sum.fwd_s(), kFwd,
+                                   name("fwd", ps.chunk, ps.micro_batch));
+        pass[st][1][idx] = {t, t};
+      } else if (ps.micro_batch == m - 1 && s_.dp > 1) {
+        // The last backward of a chunk: one task per layer, so DP buckets can start early.
+        TaskId first = -1, last = -1;
+        for (size_t l = 0; l < cc.layer_bwd_s.size(); ++l) {
+          last = g.AddTask(res[st].compute, cc.layer_bwd_s[l], kBwd,
+                           trace ? name("bwd", ps.chunk, ps.micro_batch) + " L" + std::to_string(l)
+                                 : std::string());
+          if (first < 0) first = last;
+          last_layers[st][ps.chunk].push_back(last);
+        }
+        pass[st][0][idx] = {first, last};
+      } else {
+        const TaskId t = g.AddTask(res[st].compute, cc.sum.bwd_s(), kBwd,
+                                   name("bwd", ps.chunk, ps.micro_batch));
+        pass[st][0][idx] = {t, t};
+      }
+    }
+    last_compute[st] = g.tasks().empty() ? 0 : static_cast<TaskId>(g.tasks().size() - 1);
+  }
+  // Pipeline messages, added in each stage's execution order.
+  const int nv = pp * vpp;
+  for (int st = 0; st < pp; ++st) {
+    for (const PipeStep& ps : sched[st]) {
+      const int v = ps.chunk * pp + st;
+      const size_t idx = static_cast<size_t>(ps.chunk * m + ps.micro_batch);
+      if (ps.forward && v + 1 < nv) {
+        const int ns = (v + 1) % pp, nc = (v + 1) / pp;
+        const TaskId send = g.AddTask(res[st].send_fwd, p2p_s, kP2p,
+                                      name("send act", ps.chunk, ps.micro_batch));
+        g.AddDep(pass[st][1][idx].second, send);
+        g.AddDep(send, pass[ns][1][static_cast<size_t>(nc * m + ps.micro_batch)].first);
+      } else if (!ps.forward && v > 0) {
+        const int ns = (v - 1) % pp, nc = (v - 1) / pp;
+        const TaskId send = g.AddTask(res[st].send_bwd, p2p_s, kP2p,
+                                      name("send grad", ps.chunk, ps.micro_batch));
+        g.AddDep(pass[st][0][idx].second, send);
+        g.AddDep(send, pass[ns][0][static_cast<size_t>(nc * m + ps.micro_batch)].first);
+      }
+    }
+  }
+  // DP gradient buckets, optimizer, ZeRO weight all-gather.
+  const CommKind grad_kind = s_.zero >= 1 ? CommKind::kReduceScatter : CommKind::kAllReduce;
+  std::vector<TaskId> opt_task(pp);
+  TimeBreakdown bd;
+  for (int st = 0; st < pp; ++st) {
+    std::vector<TaskId> dp_tasks;
+    double stage_params = 0;
+    if (s_.dp > 1) {
+      // Chunks finish their last backward in reverse chunk order.
+      for (int c = vpp - 1; c >= 0; --c) {
+        const ChunkCost& cc = chunks[st][c];
+        double acc = 0;
+        for (size_t l = 0; l < cc.layer_params.size(); ++l) {
+          acc += cc.layer_params[l];
+          stage_params += cc.layer_params[l];
+          if (acc >= o_.dp_bucket_params || l + 1 == cc.layer_params.size()) {
+            const TaskId t = g.AddTask(res[st].dp, Comm(grad_kind, acc * 2.0, dp_group_), kDp,
+                                       trace ? "grad bucket c" + std::to_string(c) : "");
+            g.AddDep(s_.overlap_dp ? last_layers[st][c][l] : last_compute[st], t);
+            dp_tasks.push_back(t);
+            acc = 0;
+          }
+        }
+      }
+    } else {
+      for (const ChunkCost& cc : chunks[st]) stage_params += cc.sum.params;
+    }
+    const double opt_params = stage_params / (s_.zero >= 1 ? s_.dp : 1);
+    Op adam;
+    adam.name = "adam";
+    adam.kind = OpKind::kElementwise;
+    adam.bytes = 32.0 * opt_params;
+    const double opt_s = c_.OpsTime({adam});
+    opt_task[st] = g.AddTask(res[st].compute, opt_s, kOpt, trace ? "optimizer" : "");
+    for (TaskId t : dp_tasks) g.AddDep(t, opt_task[st]);
+    if (s_.zero >= 1 && s_.dp > 1) {
+      const TaskId ag = g.AddTask(res[st].dp, Comm(CommKind::kAllGather, stage_params * 2.0,
+                                                   dp_group_),
+                                  kDp, trace ? "param all-gather" : "");
+      g.AddDep(opt_task[st], ag);
+    }
+    if (st == 0) bd.optimizer_s = opt_s;
+  }
+
+  NDT_ASSIGN_OR_RETURN(Timeline tl, RunTaskGraph(g));
+  TrainSimResult r;
+  r.step_time_s = tl.makespan_s;
+  r.tasks = static_cast<int64_t>(g.tasks().size());
+  r.events = tl.events;
+  // Breakdown of stage 0.
+  const double mm = static_cast<double>(m);
+  double busy = 0;
+  double last_bwd_end = 0;
+  for (int c = 0; c < vpp; ++c) {
+    const LayerCost& a = chunks[0][c].sum;
+    bd.compute_s += mm * (a.fwd_compute_s + a.bwd_compute_s);
+    bd.tp_comm_s += mm * (a.fwd_tp_s + a.bwd_tp_s);
+    bd.ep_comm_s += mm * (a.fwd_ep_s + a.bwd_ep_s);
+    bd.cp_comm_s += mm * (a.fwd_cp_s + a.bwd_cp_s);
+    busy += mm * (a.fwd_s() + a.bwd_s());
+  }
+  last_bwd_end = tl.spans[opt_task[0]].start_s;
+  double compute_end = 0;
+  for (TaskId t : g.queue(res[0].compute)) {
+    if (g.tasks()[t].tag == kBwd) compute_end = std::max(compute_end, tl.spans[t].end_s);
+  }
+  bd.dp_comm_s = std::max(0.0, last_bwd_end - compute_end) +
+                 std::max(0.0, r.step_time_s - tl.spans[opt_task[0]].end_s);
+  bd.pp_bubble_s = std::max(0.0, r.step_time_s - busy - bd.optimizer_s - bd.dp_comm_s);
+  r.breakdown = bd;
+  // FLOPs: every GPU of a stage does the same work.
+  double stage_flop = 0;
+  for (int st = 0; st < pp; ++st) {
+    for (const ChunkCost& cc : chunks[st]) stage_flop += mm * (cc.sum.fwd_flop + cc.sum.bwd_flop);
+  }
+  r.hardware_flop = stage_flop * s_.tp * s_.cp * s_.dp;
+  r.model_flop = TrainingFlopsPerToken(m_, m_.seq_len, false) * static_cast<double>(s_.gbs) *
+                 static_cast<double>(m_.seq_len);
+  if (trace) {
+    r.stream_names = {"compute", "pp send fwd", "pp send bwd", "dp comm"};
+    static const char* kCat[] = {"forward", "backward", "pp", "dp", "optimizer"};
+    r.spans.reserve(g.tasks().size());
+    for (TaskId t = 0; t < static_cast<TaskId>(g.tasks().size()); ++t) {
+      const Task& task = g.tasks()[t];
+      const Span& sp = tl.spans[t];
+      r.spans.push_back({g.resources()[task.resource].track, task.resource % 4, task.name,
+                         kCat[task.tag], sp.start_s, sp.end_s - sp.start_s});
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+StatusOr<TrainSimResult> SimulateTrainingStep(const TransformerSpec& model, const Strategy& s,
+                                              const TrainCosts& costs,
+                                              const TrainSimOptions& opt) {
+  Lowering low(model, s, costs, opt);
+  return low.Run();
+}
+
+}  // namespace ndt

@@ -1,0 +1,74 @@
+// File: parallel/train_sim.h
+// One training iteration: lowers (model, resolved strategy) to a task graph of ONE pipeline
+// (pp stages, each with a compute stream, forward/backward p2p streams and a DP stream) and runs
+// it on the sim/ engine. Symmetry: DP replicas, TP and CP ranks of a stage are identical, so each
+// is simulated once and every collective is priced for its whole group (TrainCosts).
+// Per (stage, chunk) pass: layer operators (compute/) + Megatron TP communication (2 all-reduces
+// per layer per pass, or with SP 2 all-gathers + 2 reduce-scatters) + EP all-to-all (dispatch
+// and combine per MoE layer) + CP ring K/V exchange exposed beyond the attention it overlaps;
+// recompute adds the forward (full) or the attention core (selective) to the backward. PP
+// activations travel on p2p streams (scatter/gather over the TP ranks' NICs across VMs). DP
+// gradients are reduced per layer bucket as the last micro-batch's backward produces them
+// (all-reduce; ZeRO >= 1: reduce-scatter, then all-gather of the updated weights), then the
+// Adam step (memory-bound, 32 B/param moved). Seconds and FLOPs.
+#ifndef NDTWIN_PARALLEL_TRAIN_SIM_H_
+#define NDTWIN_PARALLEL_TRAIN_SIM_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "model/transformer.h"
+#include "parallel/costs.h"
+#include "parallel/strategy.h"
+
+namespace ndt {
+
+struct TimeBreakdown {
+  // Of pipeline stage 0's step, summing to step_time_s.
+  double compute_s = 0;      // forward + backward + recompute kernels
+  double tp_comm_s = 0;      // exposed tensor-parallel communication
+  double cp_comm_s = 0;      // exposed context-parallel communication
+  double ep_comm_s = 0;      // exposed expert-parallel all-to-all
+  double pp_bubble_s = 0;    // idle waiting on other stages (incl. p2p)
+  double dp_comm_s = 0;      // exposed data-parallel gradient reduction / weight gather
+  double optimizer_s = 0;
+};
+
+// One span of the simulated timeline (for a Chrome trace; report/trace.h renders it).
+struct StepSpan {
+  int stage = 0;
+  int stream = 0;          // index into TrainSimResult::stream_names
+  std::string name;        // "fwd mb3 c1"
+  std::string category;    // "forward", "backward", "pp", "dp", "optimizer"
+  double start_s = 0;
+  double dur_s = 0;
+};
+
+struct TrainSimResult {
+  double step_time_s = 0;
+  double model_flop = 0;     // per iteration, all GPUs, no recompute (6N + attention)
+  double hardware_flop = 0;  // per iteration, all GPUs, as executed (with recompute)
+  TimeBreakdown breakdown;
+  int64_t tasks = 0;
+  int64_t events = 0;
+  // Filled when asked (TrainSimOptions::want_trace): streams of every stage, then spans.
+  std::vector<std::string> stream_names;  // "compute", "pp send fwd", "pp send bwd", "dp comm"
+  std::vector<StepSpan> spans;
+};
+
+struct TrainSimOptions {
+  bool want_trace = false;
+  // Megatron DDP bucket size in parameters (default 40M).
+  double dp_bucket_params = 40e6;
+};
+
+// REQUIRES: s resolved by ResolveStrategy for `model`.
+StatusOr<TrainSimResult> SimulateTrainingStep(const TransformerSpec& model, const Strategy& s,
+                                              const TrainCosts& costs,
+                                              const TrainSimOptions& opt);
+
+}  // namespace ndt
+
+#endif  // NDTWIN_PARALLEL_TRAIN_SIM_H_

@@ -1,0 +1,248 @@
+#include "parallel/train_sim.h"
+
+#include <gtest/gtest.h>
+
+#include "parallel/memory.h"
+#include "parallel/schedule.h"
+
+namespace ndt {
+namespace {
+
+// Closed-form costs: 100 TFLOP/s, 1 TB/s HBM; ring collectives at `bus_Bps` bus bandwidth;
+// p2p at `p2p_Bps`. Zero bandwidth cost when bus_Bps is infinite.
+class FakeCosts : public TrainCosts {
+ public:
+  explicit FakeCosts(double bus_Bps = 100e9, double p2p_Bps = 25e9)
+      : bus_Bps_(bus_Bps), p2p_Bps_(p2p_Bps) {}
+  double OpsTime(const std::vector<Op>& ops) const override {
+    double t = 0;
+    for (const Op& op : ops) t += std::max(op.flop / 100e12, op.bytes / 1e12);
+    return t;
+  }
+  double CommTime(CommKind k, double bytes, std::span<const int> g) const override {
+    const double n = static_cast<double>(g.size());
+    const double f = k == CommKind::kAllReduce ? 2 * (n - 1) / n : (n - 1) / n;
+    return f * bytes / bus_Bps_;
+  }
+  double P2pTime(double bytes, int, int) const override { return bytes / p2p_Bps_; }
+  double PeakFlops() const override { return 100e12; }
+
+ private:
+  double bus_Bps_, p2p_Bps_;
+};
+
+TransformerSpec SmallGpt(int64_t vocab = 51200) {
+  InlineModelArgs a;
+  a.layers = 8;
+  a.hidden = 1024;
+  a.heads = 16;
+  a.seq = 1024;
+  a.vocab = vocab;
+  return BuildInlineModel(a).value();
+}
+
+Strategy Resolve(const TransformerSpec& m, Strategy s, int gpus) {
+  std::vector<std::string> w;
+  Status st = ResolveStrategy(m, gpus, 8, &s, &w);
+  EXPECT_TRUE(st.ok()) << st.message();
+  return s;
+}
+
+TEST(Schedule, OneFOneBHasWarmupThenAlternates) {
+  // pp 4, stage 0: 3 warm-up forwards, then F3 B0 ... ; every pass appears once.
+  auto st = StageSchedule(PipeSchedule::kOneFOneB, 4, 1, 8, 0);
+  ASSERT_EQ(st.size(), 16u);
+  EXPECT_TRUE(st[0].forward && st[1].forward && st[2].forward && st[3].forward);
+  EXPECT_FALSE(st[4].forward);
+  EXPECT_EQ(st[4].micro_batch, 0);
+  auto last = StageSchedule(PipeSchedule::kOneFOneB, 4, 1, 8, 3);
+  EXPECT_TRUE(last[0].forward);
+  EXPECT_FALSE(last[1].forward);  // last stage: no warm-up
+}
+
+TEST(Schedule, InterleavedVisitsEveryChunkMicroBatchOnce) {
+  auto st = StageSchedule(PipeSchedule::kInterleaved, 4, 2, 8, 1);
+  std::vector<int> seen(2 * 2 * 8, 0);
+  for (const PipeStep& p : st) ++seen[(p.forward ? 0 : 16) + p.chunk * 8 + p.micro_batch];
+  for (int v : seen) EXPECT_EQ(v, 1);
+}
+
+TEST(TrainSim, OneGpuHasNoCommunication) {
+  TransformerSpec m = SmallGpt();
+  Strategy s;
+  s.gbs = 4;
+  s = Resolve(m, s, 1);
+  FakeCosts costs;
+  auto r = SimulateTrainingStep(m, s, costs, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const TimeBreakdown& b = r->breakdown;
+  EXPECT_EQ(b.tp_comm_s + b.dp_comm_s + b.ep_comm_s + b.cp_comm_s, 0);
+  EXPECT_NEAR(b.pp_bubble_s, 0, 1e-12 * r->step_time_s);
+  EXPECT_NEAR(r->step_time_s, b.compute_s + b.optimizer_s, 1e-9 * r->step_time_s);
+}
+
+TEST(TrainSim, DataParallelWithFreeCommKeepsPerGpuFlops) {
+  // Same per-GPU work (gbs grows with dp) and free communication: FLOP/s per GPU is equal.
+  TransformerSpec m = SmallGpt();
+  FakeCosts free_comm(1e30, 1e30);
+  Strategy s1;
+  s1.gbs = 4;
+  s1 = Resolve(m, s1, 1);
+  Strategy s8;
+  s8.gbs = 32;
+  s8 = Resolve(m, s8, 8);
+  auto r1 = SimulateTrainingStep(m, s1, free_comm, {});
+  auto r8 = SimulateTrainingStep(m, s8, free_comm, {});
+  ASSERT_TRUE(r1.ok() && r8.ok());
+  const double f1 = r1->model_flop / r1->step_time_s / 1;
+  const double f8 = r8->model_flop / r8->step_time_s / 8;
+  EXPECT_GE(f8, f1 * (1 - 1e-9));
+}
+
+TEST(TrainSim, CommunicationCostOnlyAddsTime) {
+  TransformerSpec m = SmallGpt();
+  Strategy s;
+  s.gbs = 16;
+  s.tp = 2;
+  s.pp = 2;
+  s = Resolve(m, s, 8);
+  auto fast = SimulateTrainingStep(m, s, FakeCosts(1e30, 1e30), {});
+  auto slow = SimulateTrainingStep(m, s, FakeCosts(10e9, 10e9), {});
+  ASSERT_TRUE(fast.ok() && slow.ok());
+  EXPECT_GT(slow->step_time_s, fast->step_time_s);
+  EXPECT_GT(slow->breakdown.tp_comm_s, 0);
+}
+
+TEST(TrainSim, PipelineBubbleMatchesTheOneFOneBFormula) {
+  // With free communication and uniform stages, 1F1B takes (m + pp - 1) * (tf + tb) per stage
+  // (Narayanan et al. SC21 §2.2.1); the bubble fraction is (pp - 1) / m of the ideal time.
+  // A tiny vocabulary keeps the embedding and LM head from unbalancing the stages.
+  TransformerSpec m = SmallGpt(/*vocab=*/256);
+  Strategy s;
+  s.gbs = 8;
+  s.pp = 4;
+  s = Resolve(m, s, 4);
+  auto r = SimulateTrainingStep(m, s, FakeCosts(1e30, 1e30), {});
+  ASSERT_TRUE(r.ok());
+  const double ideal = r->breakdown.compute_s;
+  EXPECT_GT(r->breakdown.pp_bubble_s, 0.9 * ideal * 3 / 8);
+  // Upper bound looser: the slowest stage (embedding, loss) sets the pace, not stage 0.
+  EXPECT_LT(r->breakdown.pp_bubble_s, 1.2 * ideal * 3 / 8);
+}
+
+TEST(TrainSim, InterleavingShrinksTheBubble) {
+  TransformerSpec m = SmallGpt();
+  Strategy a;
+  a.gbs = 8;
+  a.pp = 4;
+  Strategy b = a;
+  b.vpp = 2;
+  a = Resolve(m, a, 4);
+  b = Resolve(m, b, 4);
+  FakeCosts costs(1e30, 1e30);
+  auto ra = SimulateTrainingStep(m, a, costs, {});
+  auto rb = SimulateTrainingStep(m, b, costs, {});
+  ASSERT_TRUE(ra.ok() && rb.ok());
+  EXPECT_LT(rb->step_time_s, ra->step_time_s);
+}
+
+TEST(TrainSim, TimelineHasSpansOnEveryStageWithinTheStep) {
+  TransformerSpec m = SmallGpt();
+  Strategy s;
+  s.gbs = 8;
+  s.pp = 2;
+  s = Resolve(m, s, 4);
+  TrainSimOptions o;
+  o.want_trace = true;
+  auto r = SimulateTrainingStep(m, s, FakeCosts(), o);
+  ASSERT_TRUE(r.ok());
+  // 2 stages x (compute, send fwd, send bwd, dp) streams; one span per task, inside the step.
+  EXPECT_EQ(r->stream_names.size(), 4u);
+  EXPECT_EQ(static_cast<int64_t>(r->spans.size()), r->tasks);
+  for (const StepSpan& sp : r->spans) {
+    EXPECT_GE(sp.stage, 0);
+    EXPECT_LT(sp.stage, 2);
+    EXPECT_LE(sp.start_s + sp.dur_s, r->step_time_s * (1 + 1e-12));
+  }
+}
+
+TEST(Memory, OptimizerStatesFollowTheZeroStage) {
+  // 16 B/param split 2 (weights) + 2 (grads) + 12 (optimizer); ZeRO-1 divides the 12 by dp.
+  TransformerSpec m = SmallGpt();
+  Strategy s;
+  s.gbs = 8;
+  s = Resolve(m, s, 8);
+  MemoryBreakdown z0 = EstimateMemory(m, s);
+  const double p = CountParams(m).total;
+  EXPECT_NEAR(z0.params_per_gpu, p, 1e-6 * p);
+  EXPECT_NEAR(z0.weights_bytes, 2 * p, 1e-6 * p);
+  EXPECT_NEAR(z0.optimizer_bytes, 12 * p, 1e-6 * p);
+  s.zero = 1;
+  MemoryBreakdown z1 = EstimateMemory(m, s);
+  EXPECT_NEAR(z1.optimizer_bytes, 12 * p / 8, 1e-6 * p);
+  EXPECT_NEAR(z1.gradients_bytes, 2 * p, 1e-6 * p);
+  s.zero = 3;
+  MemoryBreakdown z3 = EstimateMemory(m, s);
+  EXPECT_NEAR(z3.weights_bytes, 2 * p / 8, 1e-6 * p);
+}
+
+TEST(Memory, FullRecomputeKeepsOnlyLayerInputs) {
+  // GPT, no TP: full recompute stores 2sbh per layer (Korthikanti Table 2) for L layers, plus one
+  // layer's full set sbh(34 + 5as/h) as the recompute working set, plus fp32 logits 8 s b V.
+  TransformerSpec m = SmallGpt();
+  Strategy s;
+  s.gbs = 1;
+  s.recompute = Recompute::kFull;
+  s = Resolve(m, s, 1);
+  MemoryBreakdown b = EstimateMemory(m, s);
+  const double sbh = 1024.0 * 1 * 1024;
+  const double full_layer = sbh * (34 + 5.0 * 16 * 1024 / 1024);
+  const double logits = 8.0 * 1024 * 51200;
+  EXPECT_NEAR(b.activations_bytes, 8 * 2 * sbh + full_layer + logits, 1e-6 * b.activations_bytes);
+}
+
+TEST(Memory, DoesNotFitNamesTheLargestPart) {
+  TransformerSpec m = SmallGpt();
+  Strategy s;
+  s.gbs = 1;
+  s = Resolve(m, s, 1);
+  MemoryBreakdown b = EstimateMemory(m, s);
+  Status st = CheckFits(b, 1e9, s);
+  EXPECT_EQ(st.code(), StatusCode::kInfeasible);
+  EXPECT_NE(st.message().find("does not fit"), std::string::npos);
+}
+
+TEST(Strategy, DivisibilityErrorsAreOneLine) {
+  TransformerSpec m = SmallGpt();
+  std::vector<std::string> w;
+  Strategy s;
+  s.gbs = 8;
+  s.tp = 3;
+  Status st = ResolveStrategy(m, 3, 8, &s, &w);
+  EXPECT_EQ(st.code(), StatusCode::kInfeasible);
+  EXPECT_NE(st.message().find("heads"), std::string::npos);
+  Strategy p;
+  p.gbs = 8;
+  p.pp = 3;
+  EXPECT_EQ(ResolveStrategy(m, 3, 8, &p, &w).code(), StatusCode::kInfeasible);
+  Strategy d;
+  d.gbs = 7;
+  EXPECT_EQ(ResolveStrategy(m, 2, 8, &d, &w).code(), StatusCode::kInfeasible);
+}
+
+TEST(Strategy, MegatronRankOrderPutsTpFastest) {
+  Strategy s;
+  s.tp = 2;
+  s.pp = 2;
+  s.dp = 2;
+  // coord {tp, cp, dp, pp}: rank = tp + 2 * dp + 4 * pp.
+  EXPECT_EQ(RankOf(s, {1, 0, 1, 1}), 1 + 2 + 4);
+  EXPECT_EQ(GroupRanks(s, Axis::kDp, {0, 0, 0, 0}), (std::vector<int>{0, 2}));
+  auto order = ParseOrder("pp,dp,cp,tp");
+  ASSERT_TRUE(order.ok());
+  s.order = *order;
+  EXPECT_EQ(RankOf(s, {1, 0, 0, 0}), 4);  // tp now slowest: stride pp*dp*cp = 4
+}
+
+}  // namespace
+}  // namespace ndt
