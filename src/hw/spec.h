@@ -93,6 +93,8 @@ struct PriceSpec {
   std::optional<double> spot_usd_per_hour;
   std::string region;
   std::string source;
+  std::string os;    // "Linux"
+  std::string note;  // caveats of the source row, "" if none
 };
 
 // One disagreement between sources, and what the catalog keeps.
@@ -144,9 +146,14 @@ struct SkuSpec {
   std::vector<std::string> supported_os;  // OS and kernel versions
 
   std::optional<PriceSpec> price;
+  std::vector<PriceSpec> other_prices;  // other regions, in file order
+  std::string price_note;               // why there is no price, when there is none
   std::vector<std::string> sources;
   std::vector<Conflict> conflicts;
   std::vector<std::string> notes;
+
+  std::map<std::string, std::string> field_sources;  // field -> source, as for GpuSpec
+  std::string file;                                  // the YAML file it was loaded from
 };
 
 }  // namespace ndt
