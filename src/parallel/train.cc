@@ -1,0 +1,97 @@
+// File: parallel/train.cc
+// Strategy completion, memory check and throughput metrics around SimulateTrainingStep.
+#include "parallel/train.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ndt {
+namespace {
+
+struct Candidate {
+  Strategy s;
+  MemoryBreakdown mem;
+};
+
+}  // namespace
+
+StatusOr<TrainReport> RunTraining(const TrainJob& job, const TrainCosts& costs) {
+  const TransformerSpec& m = job.model;
+  // Candidate values for what was left out.
+  std::vector<int64_t> mbs_list = {job.strategy.mbs};
+  if (!job.mbs_given) mbs_list = {1, 2, 4, 8, 16};
+  std::vector<int> vpp_list = {job.strategy.vpp};
+  if (!job.vpp_given) {
+    vpp_list.clear();
+    const int64_t per_stage = m.layers / std::max(1, job.strategy.pp);
+    for (int v = 1; v <= per_stage && v <= 16 && job.strategy.pp > 1; ++v) {
+      if (m.layers % (static_cast<int64_t>(job.strategy.pp) * v) == 0) vpp_list.push_back(v);
+    }
+    if (vpp_list.empty()) vpp_list = {1};
+  }
+  Status first_error;
+  Status first_memory_error;
+  std::optional<Candidate> best;
+  std::optional<TrainSimResult> best_sim;
+  std::vector<std::string> warnings;
+  for (int v : vpp_list) {
+    for (int64_t b : mbs_list) {
+      Strategy s = job.strategy;
+      s.mbs = b;
+      s.vpp = v;
+      std::vector<std::string> w;
+      Status st = ResolveStrategy(m, job.num_gpus, job.nvlink_domain_gpus, &s, &w);
+      if (!st.ok()) {
+        if (first_error.ok()) first_error = st;
+        continue;
+      }
+      MemoryBreakdown mem = EstimateMemory(m, s);
+      st = CheckFits(mem, job.gpu_memory_bytes, s);
+      if (!st.ok()) {
+        if (first_memory_error.ok()) first_memory_error = st;
+        continue;
+      }
+      TrainSimOptions o;
+      NDT_ASSIGN_OR_RETURN(TrainSimResult r, SimulateTrainingStep(m, s, costs, o));
+      if (!best_sim || r.step_time_s < best_sim->step_time_s) {
+        best = Candidate{s, mem};
+        best_sim = std::move(r);
+        warnings = w;
+      }
+    }
+  }
+  if (!best) {
+    if (!first_memory_error.ok()) return first_memory_error;
+    return first_error;
+  }
+  TrainReport rep;
+  rep.strategy = best->s;
+  rep.memory = best->mem;
+  rep.warnings = warnings;
+  if (!job.mbs_given) rep.chosen.push_back("mbs " + std::to_string(best->s.mbs));
+  if (!job.vpp_given) rep.chosen.push_back("vpp " + std::to_string(best->s.vpp));
+  if (job.want_trace) {
+    TrainSimOptions o;
+    o.want_trace = true;
+    NDT_ASSIGN_OR_RETURN(rep.sim, SimulateTrainingStep(m, best->s, costs, o));
+  } else {
+    rep.sim = std::move(*best_sim);
+  }
+  const double t = rep.sim.step_time_s;
+  const double tokens = static_cast<double>(best->s.gbs) * static_cast<double>(m.seq_len);
+  rep.tokens_per_s = tokens / t;
+  rep.peak_flops = costs.PeakFlops();
+  rep.model_tflops_per_gpu = rep.sim.model_flop / t / job.num_gpus / 1e12;
+  rep.hardware_tflops_per_gpu = rep.sim.hardware_flop / t / job.num_gpus / 1e12;
+  rep.mfu = rep.peak_flops > 0 ? rep.model_tflops_per_gpu * 1e12 / rep.peak_flops : 0;
+  if (job.tokens > 0) {
+    rep.time_to_train_s = job.tokens / rep.tokens_per_s;
+    const double vms = static_cast<double>(job.num_gpus) / std::max(1, job.gpus_per_vm);
+    rep.cost_usd = rep.time_to_train_s / 3600.0 * vms * job.vm_usd_per_hour;
+  }
+  return rep;
+}
+
+}  // namespace ndt

@@ -1,0 +1,57 @@
+// File: parallel/train.h
+// The training question end to end, on given costs: resolve the strategy (choosing the
+// micro-batch size and VPP when left out: the fastest feasible of a small candidate set, ties to
+// the smaller value), check memory, simulate one iteration (train_sim.h) and derive throughput:
+// tokens/s, model TFLOP/s per GPU and MFU (model FLOPs without recompute, Korthikanti/PaLM, vs
+// the GPU's dense peak for the precision), hardware TFLOP/s (as executed, with recompute), and
+// for a token budget the time to train and its cost at the VM's hourly price.
+#ifndef NDTWIN_PARALLEL_TRAIN_H_
+#define NDTWIN_PARALLEL_TRAIN_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "model/transformer.h"
+#include "parallel/costs.h"
+#include "parallel/memory.h"
+#include "parallel/strategy.h"
+#include "parallel/train_sim.h"
+
+namespace ndt {
+
+struct TrainJob {
+  TransformerSpec model;
+  Strategy strategy;          // mbs and vpp are overridden when not given
+  bool mbs_given = true;
+  bool vpp_given = true;
+  int num_gpus = 1;
+  int nvlink_domain_gpus = 8;
+  double gpu_memory_bytes = 0;
+  int gpus_per_vm = 8;
+  double vm_usd_per_hour = 0;  // 0: no price known
+  double tokens = 0;           // 0: no time-to-train
+  bool want_trace = false;
+};
+
+struct TrainReport {
+  Strategy strategy;  // resolved, with chosen values
+  std::vector<std::string> chosen;  // "mbs 2", "vpp 4": what was chosen
+  std::vector<std::string> warnings;
+  MemoryBreakdown memory;
+  TrainSimResult sim;
+  double tokens_per_s = 0;
+  double model_tflops_per_gpu = 0;     // 1e12 FLOP/s
+  double hardware_tflops_per_gpu = 0;
+  double mfu = 0;                      // fraction
+  double peak_flops = 0;
+  double time_to_train_s = 0;          // for job.tokens
+  double cost_usd = 0;                 // for job.tokens at job.vm_usd_per_hour
+};
+
+StatusOr<TrainReport> RunTraining(const TrainJob& job, const TrainCosts& costs);
+
+}  // namespace ndt
+
+#endif  // NDTWIN_PARALLEL_TRAIN_H_
