@@ -24,24 +24,34 @@
 
 namespace ndt {
 
-// Fitted per-architecture parameters.
+// GEMM fit for one precision: sustained fraction of the dense peak, a fixed per-kernel cost and
+// a per-wave cost (prologue/epilogue of each wave of CTAs).
+struct GemmFit {
+  double fraction = 0.8;
+  double launch_s = 0;
+  double wave_overhead_s = 0;
+};
+
+// Fitted per-architecture parameters (data/calibration/compute.yaml).
 struct ArchCalibration {
-  std::string arch;               // "ampere", "hopper", "blackwell", ...
-  std::string fallback;           // for an arch without its own fit: the arch whose fit it uses
-  int tile_m = 128, tile_n = 128; // CTA output tile of the GEMM kernels
-  double gemm_fraction = 0.8;     // sustained fraction of dense peak on large GEMMs
-  double gemm_ramp_flop = 0;      // per-wave fixed cost expressed in FLOP-equivalents of peak:
-                                  // eff *= work / (work + ramp) with work = flop per wave
-  double attention_fraction = 0.5;  // FlashAttention forward fraction of dense fp16/bf16 peak
-  double hbm_fraction = 0.9;      // achievable fraction of memory_Bps (STREAM)
-  double launch_s = 4e-6;         // per-kernel launch + tail overhead
+  std::string arch;                 // "ampere", "hopper", "blackwell", ... or "default"
+  std::string fallback;             // non-empty: this arch uses that arch's fit (resolved on load)
+  int tile_m = 128, tile_n = 128;   // CTA output tile of the GEMM kernels
+  int sms_if_unknown = 0;           // SM count when the catalog has none (0: no wave model)
+  std::map<Precision, GemmFit> gemm;  // by precision; others use GemmFor's preference order
+  double attention_fraction = 0.5;  // FlashAttention forward fraction of the 16-bit dense peak
+  double hbm_fraction = 0.85;       // achievable fraction of memory_Bps (STREAM)
+  double kernel_overhead_s = 3e-6;  // fixed cost of a non-GEMM kernel
+  std::string how;                  // how it was fitted
+
+  // The fit for p; else the 16-bit fit, else fp8, else fp4 (NDT_CHECK: at least one exists).
+  const GemmFit& GemmFor(Precision p) const;
 };
 
 struct ComputeCalibration {
-  std::map<std::string, ArchCalibration> archs;  // by arch name
+  std::map<std::string, ArchCalibration> archs;  // by arch name; fallbacks already resolved
   std::string source;  // file it was loaded from
-  // Calibration for a GPU's arch, following `fallback`; NDT_CHECKs that one exists (the
-  // loader guarantees a "default" entry).
+  // Calibration for a GPU's arch, or the "default" entry (the loader requires one).
   const ArchCalibration& For(const std::string& arch) const;
 };
 

@@ -1,0 +1,132 @@
+// File: compute/calibration.cc
+// Strict loader of data/calibration/compute.yaml (fitted on microbench.csv; see the file's
+// `how:` and src/compute/fit_compute.py) and the lookups ArchCalibration::GemmFor and
+// ComputeCalibration::For.
+#include <string>
+#include <vector>
+
+#include "compute/compute.h"
+#include "core/yaml.h"
+
+namespace ndt {
+
+const GemmFit& ArchCalibration::GemmFor(Precision p) const {
+  auto it = gemm.find(p);
+  if (it != gemm.end()) return it->second;
+  for (Precision q : {Precision::kFp16, Precision::kBf16, Precision::kFp8, Precision::kFp4}) {
+    it = gemm.find(q);
+    if (it != gemm.end()) return it->second;
+  }
+  NDT_CHECK(!gemm.empty(), "calibration for '" + arch + "' has no GEMM fit");
+  return gemm.begin()->second;
+}
+
+const ArchCalibration& ComputeCalibration::For(const std::string& arch) const {
+  auto it = archs.find(arch);
+  if (it != archs.end()) return it->second;
+  it = archs.find("default");
+  NDT_CHECK(it != archs.end(), "compute calibration has no 'default' entry");
+  return it->second;
+}
+
+namespace {
+
+StatusOr<ArchCalibration> ParseArch(const YamlMap& y) {
+  ArchCalibration a;
+  NDT_ASSIGN_OR_RETURN(a.arch, y.String("arch"));
+  NDT_ASSIGN_OR_RETURN(a.how, y.String("how"));
+  NDT_ASSIGN_OR_RETURN(std::optional<std::string> fb, y.OptionalString("fallback"));
+  if (fb) {
+    a.fallback = *fb;
+    NDT_RETURN_IF_ERROR(y.Finish());
+    return a;
+  }
+  NDT_ASSIGN_OR_RETURN(std::vector<int64_t> tile, y.IntList("tile"));
+  if (tile.size() != 2 || tile[0] <= 0 || tile[1] <= 0) {
+    return y.Error("tile", "must be [tile_m, tile_n] with positive sizes, e.g. [128, 256]");
+  }
+  a.tile_m = static_cast<int>(tile[0]);
+  a.tile_n = static_cast<int>(tile[1]);
+  NDT_ASSIGN_OR_RETURN(std::optional<int64_t> sms, y.OptionalInt("sms_if_unknown"));
+  a.sms_if_unknown = static_cast<int>(sms.value_or(0));
+  NDT_ASSIGN_OR_RETURN(YamlMap g, y.Map("gemm"));
+  for (const std::string& key : g.Keys()) {
+    Precision p;
+    if (!ParsePrecision(key, &p)) return g.Error(key, "not a precision (fp16, bf16, fp8, fp4)");
+    NDT_ASSIGN_OR_RETURN(YamlMap f, g.Map(key));
+    GemmFit fit;
+    NDT_ASSIGN_OR_RETURN(fit.fraction, f.Number("fraction"));
+    if (fit.fraction <= 0 || fit.fraction > 1) return f.Error("fraction", "must be in (0, 1]");
+    NDT_ASSIGN_OR_RETURN(Sourced launch, f.Quantity("launch", Dim::kTime));
+    NDT_ASSIGN_OR_RETURN(Sourced wave, f.Quantity("wave_overhead", Dim::kTime));
+    NDT_ASSIGN_OR_RETURN(std::string residuals, f.String("residuals"));
+    (void)residuals;
+    fit.launch_s = launch.value;
+    fit.wave_overhead_s = wave.value;
+    NDT_RETURN_IF_ERROR(f.Finish());
+    a.gemm[p] = fit;
+  }
+  NDT_RETURN_IF_ERROR(g.Finish());
+  if (a.gemm.empty()) return y.Error("gemm", "needs at least one precision's fit");
+  NDT_ASSIGN_OR_RETURN(a.attention_fraction, y.Number("attention_fraction"));
+  NDT_ASSIGN_OR_RETURN(a.hbm_fraction, y.Number("hbm_fraction"));
+  for (double v : {a.attention_fraction, a.hbm_fraction}) {
+    if (v <= 0 || v > 1) return y.Error("hbm_fraction", "fractions must be in (0, 1]");
+  }
+  NDT_ASSIGN_OR_RETURN(Sourced ko, y.Quantity("kernel_overhead", Dim::kTime));
+  a.kernel_overhead_s = ko.value;
+  NDT_RETURN_IF_ERROR(y.Finish());
+  return a;
+}
+
+StatusOr<ComputeCalibration> FromYaml(const YamlMap& y) {
+  ComputeCalibration c;
+  c.source = y.file();
+  NDT_ASSIGN_OR_RETURN(std::string how, y.String("how"));
+  (void)how;
+  NDT_ASSIGN_OR_RETURN(std::vector<YamlMap> list, y.MapList("archs"));
+  for (const YamlMap& m : list) {
+    NDT_ASSIGN_OR_RETURN(ArchCalibration a, ParseArch(m));
+    if (c.archs.count(a.arch)) return m.Error("arch", "duplicate arch '" + a.arch + "'");
+    c.archs[a.arch] = a;
+  }
+  NDT_RETURN_IF_ERROR(y.Finish());
+  // Resolve fallbacks (one level: a fallback must name an arch with its own fit).
+  for (auto& [name, a] : c.archs) {
+    if (a.fallback.empty()) continue;
+    auto it = c.archs.find(a.fallback);
+    if (it == c.archs.end() || !it->second.fallback.empty()) {
+      return Status::InvalidInput(c.source + ": arch '" + name + "': fallback '" + a.fallback +
+                                  "' must name an arch with its own fit");
+    }
+    ArchCalibration resolved = it->second;
+    resolved.arch = name;
+    resolved.fallback = a.fallback;
+    resolved.how = a.how;
+    a = resolved;
+  }
+  if (!c.archs.count("default")) {
+    return Status::InvalidInput(c.source + ": needs an arch 'default' entry");
+  }
+  return c;
+}
+
+}  // namespace
+
+StatusOr<ComputeCalibration> LoadComputeCalibrationFile(const std::string& path) {
+  NDT_ASSIGN_OR_RETURN(YamlMap y, LoadYamlMapFile(path));
+  return FromYaml(y);
+}
+
+StatusOr<ComputeCalibration> ParseComputeCalibration(const std::string& text,
+                                                     const std::string& name) {
+  NDT_ASSIGN_OR_RETURN(YamlMap y, LoadYamlMapString(text, name));
+  return FromYaml(y);
+}
+
+StatusOr<ComputeCalibration> LoadComputeCalibration(const std::string& data_dir) {
+  const std::string dir = data_dir.empty() ? std::string(NDT_DATA_DIR) : data_dir;
+  return LoadComputeCalibrationFile(dir + "/calibration/compute.yaml");
+}
+
+}  // namespace ndt

@@ -1,0 +1,203 @@
+// File: compute/compute.cc
+// Operator time on one GPU: roofline with GEMM tile/wave quantization, FlashAttention and
+// STREAM fractions (see compute.h; the fit is in data/calibration/compute.yaml).
+#include "compute/compute.h"
+
+#include <algorithm>
+#include <cmath>
+#include <initializer_list>
+
+namespace ndt {
+
+Precision ToPrecision(Dtype d) {
+  switch (d) {
+    case Dtype::kFp32:
+      return Precision::kFp32;
+    case Dtype::kFp16:
+      return Precision::kFp16;
+    case Dtype::kBf16:
+      return Precision::kBf16;
+    case Dtype::kFp8:
+      return Precision::kFp8;
+    case Dtype::kFp4:
+      return Precision::kFp4;
+  }
+  return Precision::kBf16;
+}
+
+namespace {
+
+Precision BestOf(const GpuSpec& gpu, std::initializer_list<Precision> candidates) {
+  Precision best = *candidates.begin();
+  double best_peak = -1;
+  for (Precision p : candidates) {
+    const double peak = gpu.PeakFlops(p);
+    if (peak > best_peak) {
+      best = p;
+      best_peak = peak;
+    }
+  }
+  return best;
+}
+
+Precision EffectiveOf(const GpuSpec& gpu, Precision p) {
+  if (gpu.PeakFlops(p) > 0 && p != Precision::kFp32) {
+    // A narrower format never runs slower than a wider one the GPU computes faster.
+    switch (p) {
+      case Precision::kFp4:
+        return BestOf(gpu, {Precision::kFp4, Precision::kFp8, Precision::kBf16, Precision::kFp16,
+                            Precision::kFp32});
+      case Precision::kFp8:
+        return BestOf(gpu, {Precision::kFp8, Precision::kBf16, Precision::kFp16,
+                            Precision::kFp32});
+      default:
+        return BestOf(gpu, {p, Precision::kFp16, Precision::kBf16, Precision::kFp32});
+    }
+  }
+  switch (p) {
+    case Precision::kFp4:
+      return BestOf(gpu, {Precision::kFp8, Precision::kBf16, Precision::kFp16,
+                          Precision::kFp32});
+    case Precision::kFp8:
+      return BestOf(gpu, {Precision::kBf16, Precision::kFp16, Precision::kFp32});
+    case Precision::kBf16:
+    case Precision::kFp16:
+      return BestOf(gpu, {Precision::kFp16, Precision::kBf16, Precision::kFp32});
+    default:
+      return Precision::kFp32;
+  }
+}
+
+// Peak for p; fp32 falls back to tf32 tensor cores when the vector rate is missing.
+double Peak(const GpuSpec& gpu, Precision p) {
+  double v = gpu.PeakFlops(p);
+  if (v <= 0) v = gpu.PeakFlops(Precision::kFp32);
+  return v;
+}
+
+int Sms(const GpuSpec& gpu, const ArchCalibration& cal) {
+  return gpu.sms > 0 ? gpu.sms : cal.sms_if_unknown;
+}
+
+double MemoryTime(const GpuSpec& gpu, const ArchCalibration& cal, double bytes) {
+  if (bytes <= 0) return 0;
+  NDT_CHECK(gpu.memory_Bps > 0, "GPU '" + gpu.name + "' has no memory bandwidth");
+  return bytes / (gpu.memory_Bps * cal.hbm_fraction);
+}
+
+// Compute time of a GEMM at precision p (waves of tiles), best of both tile orientations.
+double GemmComputeTime(const GpuSpec& gpu, const ArchCalibration& cal, int64_t m, int64_t n,
+                       int64_t k, int64_t batch, Precision p) {
+  const GemmFit& fit = cal.GemmFor(p);
+  const double peak = Peak(gpu, p) * fit.fraction;
+  NDT_CHECK(peak > 0, "GPU '" + gpu.name + "' has no compute rate");
+  const int sms = Sms(gpu, cal);
+  const double mm = static_cast<double>(std::max<int64_t>(1, m));
+  const double nn = static_cast<double>(std::max<int64_t>(1, n));
+  const double kk = static_cast<double>(std::max<int64_t>(1, k));
+  const double bb = static_cast<double>(std::max<int64_t>(1, batch));
+  if (sms <= 0) return 2.0 * mm * nn * kk * bb / peak + fit.wave_overhead_s;
+  double best = -1;
+  for (int orient = 0; orient < 2; ++orient) {
+    const double tm = orient == 0 ? cal.tile_m : cal.tile_n;
+    const double tn = orient == 0 ? cal.tile_n : cal.tile_m;
+    const double tiles = std::ceil(mm / tm) * std::ceil(nn / tn) * bb;
+    const double waves = std::ceil(tiles / sms);
+    const double t = waves * (sms * tm * tn * 2.0 * kk / peak + fit.wave_overhead_s);
+    if (best < 0 || t < best) best = t;
+  }
+  return best;
+}
+
+}  // namespace
+
+Precision EffectivePrecision(const GpuSpec& gpu, Dtype d) {
+  return EffectiveOf(gpu, ToPrecision(d));
+}
+
+OpTiming OpTimeDetail(const GpuSpec& gpu, const Op& op, const ComputeCalibration& calib) {
+  const ArchCalibration& cal = calib.For(gpu.arch);
+  OpTiming t;
+  const Precision p = EffectivePrecision(gpu, op.math);
+  switch (op.kind) {
+    case OpKind::kGemm: {
+      t.compute_s = GemmComputeTime(gpu, cal, op.m, op.n, op.k, op.batch, p);
+      t.launch_s = cal.GemmFor(p).launch_s;
+      break;
+    }
+    case OpKind::kAttention: {
+      // FlashAttention runs its matmuls in 16-bit.
+      const Precision p16 = EffectivePrecision(gpu, Dtype::kBf16);
+      const double peak = Peak(gpu, p16) * cal.attention_fraction;
+      t.compute_s = op.flop > 0 ? op.flop / peak : 0;
+      t.launch_s = cal.kernel_overhead_s;
+      break;
+    }
+    default: {
+      const double vec = gpu.PeakFlops(Precision::kFp32);
+      t.compute_s = op.flop > 0 && vec > 0 ? op.flop / vec : 0;
+      t.launch_s = cal.kernel_overhead_s;
+      break;
+    }
+  }
+  t.memory_s = MemoryTime(gpu, cal, op.bytes);
+  t.memory_bound = t.memory_s > t.compute_s;
+  t.time_s = std::max(t.compute_s, t.memory_s) + t.launch_s;
+  const double peak = Peak(gpu, p);
+  t.efficiency = t.compute_s > 0 && peak > 0 ? op.flop / (peak * t.compute_s) : 0;
+  return t;
+}
+
+double OpTime(const GpuSpec& gpu, const Op& op, const ComputeCalibration& cal) {
+  return OpTimeDetail(gpu, op, cal).time_s;
+}
+
+double OpsTime(const GpuSpec& gpu, const std::vector<Op>& ops, const ComputeCalibration& cal) {
+  double t = 0;
+  for (const Op& op : ops) t += OpTime(gpu, op, cal);
+  return t;
+}
+
+double GemmEfficiency(const GpuSpec& gpu, int64_t m, int64_t n, int64_t k, int64_t batch,
+                      Precision p, const ComputeCalibration& calib) {
+  const ArchCalibration& cal = calib.For(gpu.arch);
+  const double flop = 2.0 * static_cast<double>(m) * n * k * batch;
+  const double peak = Peak(gpu, p);
+  return flop / (peak * GemmComputeTime(gpu, cal, m, n, k, batch, p));
+}
+
+double GemmFlops(const GpuSpec& gpu, int64_t m, int64_t n, int64_t k, Precision p,
+                 const ComputeCalibration& calib) {
+  // The microbenchmarks' layout: inputs at p, 16-bit output.
+  Op op;
+  op.kind = OpKind::kGemm;
+  op.m = m;
+  op.n = n;
+  op.k = k;
+  op.flop = 2.0 * static_cast<double>(m) * n * k;
+  const double in = BytesPer(p);
+  op.bytes = (static_cast<double>(m) * k + static_cast<double>(k) * n) * in +
+             static_cast<double>(m) * n * 2.0;
+  switch (p) {
+    case Precision::kFp4:
+      op.math = Dtype::kFp4;
+      break;
+    case Precision::kFp8:
+      op.math = Dtype::kFp8;
+      break;
+    case Precision::kFp16:
+      op.math = Dtype::kFp16;
+      break;
+    case Precision::kFp32:
+    case Precision::kTf32:
+    case Precision::kFp64:
+      op.math = Dtype::kFp32;
+      break;
+    default:
+      op.math = Dtype::kBf16;
+      break;
+  }
+  return op.flop / OpTime(gpu, op, calib);
+}
+
+}  // namespace ndt

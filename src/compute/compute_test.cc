@@ -1,0 +1,244 @@
+#include "compute/compute.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "hw/catalog.h"
+#include "model/ops.h"
+
+namespace ndt {
+namespace {
+
+const ComputeCalibration& Cal() {
+  static const ComputeCalibration* cal = [] {
+    StatusOr<ComputeCalibration> c = LoadComputeCalibration("");
+    NDT_CHECK(c.ok(), c.status().message());
+    return new ComputeCalibration(*c);
+  }();
+  return *cal;
+}
+
+const Catalog& Cat() {
+  static const Catalog* cat = [] {
+    StatusOr<Catalog> c = Catalog::Load(Catalog::DefaultDataDir());
+    NDT_CHECK(c.ok(), c.status().message());
+    return new Catalog(*c);
+  }();
+  return *cat;
+}
+
+GpuSpec Gpu(const std::string& name) {
+  StatusOr<const GpuSpec*> g = Cat().FindGpu(name);
+  NDT_CHECK(g.ok(), g.status().message());
+  return **g;
+}
+
+// A synthetic Ampere GPU with round numbers for hand derivations.
+GpuSpec Synthetic() {
+  GpuSpec g;
+  g.name = "synthetic";
+  g.arch = "ampere";
+  g.sms = 100;
+  g.memory_Bps = 1e12;
+  g.fp16_flops = g.bf16_flops = 100e12;
+  g.fp32_flops = 10e12;
+  return g;
+}
+
+Op Gemm(int64_t m, int64_t n, int64_t k, Dtype d = Dtype::kBf16) {
+  Op op;
+  op.kind = OpKind::kGemm;
+  op.m = m;
+  op.n = n;
+  op.k = k;
+  op.flop = 2.0 * m * n * k;
+  op.bytes = 2.0 * (m * k + k * n + m * n);
+  op.math = d;
+  return op;
+}
+
+// 4096^3 fp16 on A100-SXM4-80GB (108 SMs, 312 TFLOP/s, ampere fit 0.84, 1.75 us + 2 us/wave):
+// tiles 32*32 = 1024, waves ceil(1024/108) = 10, per wave 108*128*128*2*4096/(312e12*0.84)
+// = 55.31 us + 2 us; 10 waves = 573.1 us, + 1.75 us launch = 574.9 us (memory: 100 MB, 61 us).
+TEST(Gemm, HandDerivedA100Example) {
+  const double t = OpTime(Gpu("A100-SXM4-80GB"), Gemm(4096, 4096, 4096, Dtype::kFp16), Cal());
+  const double wave = 108.0 * 128 * 128 * 2 * 4096 / (312e12 * 0.84) + 2e-6;
+  EXPECT_NEAR(t, 10 * wave + 1.75e-6, 1e-9);
+}
+
+TEST(Roofline, TinyFlopIsMemoryBound) {
+  const GpuSpec g = Synthetic();
+  Op op;
+  op.kind = OpKind::kElementwise;
+  op.flop = 1e6;
+  op.bytes = 1e9;
+  const OpTiming t = OpTimeDetail(g, op, Cal());
+  EXPECT_TRUE(t.memory_bound);
+  const ArchCalibration& a = Cal().For("ampere");
+  EXPECT_NEAR(t.time_s, 1e9 / (1e12 * a.hbm_fraction) + a.kernel_overhead_s, 1e-12);
+}
+
+TEST(Roofline, HugeGemmReachesTheCalibratedFraction) {
+  const GpuSpec g = Synthetic();
+  // m = n = 128 * 100 * 8: exactly 6400 tiles = 64 full waves of 100 SMs, no padding.
+  const int64_t n = 128 * 80;
+  const double eff = GemmEfficiency(g, n, n, 16384, 1, Precision::kBf16, Cal());
+  const GemmFit& f = Cal().For("ampere").GemmFor(Precision::kBf16);
+  // Only the per-wave overhead separates it from the fraction: under 1% here.
+  EXPECT_LT(eff, f.fraction);
+  EXPECT_GT(eff, 0.99 * f.fraction);
+}
+
+TEST(Gemm, WaveQuantizationStep) {
+  const GpuSpec g = Synthetic();
+  // 100 tiles of 128x128 fill one wave of 100 SMs; 101 tiles need two.
+  const double one = OpTime(g, Gemm(128 * 100, 128, 4096), Cal());
+  const double two = OpTime(g, Gemm(128 * 101, 128, 4096), Cal());
+  const double launch = Cal().For("ampere").GemmFor(Precision::kBf16).launch_s;
+  EXPECT_NEAR((two - launch) / (one - launch), 2.0, 1e-9);
+  // Rows inside the same tile cost nothing more.
+  EXPECT_DOUBLE_EQ(OpTime(g, Gemm(128 * 100 - 5, 128, 4096), Cal()), one);
+}
+
+TEST(Roofline, MoreBandwidthOrPeakIsNeverSlower) {
+  StatusOr<TransformerSpec> llama = LoadModel("llama2-70b", ModelsDir(""));
+  ASSERT_TRUE(llama.ok());
+  OpShape shape;
+  shape.micro_batch = 1;
+  shape.seq_len = 4096;
+  shape.tp = 8;
+  std::vector<Op> ops = LayerForwardOps(*llama, 0, shape);
+  for (const Op& b : LayerBackwardOps(*llama, 0, shape)) ops.push_back(b);
+  for (const Op& d : LayerTokenOps(*llama, 0, 16, shape)) ops.push_back(d);
+  ops.push_back(AttentionCoreOp(*llama, 16, 1, 2000, true, shape));
+  const GpuSpec base = Gpu("H100-SXM5-80GB");
+  for (const Op& op : ops) {
+    GpuSpec more_bw = base, more_peak = base;
+    more_bw.memory_Bps *= 1.5;
+    more_peak.bf16_flops *= 1.5;
+    more_peak.fp16_flops *= 1.5;
+    more_peak.fp8_flops *= 1.5;
+    const double t = OpTime(base, op, Cal());
+    EXPECT_LE(OpTime(more_bw, op, Cal()), t) << op.name;
+    EXPECT_LE(OpTime(more_peak, op, Cal()), t) << op.name;
+    EXPECT_GT(t, 0) << op.name;
+  }
+}
+
+TEST(Precision, UnsupportedFormatsRunAtTheNextWiderRate) {
+  const GpuSpec a100 = Gpu("A100-SXM4-80GB");
+  const Precision p = EffectivePrecision(a100, Dtype::kFp8);
+  EXPECT_TRUE(p == Precision::kFp16 || p == Precision::kBf16);
+  EXPECT_EQ(EffectivePrecision(Gpu("H100-SXM5-80GB"), Dtype::kFp4), Precision::kFp8);
+  EXPECT_EQ(EffectivePrecision(Gpu("GB200"), Dtype::kFp4), Precision::kFp4);
+  EXPECT_EQ(EffectivePrecision(Gpu("V100-SXM2-32GB"), Dtype::kBf16), Precision::kFp16);
+}
+
+// GB300 has no microbench rows: Blackwell's fit on GB300's own peaks. Its fp4 peak is 1.5x
+// GB200's, so a large fp4 GEMM is faster on GB300 by about that ratio (SMs 160 vs 148 aside).
+TEST(Calibration, BlackwellUltraFollowsBlackwell) {
+  const ArchCalibration& u = Cal().For("blackwell_ultra");
+  const ArchCalibration& b = Cal().For("blackwell");
+  EXPECT_EQ(u.fallback, "blackwell");
+  EXPECT_DOUBLE_EQ(u.GemmFor(Precision::kFp4).fraction, b.GemmFor(Precision::kFp4).fraction);
+  const double f200 = GemmFlops(Gpu("GB200"), 16384, 16384, 16384, Precision::kFp4, Cal());
+  const double f300 = GemmFlops(Gpu("GB300"), 16384, 16384, 16384, Precision::kFp4, Cal());
+  EXPECT_GT(f300 / f200, 1.3);
+  EXPECT_LT(f300 / f200, 1.55);
+  EXPECT_EQ(&Cal().For("some-future-arch"), &Cal().For("default"));
+}
+
+TEST(Calibration, StrictLoaderRejectsUnknownKeysAndMissingDefault) {
+  StatusOr<ComputeCalibration> c = ParseComputeCalibration(
+      "how: x\narchs:\n  - arch: default\n    fallback: ampere\n    how: y\n    speed: 3\n",
+      "c.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("speed: unknown key"), std::string::npos);
+  c = ParseComputeCalibration(
+      "how: x\narchs:\n  - arch: a\n    tile: [128, 128]\n    gemm: {fp16: {fraction: 0.8, "
+      "launch: 1 us, wave_overhead: 1 us, residuals: r}}\n    attention_fraction: 0.5\n"
+      "    hbm_fraction: 0.9\n    kernel_overhead: 2 us\n    how: h\n",
+      "c.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message(), "c.yaml: needs an arch 'default' entry");
+}
+
+// Every calibration row of microbench.csv, re-predicted through the public API. The fit's
+// residuals (also in compute.yaml): all GEMM rows within 22%, HBM and FlashAttention rows
+// within 4% (STREAM Copy/Mul vs Add/Triad differ by 5%; one fraction per GPU).
+TEST(Microbench, ResidualsStayWithinTheFit) {
+  const std::map<std::string, std::string> gpu_of = {
+      {"ND A100 v4 (A100-SXM4-80GB)", "A100-SXM4-80GB"},
+      {"ND H100 v5", "H100-SXM5-80GB"},
+      {"ND H200 v5", "H200-141GB"},
+      {"ND GB200 v6", "GB200"}};
+  std::ifstream in(std::string(NDT_SHARED_DIR) + "/validation/calibration/microbench.csv");
+  ASSERT_TRUE(in.good());
+  std::string line;
+  std::getline(in, line);
+  int gemm_rows = 0;
+  double worst = 0;
+  while (std::getline(in, line)) {
+    // system,benchmark,parameter,value,... (benchmark and parameter may be quoted).
+    std::vector<std::string> f;
+    std::string cur;
+    bool q = false;
+    for (char ch : line) {
+      if (ch == '"') {
+        q = !q;
+      } else if (ch == ',' && !q) {
+        f.push_back(cur);
+        cur.clear();
+      } else {
+        cur += ch;
+      }
+    }
+    f.push_back(cur);
+    if (f.size() < 4 || !gpu_of.count(f[0])) continue;
+    const GpuSpec g = Gpu(gpu_of.at(f[0]));
+    const double measured = std::stod(f[3]) * 1e12;
+    double predicted = 0;
+    if (f[1].rfind("GEMM", 0) == 0 && f[2].find("m x n x k") != std::string::npos) {
+      int64_t m, n, k;
+      ASSERT_EQ(std::sscanf(f[2].c_str(), "m x n x k = %ldx%ldx%ld", &m, &n, &k), 3);
+      const Precision p = f[1].find("FP16") != std::string::npos  ? Precision::kFp16
+                          : f[1].find("FP8") != std::string::npos ? Precision::kFp8
+                                                                  : Precision::kFp4;
+      predicted = GemmFlops(g, m, n, k, p, Cal());
+      ++gemm_rows;
+    } else if (f[1].rfind("HBM", 0) == 0 && f[2] != "Dot") {  // STREAM and GB200's row
+      Op copy;  // 4 GB copied
+      copy.kind = OpKind::kElementwise;
+      copy.bytes = 4e9;
+      predicted = copy.bytes / (OpTime(g, copy, Cal()) - Cal().For(g.arch).kernel_overhead_s);
+    } else if (f[1].rfind("attention", 0) == 0 && f[2].rfind("FlashAttention", 0) == 0) {
+      const int64_t hd = f[2].find("head_dim 64") != std::string::npos ? 64 : 128;
+      Op a;  // batch 2, seq 8192, hidden 2048, non-causal: 4 b s^2 h_total flop
+      a.kind = OpKind::kAttention;
+      a.flop = 4.0 * 2 * 8192.0 * 8192.0 * 2048;
+      a.bytes = 4 * 2 * 8192.0 * 2048 * 2;
+      a.heads = 2048 / hd;
+      predicted = a.flop / OpTime(g, a, Cal());
+    } else {
+      continue;
+    }
+    const double err = predicted / measured - 1;
+    std::printf("%-30s %-45s %-22s measured %8.1f predicted %8.1f %+6.1f%%\n", f[0].c_str(),
+                f[1].substr(0, 45).c_str(), f[2].substr(0, 22).c_str(), measured / 1e12,
+                predicted / 1e12, 100 * err);
+    worst = std::max(worst, std::fabs(err));
+    if (f[1].rfind("GEMM", 0) == 0) {
+      EXPECT_LT(std::fabs(err), 0.22) << line;
+    } else {
+      EXPECT_LT(std::fabs(err), 0.06) << line;
+    }
+  }
+  EXPECT_EQ(gemm_rows, 43);
+}
+
+}  // namespace
+}  // namespace ndt

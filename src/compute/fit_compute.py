@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Fits data/calibration/compute.yaml on ../shared/validation/calibration/microbench.csv only.
+
+Usage: python3 src/compute/fit_compute.py  (from the repo root; prints the fit and residuals)
+
+The model is the one of src/compute/compute.cc (keep them in step):
+  GEMM   t = max(flop / (peak_p * frac_p * quant) + waves * wave_overhead,
+                 bytes / (memory_Bps * hbm_fraction)) + launch
+         tiles = ceil(m/Tm) ceil(n/Tn), waves = ceil(tiles / SMs),
+         quant = m n / (waves SMs Tm Tn), best of the two tile orientations;
+         bytes = (m k + k n) * in_bytes + m n * 2 (16-bit output).
+  HBM    hbm_fraction = mean(Copy, Mul, Add, Triad) / memory_Bps (Dot is read-only, excluded);
+         GB200 has one 'HBM bandwidth, measured utilization' row (7.35 TB/s).
+  Attn   attention_fraction = FlashAttention-2 forward TFLOP/s / dense fp16 peak.
+Per architecture, (gemm_fraction, launch, wave_overhead) minimise the sum of squared log
+residuals of the GEMM TFLOP/s rows by grid search; Blackwell fits a separate fp4 fraction.
+Peaks, SMs and bandwidths are the catalog's (data/gpus/*.yaml), copied below.
+"""
+import csv
+import math
+import os
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CSV = os.path.join(ROOT, "..", "shared", "validation", "calibration", "microbench.csv")
+
+# system -> (gpu, arch, sms, memory_Bps, {precision: peak FLOP/s}) from data/gpus/*.yaml;
+# GB200 has no SM count in the catalog: 148 (sms_if_unknown of the blackwell calibration).
+GPUS = {
+    "ND A100 v4 (A100-SXM4-80GB)": ("A100-SXM4-80GB", "ampere", 108, 2039e9,
+                                    {"fp16": 312e12}),
+    "ND H100 v5": ("H100-SXM5-80GB", "hopper", 132, 3350e9, {"fp16": 989.4e12, "fp8": 1978.9e12}),
+    "ND H200 v5": ("H200-141GB", "hopper", 132, 4800e9, {"fp16": 989.4e12, "fp8": 1978.9e12}),
+    "ND GB200 v6": ("GB200", "blackwell", 148, 8000e9,
+                    {"fp16": 2500e12, "fp8": 5000e12, "fp4": 10000e12}),
+}
+TILES = {"ampere": (128, 128), "hopper": (128, 256), "blackwell": (128, 256)}
+IN_BYTES = {"fp16": 2, "fp8": 1, "fp4": 0.5}
+
+
+def rows():
+    with open(CSV) as f:
+        for r in csv.DictReader(f):
+            yield r
+
+
+def gemm_time(m, n, k, p, sms, bw, peak, tile, frac, launch, wave_ovh, hbm):
+    best = None
+    for tm, tn in (tile, (tile[1], tile[0])):
+        tiles = math.ceil(m / tm) * math.ceil(n / tn)
+        waves = math.ceil(tiles / sms)
+        quant = m * n / (waves * sms * tm * tn)
+        c = 2.0 * m * n * k / (peak * frac * quant) + waves * wave_ovh
+        best = c if best is None else min(best, c)
+    mem = ((m * k + k * n) * IN_BYTES[p] + m * n * 2) / (bw * hbm)
+    return max(best, mem) + launch
+
+
+def main():
+    gemms, stream, attn = {}, {}, {}
+    for r in rows():
+        sysname = r["system"]
+        if sysname not in GPUS:
+            continue
+        arch = GPUS[sysname][1]
+        b = r["benchmark"]
+        if b.startswith("GEMM") and "m x n x k" in r["parameter"]:
+            p = "fp16" if "FP16" in b else "fp8" if "FP8" in b else "fp4"
+            m, n, k = (int(x) for x in r["parameter"].split("=")[1].strip().split("x"))
+            gemms.setdefault(arch, []).append((sysname, p, m, n, k, float(r["value"]) * 1e12))
+        elif b.startswith("HBM") and r["parameter"] in ("Copy", "Mul", "Add", "Triad",
+                                                         "measured utilization"):
+            stream.setdefault(sysname, []).append(float(r["value"]) * 1e12)
+        elif b.startswith("attention") and r["parameter"].startswith("FlashAttention"):
+            attn[sysname] = float(r["value"]) * 1e12
+    hbm = {}
+    for s, v in stream.items():
+        hbm[s] = sum(v) / len(v) / GPUS[s][3]
+        print(f"hbm {s}: {hbm[s]:.4f}")
+    arch_hbm = {"ampere": hbm["ND A100 v4 (A100-SXM4-80GB)"],
+                "hopper": (hbm["ND H100 v5"] + hbm["ND H200 v5"]) / 2}
+    arch_hbm["blackwell"] = hbm["ND GB200 v6"]  # the Azure blog's measured 7.35 TB/s row
+    for s, v in attn.items():
+        print(f"attention {s}: {v / GPUS[s][4]['fp16']:.4f}")
+    for arch, all_rs in gemms.items():
+        tile = TILES[arch]
+        for p in sorted({r[1] for r in all_rs}):
+            rs = [r for r in all_rs if r[1] == p]
+            best = None
+            for launch in [x * 0.25e-6 for x in range(0, 41)]:
+                for wave in [x * 0.25e-6 for x in range(0, 25)]:
+                    for f in [0.40 + 0.005 * i for i in range(111)]:
+                        e = 0.0
+                        for sysname, _, m, n, k, meas in rs:
+                            _, _, sms, bw, peaks = GPUS[sysname]
+                            t = gemm_time(m, n, k, p, sms, bw, peaks[p], tile, f, launch, wave,
+                                          arch_hbm[arch])
+                            e += math.log(2.0 * m * n * k / t / meas) ** 2
+                        if best is None or e < best[0]:
+                            best = (e, f, launch, wave)
+            e, f, launch, wave = best
+            print(f"\n{arch} {p}: fraction={f:.3f} launch={launch * 1e6:.2f}us "
+                  f"wave_overhead={wave * 1e6:.2f}us hbm={arch_hbm[arch]:.4f} "
+                  f"rms_log={math.sqrt(e / len(rs)):.4f}")
+            for sysname, _, m, n, k, meas in rs:
+                _, _, sms, bw, peaks = GPUS[sysname]
+                t = gemm_time(m, n, k, p, sms, bw, peaks[p], tile, f, launch, wave,
+                              arch_hbm[arch])
+                pred = 2.0 * m * n * k / t
+                print(f"  {sysname:30s} {p} {m}x{n}x{k}: measured {meas / 1e12:8.1f} predicted "
+                      f"{pred / 1e12:8.1f} TFLOP/s  {100 * (pred / meas - 1):+6.1f}%")
+
+
+if __name__ == "__main__":
+    main()
