@@ -1,0 +1,66 @@
+// File: coll/collective.h
+// Public API of the collectives layer: the time of one NCCL collective (op, bytes, group of
+// global GPU ranks) on a Cluster. Algorithms (Ring, Tree, NVLS, NVLSTree, CollNetDirect,
+// CollNetChain, PAT) and protocols (LL, LL128, Simple) follow NCCL v2.30.4's tuner
+// (src/graph/tuning.cc, summarised in reference/topology.md §8); the selection is the minimum
+// predicted time among enabled (algo, proto) pairs, as NCCL's tuner does. Units: bytes, seconds,
+// bytes per second. `bytes` is nccl-tests' "size": the per-rank buffer for all_reduce,
+// broadcast, reduce and send_recv; the total output buffer (n x per-rank chunk) for
+// all_gather; the total input buffer for reduce_scatter; the per-rank send buffer (all peers
+// together) for all_to_all. busbw follows nccl-tests: algbw x 2(n-1)/n for all_reduce,
+// x (n-1)/n for all_gather, reduce_scatter and all_to_all, x 1 for broadcast, reduce,
+// send_recv.
+#ifndef NDTWIN_COLL_COLLECTIVE_H_
+#define NDTWIN_COLL_COLLECTIVE_H_
+
+#include <optional>
+#include <span>
+#include <string>
+
+#include "core/status.h"
+#include "topo/cluster.h"
+
+namespace ndt {
+
+enum class CollOp { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kAllToAll, kSendRecv };
+enum class Algo { kRing, kTree, kNvls, kNvlsTree, kCollNetDirect, kCollNetChain, kPat };
+enum class Proto { kLL, kLL128, kSimple };
+enum class Fidelity { kAnalytical, kFlow };
+
+const char* CollOpName(CollOp op);      // "all_reduce", ...
+const char* AlgoName(Algo a);           // "Ring", "Tree", "NVLS", "NVLSTree", "CollNetDirect", ...
+const char* ProtoName(Proto p);         // "LL", "LL128", "Simple"
+// Accept nccl-tests / NCCL spellings, case-insensitive: "allreduce", "all_reduce", "ar", ...
+Status ParseCollOp(const std::string& s, CollOp* out);
+Status ParseAlgo(const std::string& s, Algo* out);
+Status ParseProto(const std::string& s, Proto* out);
+
+struct CollOptions {
+  std::optional<Algo> algo;    // force (NCCL_ALGO); error if not available here
+  std::optional<Proto> proto;  // force (NCCL_PROTO)
+  Fidelity fidelity = Fidelity::kAnalytical;
+  bool collnet = false;        // NCCL_COLLNET_ENABLE=1 (IB SHARP), off by default
+};
+
+struct CollResult {
+  double time_s = 0;
+  double algbw_Bps = 0;
+  double busbw_Bps = 0;
+  Algo algo = Algo::kRing;
+  Proto proto = Proto::kSimple;
+  int channels = 0;
+};
+
+// nccl-tests' bus-bandwidth factor for `op` over n ranks.
+double BusBwFactor(CollOp op, int n);
+
+// Time of one collective over `group` (global GPU ranks, distinct, in ring order; e.g. a TP
+// group inside a VM or a DP group across VMs with a stride). send_recv takes exactly 2 ranks
+// (group[0] sends to group[1]). Errors (kInvalidInput): fewer than 2 ranks, a rank out of range
+// or repeated, bytes < 0, a forced algorithm or protocol not available for this op/hardware.
+StatusOr<CollResult> TimeCollective(const Cluster& cluster, CollOp op, double bytes,
+                                    std::span<const int> group, const CollOptions& options = {});
+
+}  // namespace ndt
+
+#endif  // NDTWIN_COLL_COLLECTIVE_H_
