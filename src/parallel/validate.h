@@ -1,0 +1,28 @@
+// File: parallel/validate.h
+// The training validation suite: Narayanan et al. SC21 Table 1 (GPT 1.7B-1T on up to 3,072
+// A100 80GB GPUs, Selene: 8 HDR NICs per node) replayed on Standard_ND96amsr_A100_v4, with the
+// paper's TP, PP and global batch, full recompute and the interleaved schedule; micro-batch and
+// VPP are chosen as the best feasible (the paper does not print them per row). Compared metric:
+// achieved TFLOP/s per GPU = eq. (3) FLOPs (with recompute) / predicted step time / GPUs.
+// Nothing here is fitted to the table.
+#ifndef NDTWIN_PARALLEL_VALIDATE_H_
+#define NDTWIN_PARALLEL_VALIDATE_H_
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/validation.h"
+#include "hw/catalog.h"
+
+namespace ndt {
+
+// Reads shared_dir/validation/training/megatron_table1.csv. `data_dir` "" = NDT_DATA_DIR (for
+// models and the compute calibration).
+StatusOr<std::vector<ValidationRow>> ValidateTraining(const Catalog& catalog,
+                                                      const std::string& shared_dir,
+                                                      const std::string& data_dir = "");
+
+}  // namespace ndt
+
+#endif  // NDTWIN_PARALLEL_VALIDATE_H_
