@@ -1,12 +1,267 @@
-// Placeholder until the 'topo' command lands; its owner replaces this file.
+// File: cli/topo.cc
+// `ndtwin topo`: builds the cluster graph of N VMs of a size (topo/builders.h) and prints its
+// summary (GPUs, NVLink domain, per-GPU NVLink and scale-out bandwidth in GB/s per direction,
+// nodes and links by kind, bisection, fat-tree shape, assumed latencies), optionally a Graphviz
+// file (--dot) and the route between two GPU ranks hop by hop (--path A,B).
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.h"
+#include "hw/catalog.h"
+#include "topo/builders.h"
+#include "topo/summary.h"
 
 namespace ndt {
+namespace {
 
-CommandRun SetupTopo(CLI::App* /*sub*/) {
-  return [](const GlobalOptions&) -> Status {
-    return Status::Internal("'topo' is not built yet");
+struct TopoOptions {
+  std::string sku;
+  int vms = 1;
+  int gpus_per_vm = 0;
+  int tiers = 0;  // 0: the fewest tiers the radix can wire
+  int radix = FabricSpec{}.switch_radix;
+  int vms_per_leaf = 0;
+  double oversubscription = 1.0;
+  bool no_rail_optimized = false;
+  bool ecmp_spread = false;
+  std::string dot;
+  std::string path;
+};
+
+// Parses "A,B" into two distinct ranks below n.
+StatusOr<std::pair<int, int>> ParsePath(const std::string& text, int n) {
+  std::string why = "--path wants two different GPU ranks A,B in 0.." + std::to_string(n - 1) +
+                    " (got '" + text + "')";
+  size_t comma = text.find(',');
+  if (comma == std::string::npos) return Status::InvalidInput(why);
+  int a = 0, b = 0;
+  try {
+    size_t ea = 0, eb = 0;
+    a = std::stoi(text.substr(0, comma), &ea);
+    b = std::stoi(text.substr(comma + 1), &eb);
+    if (ea != comma || eb != text.size() - comma - 1) return Status::InvalidInput(why);
+  } catch (const std::exception&) {
+    return Status::InvalidInput(why);
+  }
+  if (a < 0 || b < 0 || a >= n || b >= n || a == b) return Status::InvalidInput(why);
+  return std::make_pair(a, b);
+}
+
+std::string Counts(const Cluster& c, bool nodes) {
+  std::string s;
+  auto add = [&](const char* name, int n) {
+    if (!s.empty()) s += ", ";
+    s += std::string(name) + " " + std::to_string(n);
   };
+  if (nodes) {
+    for (auto [k, n] : NodeCounts(c)) add(NodeKindName(k), n);
+  } else {
+    for (auto [k, n] : LinkCounts(c)) add(LinkKindName(k), n);
+  }
+  return s;
+}
+
+std::string Plural(int n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+std::string Us(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g us", s * 1e6);
+  return buf;
+}
+
+void PrintText(const Cluster& c, const FabricParams& fp) {
+  const SkuSpec& sku = c.sku();
+  const FabricLayout& L = c.fabric_layout();
+  std::printf("Cluster:            %d x %s = %d GPUs (%s, %d per VM)\n", c.num_vms(),
+              sku.name.c_str(), c.num_gpus(), c.gpu_spec().name.c_str(), c.gpus_per_vm());
+  std::printf("Intra-VM fabric:    %s\n", IntraVmFabricName(sku.fabric));
+  std::printf("NVLink domain:      %d GPU%s\n", c.nvlink_domain_gpus(),
+              c.nvlink_domain_gpus() == 1 ? " (no NVLink)" : "s");
+  std::printf("NVLink per GPU:     %s GB/s per direction\n", FormatGBps(GpuNvlinkBps(c)).c_str());
+  std::printf("Scale-out per GPU:  %s GB/s per direction\n",
+              FormatGBps(GpuScaleoutBps(c)).c_str());
+  if (L.nics == 0) {
+    std::printf("Scale-out fabric:   none (the size has no InfiniBand)\n");
+  } else {
+    const FabricSpec& f = c.spec().fabric;
+    std::printf("Scale-out fabric:   %d-tier fat tree, radix %d, %s, oversubscription %g:1, %s\n",
+                L.tiers, f.switch_radix,
+                L.rails > 1 ? (std::to_string(L.rails) + " rails").c_str() : "1 rail",
+                f.oversubscription, f.ecmp_spread ? "ECMP spread" : "ECMP hashed per GPU pair");
+    std::printf("                    %d NICs of %s GB/s, %d VMs per leaf, %s, %s", L.nics,
+                FormatGBps(L.nic_Bps).c_str(), L.vms_per_leaf,
+                Plural(L.leaves, "leaf", "leaves").c_str(),
+                Plural(L.spines, "spine", "spines").c_str());
+    if (L.tiers == 3) {
+      std::printf(", %s, %s", Plural(L.pods, "pod", "pods").c_str(),
+                  Plural(L.cores, "core", "cores").c_str());
+    }
+    std::printf("\n");
+    std::printf("Bisection:          %s GB/s per direction\n", FormatGBps(BisectionBps(c)).c_str());
+  }
+  std::printf("Nodes:              %zu (%s)\n", c.nodes().size(), Counts(c, true).c_str());
+  std::printf("Links:              %d full-duplex (%s)\n", DuplexLinks(c), Counts(c, false).c_str());
+  std::printf("Assumed latencies:  per link: nvlink %s, pcie %s, c2c %s, cpu_cpu %s, NIC %s, "
+              "IB switch %s (data/fabric.yaml)\n",
+              Us(fp.nvlink_latency_s).c_str(), Us(fp.pcie_latency_s).c_str(),
+              Us(fp.c2c_latency_s).c_str(), Us(fp.cpu_cpu_latency_s).c_str(),
+              Us(fp.nic_latency_s).c_str(), Us(fp.switch_latency_s).c_str());
+  if (L.nics > 0) {
+    std::printf("Assumed fabric:     radix, VMs per leaf and oversubscription are parameters; "
+                "Azure publishes none (topology.md §6.1)\n");
+  }
+}
+
+nlohmann::ordered_json RouteJson(const Cluster& c, const Route& r) {
+  nlohmann::ordered_json paths = nlohmann::ordered_json::array();
+  for (const Path& p : r) {
+    nlohmann::ordered_json hops = nlohmann::ordered_json::array();
+    for (LinkId l : p.links) {
+      const Link& k = c.link(l);
+      hops.push_back({{"from", c.node(k.src).name},
+                      {"to", c.node(k.dst).name},
+                      {"kind", LinkKindName(k.kind)},
+                      {"bw_Bps", k.bw_Bps},
+                      {"lanes", k.lanes},
+                      {"latency_s", k.latency_s}});
+    }
+    paths.push_back({{"fraction", p.fraction}, {"hops", hops}});
+  }
+  return paths;
+}
+
+nlohmann::ordered_json ToJson(const Cluster& c, const FabricParams& fp) {
+  const FabricLayout& L = c.fabric_layout();
+  const FabricSpec& f = c.spec().fabric;
+  nlohmann::ordered_json j;
+  j["schema"] = "ndtwin.topo/1";
+  j["sku"] = c.sku().name;
+  j["gpu"] = c.gpu_spec().name;
+  j["vms"] = c.num_vms();
+  j["gpus_per_vm"] = c.gpus_per_vm();
+  j["gpus"] = c.num_gpus();
+  j["nvlink_domain_gpus"] = c.nvlink_domain_gpus();
+  j["gpu_nvlink_Bps"] = GpuNvlinkBps(c);
+  j["gpu_scaleout_Bps"] = GpuScaleoutBps(c);
+  j["nodes"] = c.nodes().size();
+  j["links"] = DuplexLinks(c);
+  j["bisection_Bps"] = BisectionBps(c);
+  nlohmann::ordered_json nodes, links;
+  for (auto [k, n] : NodeCounts(c)) nodes[NodeKindName(k)] = n;
+  for (auto [k, n] : LinkCounts(c)) links[LinkKindName(k)] = n;
+  j["nodes_by_kind"] = nodes;
+  j["links_by_kind"] = links;
+  nlohmann::ordered_json fab;
+  fab["intra_vm"] = IntraVmFabricName(c.sku().fabric);
+  fab["scale_out"] = L.nics > 0 ? "fat_tree" : "none";
+  if (L.nics > 0) {
+    fab["tiers"] = L.tiers;
+    fab["radix"] = f.switch_radix;
+    fab["rail_optimized"] = L.rails > 1;
+    fab["rails"] = L.rails;
+    fab["oversubscription"] = f.oversubscription;
+    fab["ecmp_spread"] = f.ecmp_spread;
+    fab["nics"] = L.nics;
+    fab["nic_Bps"] = L.nic_Bps;
+    fab["vms_per_leaf"] = L.vms_per_leaf;
+    fab["leaves"] = L.leaves;
+    fab["spines"] = L.spines;
+    fab["pods"] = L.pods;
+    fab["cores"] = L.cores;
+    fab["leaf_up_link_Bps"] = L.leaf_up_link_Bps;
+    fab["spine_up_link_Bps"] = L.spine_up_link_Bps;
+  }
+  j["fabric"] = fab;
+  j["latency_s"] = {{"nvlink_link", fp.nvlink_latency_s}, {"pcie_link", fp.pcie_latency_s},
+                    {"c2c_link", fp.c2c_latency_s},       {"cpu_cpu_link", fp.cpu_cpu_latency_s},
+                    {"nic_link", fp.nic_latency_s},       {"switch_link", fp.switch_latency_s}};
+  return j;
+}
+
+Status Run(const TopoOptions& o, const GlobalOptions& g) {
+  if (o.sku.empty()) return Status::InvalidInput("--sku is required (see: ndtwin sku list)");
+  const std::string dir = g.data_dir.empty() ? Catalog::DefaultDataDir() : g.data_dir;
+  NDT_ASSIGN_OR_RETURN(Catalog cat, Catalog::Load(dir));
+  NDT_ASSIGN_OR_RETURN(const SkuSpec* sku, cat.FindSku(o.sku));
+  NDT_ASSIGN_OR_RETURN(FabricParams fp, LoadFabricParams(dir));
+  ClusterSpec spec;
+  spec.sku = sku;
+  spec.gpu = &cat.GpuOf(*sku);
+  spec.vms = o.vms;
+  spec.gpus_per_vm = o.gpus_per_vm;
+  spec.fabric.switch_radix = o.radix;
+  spec.fabric.vms_per_leaf = o.vms_per_leaf;
+  spec.fabric.oversubscription = o.oversubscription;
+  spec.fabric.rail_optimized = !o.no_rail_optimized;
+  spec.fabric.ecmp_spread = o.ecmp_spread;
+  spec.fabric.tiers = o.tiers;
+  if (o.tiers == 0) {  // the fewest tiers that wire the VMs; errors then come from 2 tiers
+    spec.fabric.tiers = 2;
+    ClusterSpec three = spec;
+    three.fabric.tiers = 3;
+    if (!ValidateClusterSpec(spec).ok() && ValidateClusterSpec(three).ok()) spec = three;
+  }
+  NDT_ASSIGN_OR_RETURN(Cluster c, BuildCluster(spec, fp));
+  if (std::optional<std::string> w = ScaleSetWarning(spec)) Warn(*w);
+
+  std::optional<std::pair<int, int>> ends;
+  if (!o.path.empty()) {
+    NDT_ASSIGN_OR_RETURN(ends, ParsePath(o.path, c.num_gpus()));
+  }
+  if (!o.dot.empty()) {
+    std::ofstream out(o.dot);
+    if (!out) return Status::InvalidInput("--dot: cannot write '" + o.dot + "'; check the path");
+    WriteDot(c, out);
+    if (!out) return Status::InvalidInput("--dot: failed writing '" + o.dot + "'");
+  }
+  if (g.json) {
+    nlohmann::ordered_json j = ToJson(c, fp);
+    if (!o.dot.empty()) j["dot_file"] = o.dot;
+    if (ends) {
+      j["path"] = {{"from", ends->first},
+                   {"to", ends->second},
+                   {"paths", RouteJson(c, c.GpuRoute(ends->first, ends->second))}};
+    }
+    std::printf("%s\n", j.dump(2).c_str());
+    return Status::Ok();
+  }
+  PrintText(c, fp);
+  if (!o.dot.empty()) std::printf("DOT graph:          %s\n", o.dot.c_str());
+  if (ends) {
+    const auto [a, b] = *ends;
+    std::printf("\nRoute from GPU %d (%s) to GPU %d (%s):\n", a,
+                c.node(c.gpu(a).node).name.c_str(), b, c.node(c.gpu(b).node).name.c_str());
+    std::printf("%s", FormatRoute(c, c.GpuRoute(a, b)).c_str());
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+CommandRun SetupTopo(CLI::App* sub) {
+  auto o = std::make_shared<TopoOptions>();
+  sub->add_option("--sku", o->sku, "VM size (see: ndtwin sku list)");
+  sub->add_option("--vms", o->vms, "Number of VMs (default 1)");
+  sub->add_option("--gpus-per-vm", o->gpus_per_vm, "GPUs used per VM (default: all)");
+  sub->add_option("--tiers", o->tiers, "Fat-tree tiers, 2 or 3 (default: fewest that fit)");
+  sub->add_option("--radix", o->radix, "Ports per IB switch (default 64)");
+  sub->add_option("--vms-per-leaf", o->vms_per_leaf, "VMs per leaf group (default radix/2)");
+  sub->add_option("--oversubscription", o->oversubscription,
+                  "Leaf down:up bandwidth ratio (default 1 = non-blocking)");
+  sub->add_flag("--no-rail-optimized", o->no_rail_optimized,
+                "Put all NICs of a VM on one leaf instead of one leaf per rail");
+  sub->add_flag("--ecmp-spread", o->ecmp_spread,
+                "Spread each flow over all uplinks (default: one hashed uplink per GPU pair)");
+  sub->add_option("--dot", o->dot, "Write the graph as Graphviz DOT to FILE");
+  sub->add_option("--path", o->path, "Print the route between GPU ranks A,B");
+  return [o](const GlobalOptions& g) -> Status { return Run(*o, g); };
 }
 
 }  // namespace ndt

@@ -98,15 +98,18 @@ Status ClusterBuilder::BuildFabric(const FatTreeShape& t) {
     c_.nic_up_[i] = c_.AddDuplex(vm_nics_[i], leaves[leaf], LinkKind::kIb, port,
                                  params_.nic_latency_s);
   }
-  std::vector<NodeId> spines(static_cast<size_t>(t.pods) * u_n);
-  for (int p = 0; p < t.pods; ++p) {
+  // A single leaf needs no spines, a single pod no cores: every route stays below them.
+  const bool has_spines = t.leaves > 1;
+  const bool has_cores = t.tiers == 3 && t.pods > 1;
+  std::vector<NodeId> spines(has_spines ? static_cast<size_t>(t.pods) * u_n : 0);
+  for (int p = 0; p < t.pods && has_spines; ++p) {
     for (int u = 0; u < u_n; ++u) {
       std::string name = t.tiers == 3 ? "pod" + N(p) + "/spine" + N(u) : "spine" + N(u);
       spines[p * u_n + u] = c_.AddNode(NodeKind::kSpine, -1, p * u_n + u, std::move(name));
     }
   }
-  c_.leaf_up_.resize(static_cast<size_t>(t.leaves) * u_n);
-  for (int l = 0; l < t.leaves; ++l) {
+  c_.leaf_up_.resize(has_spines ? static_cast<size_t>(t.leaves) * u_n : 0);
+  for (int l = 0; l < t.leaves && has_spines; ++l) {
     int p = c_.leaf_pod_[l];
     for (int u = 0; u < u_n; ++u) {
       c_.leaf_up_[static_cast<size_t>(l) * u_n + u] =
@@ -114,8 +117,8 @@ Status ClusterBuilder::BuildFabric(const FatTreeShape& t) {
     }
   }
   double spine_bw = 0;
-  const int k_n = t.tiers == 3 ? t.cores_per_plane : 0;
-  if (t.tiers == 3) {
+  const int k_n = has_cores ? t.cores_per_plane : 0;
+  if (has_cores) {
     const int pod_leaves = t.groups_per_pod * t.rails;
     spine_bw = pod_leaves * up_bw / k_n;
     const int lanes = std::max(1, pod_leaves / k_n);
@@ -147,7 +150,7 @@ Status ClusterBuilder::BuildFabric(const FatTreeShape& t) {
   L.leaf_groups = t.groups;
   L.leaves = t.leaves;
   L.pods = t.pods;
-  L.spines = t.pods * u_n;
+  L.spines = static_cast<int>(spines.size());
   L.cores_per_plane = k_n;
   L.cores = u_n * k_n;
   L.nic_Bps = port;
