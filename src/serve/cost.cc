@@ -42,7 +42,7 @@ double IterationCostModel::CommTerms(int tokens) {
     if (spec_.tp > 1 && spec_.tp_allreduce_s) {
       t += 2.0 * static_cast<double>(spec_.model->layers) * spec_.tp_allreduce_s(act_bytes);
     }
-    if (spec_.pp > 1 && spec_.pp_send_s) t += (spec_.pp - 1) * spec_.pp_send_s(act_bytes);
+    if (spec_.pp > 1 && spec_.pp_sends_s) t += spec_.pp_sends_s(act_bytes);
     return t;
   });
 }

@@ -38,10 +38,10 @@ struct CostSpec {
   Dtype kv = Dtype::kFp16;
   Dtype activations = Dtype::kFp16;
   double overhead_s = 0;  // per iteration
-  // Time of one all-reduce of `bytes` over the TP group; of one send of `bytes` between
-  // consecutive pipeline stages. Empty: no such communication (tp == 1, pp == 1).
+  // Time of one all-reduce of `bytes` over the TP group; of the pp - 1 sends of `bytes`
+  // from stage to stage. Empty: no such communication (tp == 1, pp == 1).
   std::function<double(double bytes)> tp_allreduce_s;
-  std::function<double(double bytes)> pp_send_s;
+  std::function<double(double bytes)> pp_sends_s;
 };
 
 // Breakdown of one iteration's time (for reports and tests).

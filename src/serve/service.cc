@@ -89,7 +89,11 @@ StatusOr<Plan> MakePlan(const InferContext& ctx, const InferOptions& o, const Kn
     int tp = k.tp;
     p.cost.tp_allreduce_s = [fn, tp](double bytes) { return fn(tp, bytes); };
   }
-  if (k.pp > 1) p.cost.pp_send_s = ctx.comm.pp_send_s;
+  if (k.pp > 1 && ctx.comm.pp_sends_s) {
+    auto fn = ctx.comm.pp_sends_s;
+    int tp = k.tp, pp = k.pp;
+    p.cost.pp_sends_s = [fn, tp, pp](double bytes) { return fn(tp, pp, bytes); };
+  }
   return p;
 }
 

@@ -39,7 +39,7 @@ bool ParseScenario(const std::string& s, Scenario* out);
 // Communication times a replica needs (built from coll/ by serve/comm.h).
 struct CommFns {
   std::function<double(int tp, double bytes)> tp_allreduce_s;  // over one replica's TP group
-  std::function<double(double bytes)> pp_send_s;               // stage to next stage
+  std::function<double(int tp, int pp, double bytes)> pp_sends_s;  // all pp-1 stage sends
   std::function<double(double bytes)> kv_transfer_s;           // prefill -> decode replica
 };
 

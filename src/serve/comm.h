@@ -1,0 +1,25 @@
+// File: serve/comm.h
+// Communication a serving replica needs, priced on the cluster graph: the TP all-reduce of each
+// layer (over the replica's first TP GPUs), the activation send between pipeline stages, and
+// the KV-cache transfer from a prefill replica to a decode replica (disaggregation). Times come
+// from coll/ (NCCL's algorithms and protocols over net/), with the GPU numbering of the
+// cluster (replica r of TP x PP GPUs takes GPUs r*TP*PP ...). Results are cached by
+// (group, bytes) by the caller (serve/cost.cc caches per token count). Bytes in, seconds out.
+#ifndef NDTWIN_SERVE_COMM_H_
+#define NDTWIN_SERVE_COMM_H_
+
+#include <memory>
+
+#include "core/status.h"
+#include "serve/service.h"
+#include "topo/cluster.h"
+
+namespace ndt {
+
+// REQUIRES: `cluster` outlives the returned functions. The TP group is GPUs 0..tp-1; stage s
+// of a replica is GPUs s*tp..(s+1)*tp-1; the KV transfer goes from GPU 0 to the last GPU.
+CommFns MakeCommFns(const Cluster& cluster);
+
+}  // namespace ndt
+
+#endif  // NDTWIN_SERVE_COMM_H_
