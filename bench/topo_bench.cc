@@ -15,15 +15,18 @@ struct Fixture {
   FabricParams params;
 };
 
+Fixture Load() {
+  StatusOr<Catalog> c = Catalog::Load(Catalog::DefaultDataDir());
+  NDT_CHECK(c.ok(), c.status().message());
+  StatusOr<FabricParams> p = LoadFabricParams(Catalog::DefaultDataDir());
+  NDT_CHECK(p.ok(), p.status().message());
+  return Fixture{std::move(c).value(), std::move(p).value()};
+}
+
+// Loaded once for all benchmarks (function-local, read-only after the first call).
 const Fixture& Data() {
-  static const Fixture* f = [] {
-    StatusOr<Catalog> c = Catalog::Load(Catalog::DefaultDataDir());
-    NDT_CHECK(c.ok(), c.status().message());
-    StatusOr<FabricParams> p = LoadFabricParams(Catalog::DefaultDataDir());
-    NDT_CHECK(p.ok(), p.status().message());
-    return new Fixture{std::move(c).value(), std::move(p).value()};
-  }();
-  return *f;
+  static const Fixture f = Load();
+  return f;
 }
 
 ClusterSpec Spec(const char* sku, int vms) {
