@@ -1,11 +1,417 @@
-// Placeholder until the 'sku' command lands; its owner replaces this file.
+// File: cli/sku.cc
+// `ndtwin sku list [--series S] [--gpu G]` and `ndtwin sku show NAME`: the hardware catalog
+// (hw/catalog.h) as the seeds' tables, with sources, conflicts between sources and prices.
+// Text uses the tables' units (GiB, Mbps, Gb/s); JSON uses the same units, named in the keys.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.h"
+#include "core/strings.h"
+#include "core/units.h"
+#include "hw/catalog.h"
 
 namespace ndt {
+namespace {
 
-CommandRun SetupSku(CLI::App* /*sub*/) {
-  return [](const GlobalOptions&) -> Status {
-    return Status::Internal("'sku' is not built yet");
+using Json = nlohmann::ordered_json;
+
+struct SkuOptions {
+  std::string series;
+  std::string gpu;
+  std::string name;
+};
+
+// 1900 -> "1900", 22.3517 -> "22.4": integers stay integers.
+std::string Num(double v) {
+  if (std::fabs(v - std::round(v)) < 1e-9) return fmt::format("{:.0f}", v);
+  if (std::fabs(v * 10 - std::round(v * 10)) < 1e-6) return fmt::format("{:.1f}", v);
+  return fmt::format("{:.2f}", v);
+}
+// Rounded to 3 decimals so JSON does not print binary noise (22.351741790771484).
+double Round3(double v) { return std::round(v * 1000) / 1000; }
+
+double Gib(double bytes) { return bytes / kGiB; }
+double Gbps(double Bps) { return Bps * 8 / 1e9; }
+
+std::string IbText(const SkuSpec& s) {
+  if (!s.infiniband) return "-";
+  const InfinibandSpec& ib = *s.infiniband;
+  std::string out = fmt::format("{}x{} Gb/s", ib.ports, Num(Gbps(ib.port_Bps)));
+  if (!ib.generation.empty()) out += " " + ib.generation;
+  return out;
+}
+
+std::string DomainText(const SkuSpec& s) {
+  if (s.vms_per_nvlink_domain > 1) {
+    return fmt::format("{} ({} VMs)", s.nvlink_domain_gpus, s.vms_per_nvlink_domain);
+  }
+  return std::to_string(s.nvlink_domain_gpus);
+}
+
+Json OptInt(const std::optional<int>& v) { return v ? Json(*v) : Json(nullptr); }
+
+// The keys every size has in `sku list --json`; `sku show --json` adds more.
+Json SkuJson(const SkuSpec& s) {
+  Json j;
+  j["name"] = s.name;
+  j["aliases"] = s.aliases;
+  j["series"] = s.series;
+  j["description"] = s.description;
+  j["vcpus"] = s.vcpus;
+  j["memory_gib"] = Round3(Gib(s.memory_bytes));
+  j["temp_storage_gib"] = s.temp_storage_bytes > 0 ? Json(Round3(Gib(s.temp_storage_bytes)))
+                                                   : Json(nullptr);
+  j["gpus"] = s.gpus;
+  j["gpu"] = s.gpu;
+  j["gpu_memory_gib"] = Round3(Gib(s.gpu_memory_bytes));
+  j["max_data_disks"] = OptInt(s.max_data_disks);
+  j["max_uncached_disk_iops"] = OptInt(s.max_uncached_disk_iops);
+  j["max_uncached_disk_mbps"] =
+      s.max_uncached_disk_Bps ? Json(Round3(*s.max_uncached_disk_Bps / 1e6)) : Json(nullptr);
+  j["max_network_mbps"] =
+      s.max_network_Bps ? Json(Round3(*s.max_network_Bps * 8 / 1e6)) : Json(nullptr);
+  j["max_nics"] = OptInt(s.max_nics);
+  if (s.infiniband) {
+    j["infiniband"] = Json{{"ports", s.infiniband->ports},
+                           {"gbps_per_port", Round3(Gbps(s.infiniband->port_Bps))},
+                           {"generation", s.infiniband->generation},
+                           {"gpudirect_rdma", s.infiniband->gpudirect_rdma}};
+  } else {
+    j["infiniband"] = nullptr;
+  }
+  j["intra_vm_fabric"] = IntraVmFabricName(s.fabric);
+  j["nvlink_domain_gpus"] = s.nvlink_domain_gpus;
+  j["vms_per_nvlink_domain"] = s.vms_per_nvlink_domain;
+  j["features"] = Json::object();
+  for (const auto& [k, v] : s.features) j["features"][k] = v;
+  j["price_usd_per_hour"] = s.price ? Json(s.price->usd_per_hour) : Json(nullptr);
+  j["sources"] = s.sources;
+  j["conflicts"] = Json::array();
+  for (const Conflict& c : s.conflicts) {
+    j["conflicts"].push_back(Json{{"field", c.field},
+                                  {"kept", c.kept},
+                                  {"other", c.other},
+                                  {"resolution", c.resolution},
+                                  {"sources", c.sources}});
+  }
+  return j;
+}
+
+Json PriceJson(const PriceSpec& p) {
+  return Json{{"region", p.region},
+              {"os", p.os},
+              {"payg_usd_per_hour", p.usd_per_hour},
+              {"spot_usd_per_hour",
+               p.spot_usd_per_hour ? Json(*p.spot_usd_per_hour) : Json(nullptr)}};
+}
+
+Json GpuJson(const GpuSpec& g) {
+  Json j;
+  j["name"] = g.name;
+  j["aliases"] = g.aliases;
+  j["arch"] = g.arch;
+  j["sm_version"] = g.sm_version;
+  j["sms"] = g.sms > 0 ? Json(g.sms) : Json(nullptr);
+  j["form_factor"] = g.form_factor;
+  j["memory_gb"] = Round3(g.memory_bytes / kGB);
+  j["memory_type"] = g.memory_type;
+  j["memory_gbps"] = Round3(g.memory_Bps / kGB);  // GB/s (bytes)
+  j["l2_mb"] = g.l2_bytes > 0 ? Json(Round3(g.l2_bytes / kMB)) : Json(nullptr);
+  Json peak = Json::object();
+  for (Precision p : {Precision::kFp64, Precision::kFp32, Precision::kTf32, Precision::kFp16,
+                      Precision::kBf16, Precision::kFp8, Precision::kFp4, Precision::kInt8}) {
+    double f = g.PeakFlops(p);
+    peak[PrecisionName(p)] = f > 0 ? Json(Round3(f / kTFLOP)) : Json(nullptr);
+  }
+  j["peak_dense_tflops"] = peak;
+  j["fp64_vector_tflops"] = Round3(g.fp64_flops / kTFLOP);
+  j["nvlink"] = g.nvlink_gen > 0
+                    ? Json{{"generation", g.nvlink_gen},
+                           {"links", g.nvlink_links},
+                           {"gbytes_per_s_per_link_per_direction", Round3(g.nvlink_link_Bps / kGB)},
+                           {"gbytes_per_s_per_direction", Round3(g.nvlink_Bps() / kGB)}}
+                    : Json(nullptr);
+  j["pcie_gen"] = g.pcie_gen > 0 ? Json(g.pcie_gen) : Json(nullptr);
+  j["host_link_gbytes_per_s_per_direction"] = Round3(g.pcie_Bps / kGB);
+  j["c2c_gbytes_per_s_per_direction"] = g.c2c ? Json(Round3(g.c2c_Bps / kGB)) : Json(nullptr);
+  j["tdp_w"] = g.tdp_w;
+  j["sources"] = Json::object();
+  for (const auto& [k, v] : g.sources) j["sources"][k] = v;
+  j["notes"] = g.notes;
+  return j;
+}
+
+// A plain text table: columns padded to their widest cell, numbers right-aligned.
+void PrintTable(const std::vector<std::string>& head, const std::vector<bool>& right,
+                const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> w(head.size());
+  for (size_t i = 0; i < head.size(); ++i) w[i] = head[i].size();
+  for (const auto& r : rows) {
+    for (size_t i = 0; i < r.size(); ++i) w[i] = std::max(w[i], r[i].size());
+  }
+  auto line = [&](const std::vector<std::string>& r) {
+    std::string out;
+    for (size_t i = 0; i < r.size(); ++i) {
+      if (i) out += "  ";
+      std::string pad(w[i] - r[i].size(), ' ');
+      out += right[i] ? pad + r[i] : r[i] + (i + 1 < r.size() ? pad : "");
+    }
+    std::printf("%s\n", out.c_str());
+  };
+  line(head);
+  std::vector<std::string> rule;
+  for (size_t x : w) rule.push_back(std::string(x, '-'));
+  line(rule);
+  for (const auto& r : rows) line(r);
+}
+
+// Case-insensitive exact match, else substring; NotFound with a suggestion when nothing matches.
+StatusOr<std::vector<const SkuSpec*>> Filter(const Catalog& cat, const SkuOptions& o) {
+  std::vector<const SkuSpec*> out;
+  for (const SkuSpec& s : cat.skus()) out.push_back(&s);
+  if (!o.series.empty()) {
+    std::vector<std::string> all;
+    for (const SkuSpec* s : out) {
+      if (std::find(all.begin(), all.end(), s->series) == all.end()) all.push_back(s->series);
+    }
+    bool exact = std::any_of(out.begin(), out.end(),
+                             [&](const SkuSpec* s) { return EqualsIgnoreCase(s->series, o.series); });
+    std::string want = ToLower(o.series);
+    std::erase_if(out, [&](const SkuSpec* s) {
+      return exact ? !EqualsIgnoreCase(s->series, o.series)
+                   : ToLower(s->series).find(want) == std::string::npos;
+    });
+    if (out.empty()) {
+      return Status::NotFound(fmt::format("no VM series '{}'{} (see: ndtwin sku list)", o.series,
+                                          DidYouMean(o.series, all)));
+    }
+  }
+  if (!o.gpu.empty()) {
+    StatusOr<const GpuSpec*> g = cat.FindGpu(o.gpu);
+    std::string want = ToLower(o.gpu);
+    std::erase_if(out, [&](const SkuSpec* s) {
+      const GpuSpec& sg = cat.GpuOf(*s);
+      return g.ok() ? &sg != *g : ToLower(sg.name).find(want) == std::string::npos;
+    });
+    if (out.empty()) {
+      std::vector<std::string> names;
+      for (const GpuSpec& x : cat.gpus()) names.push_back(x.name);
+      return Status::NotFound(fmt::format("no VM size with GPU '{}'{} (see: ndtwin sku list)",
+                                          o.gpu, DidYouMean(o.gpu, names)));
+    }
+  }
+  // Grouped by series, then by size within it; the name breaks ties.
+  std::stable_sort(out.begin(), out.end(), [](const SkuSpec* a, const SkuSpec* b) {
+    if (a->series != b->series) return a->series < b->series;
+    if (a->gpus != b->gpus) return a->gpus < b->gpus;
+    return a->name < b->name;
+  });
+  return out;
+}
+
+Status RunList(const GlobalOptions& g, const SkuOptions& o, const Catalog& cat) {
+  NDT_ASSIGN_OR_RETURN(std::vector<const SkuSpec*> skus, Filter(cat, o));
+  if (g.json) {
+    Json j;
+    j["schema"] = "ndtwin.sku_list/1";
+    j["skus"] = Json::array();
+    for (const SkuSpec* s : skus) j["skus"].push_back(SkuJson(*s));
+    std::printf("%s\n", j.dump(2).c_str());
+    return Status::Ok();
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const SkuSpec* s : skus) {
+    rows.push_back({s->name, std::to_string(s->vcpus), Num(Gib(s->memory_bytes)),
+                    s->temp_storage_bytes > 0 ? Num(Gib(s->temp_storage_bytes)) : "-",
+                    std::to_string(s->gpus), s->gpu, Num(Gib(s->gpu_memory_bytes)), IbText(*s),
+                    DomainText(*s), s->price ? fmt::format("{}", s->price->usd_per_hour) : "-"});
+  }
+  PrintTable({"Size", "vCPU", "Memory GiB", "Temp GiB", "GPUs", "GPU", "GPU mem GiB", "IB",
+              "NVLink domain", "$/h"},
+             {false, true, true, true, true, false, true, false, true, true}, rows);
+  std::printf("\n%zu sizes. GPU memory is per GPU. $/h: pay-as-you-go Linux (eastus where "
+              "priced). Details: ndtwin sku show NAME\n",
+              skus.size());
+  return Status::Ok();
+}
+
+void Row(const std::string& k, const std::string& v) {
+  std::printf("  %-26s %s\n", k.c_str(), v.c_str());
+}
+
+std::string OptText(const std::optional<int>& v) { return v ? std::to_string(*v) : "-"; }
+
+void PrintGpu(const GpuSpec& g) {
+  std::printf("\nGPU %s (%s, sm_%d, %s)\n", g.name.c_str(), g.arch.c_str(), g.sm_version,
+              g.form_factor.c_str());
+  Row("Memory", fmt::format("{} GB {}, {} GB/s", Num(g.memory_bytes / kGB), g.memory_type,
+                            Num(g.memory_Bps / kGB)));
+  if (g.l2_bytes > 0) Row("L2", fmt::format("{} MB", Num(g.l2_bytes / kMB)));
+  if (g.sms > 0) Row("SMs", std::to_string(g.sms));
+  std::vector<std::string> peaks;
+  if (g.fp64_flops > 0) peaks.push_back("fp64 " + Num(g.fp64_flops / kTFLOP));
+  if (g.fp64_tensor_flops > 0) peaks.push_back("fp64 tensor " + Num(g.fp64_tensor_flops / kTFLOP));
+  for (Precision p : {Precision::kFp32, Precision::kTf32, Precision::kFp16, Precision::kBf16,
+                      Precision::kFp8, Precision::kFp4, Precision::kInt8}) {
+    if (g.PeakFlops(p) > 0) peaks.push_back(std::string(PrecisionName(p)) + " " + Num(g.PeakFlops(p) / kTFLOP));
+  }
+  Row("Dense peak TFLOP/s", Join(peaks, ", "));
+  if (g.nvlink_gen > 0) {
+    Row("NVLink", fmt::format("gen {}: {} links x {} GB/s = {} GB/s per direction", g.nvlink_gen,
+                              g.nvlink_links, Num(g.nvlink_link_Bps / kGB),
+                              Num(g.nvlink_Bps() / kGB)));
+  } else {
+    Row("NVLink", "none");
+  }
+  if (g.pcie_gen > 0) {
+    Row("PCIe", fmt::format("gen {} x16, {} GB/s per direction", g.pcie_gen, Num(g.pcie_Bps / kGB)));
+  }
+  if (g.c2c) Row("NVLink-C2C", fmt::format("{} GB/s per direction", Num(g.c2c_Bps / kGB)));
+  Row("TDP", fmt::format("{} W", Num(g.tdp_w)));
+  for (const std::string& n : g.notes) Row("Note", n);
+}
+
+void PrintShow(const SkuSpec& s, const GpuSpec& g) {
+  std::printf("%s (%s)\n  %s\n", s.name.c_str(), s.series.c_str(), s.description.c_str());
+  if (!s.aliases.empty()) Row("Aliases", Join(s.aliases, ", "));
+  std::printf("\nSize\n");
+  Row("vCPUs", std::to_string(s.vcpus));
+  Row("Memory", Num(Gib(s.memory_bytes)) + " GiB");
+  Row("Temp storage", s.temp_storage_bytes > 0 ? Num(Gib(s.temp_storage_bytes)) + " GiB" : "-");
+  Row("GPUs", fmt::format("{} x {}", s.gpus, s.gpu));
+  Row("GPU memory", Num(Gib(s.gpu_memory_bytes)) + " GiB per GPU");
+  Row("Max data disks", OptText(s.max_data_disks));
+  Row("Max uncached disk", fmt::format("{} IOPS / {} MBps", OptText(s.max_uncached_disk_iops),
+                                       s.max_uncached_disk_Bps ? Num(*s.max_uncached_disk_Bps / 1e6) : "-"));
+  Row("Max network bandwidth",
+      s.max_network_Bps ? Num(*s.max_network_Bps * 8 / 1e6) + " Mbps" : "-");
+  Row("Max NICs", OptText(s.max_nics));
+  std::printf("\nHost\n");
+  Row("CPU", s.cpu);
+  Row("Sockets / NUMA nodes", fmt::format("{} / {}", s.cpu_sockets, s.numa_nodes));
+  if (s.cpu_interconnect_Bps > 0) {
+    Row("Socket interconnect", Num(s.cpu_interconnect_Bps / kGB) + " GB/s per direction");
+  }
+  std::printf("\nInterconnect\n");
+  Row("Intra-VM fabric", fmt::format("{} ({} NVSwitches{})", IntraVmFabricName(s.fabric),
+                                     s.nvswitches, s.vms_per_nvlink_domain > 1 ? " per rack" : ""));
+  Row("NVLink domain", fmt::format("{} GPUs ({} VM{})", s.nvlink_domain_gpus,
+                                   s.vms_per_nvlink_domain, s.vms_per_nvlink_domain > 1 ? "s" : ""));
+  Row("PCIe switches", s.pcie_switches > 0 ? fmt::format("{} x {} GPUs", s.pcie_switches,
+                                                         s.gpus_per_pcie_switch)
+                                           : "none shown");
+  std::string ib = IbText(s);
+  if (s.infiniband && s.infiniband->gpudirect_rdma) ib += ", GPUDirect RDMA";
+  Row("InfiniBand", ib);
+  Row("NIC affinity", NicAffinityName(s.nic_affinity));
+  if (!s.features.empty()) {
+    std::printf("\nFeatures\n");
+    for (const auto& [k, v] : s.features) Row(k, v);
+  }
+  if (!s.supported_os.empty()) {
+    std::printf("\nSupported OS\n");
+    for (const std::string& os : s.supported_os) std::printf("  - %s\n", os.c_str());
+  }
+  PrintGpu(g);
+  std::printf("\nPrice\n");
+  if (s.price) {
+    Row("Pay-as-you-go", fmt::format("{} USD/h ({}, {})", s.price->usd_per_hour, s.price->os,
+                                     s.price->region));
+    if (s.price->spot_usd_per_hour) Row("Spot", fmt::format("{} USD/h", *s.price->spot_usd_per_hour));
+    for (const PriceSpec& p : s.other_prices) {
+      Row("  " + p.region, fmt::format("{} USD/h", p.usd_per_hour));
+    }
+    Row("Source", s.price->source);
+    if (!s.price->note.empty()) Row("Note", s.price->note);
+  } else {
+    Row("Pay-as-you-go", "none (" + s.price_note + ")");
+  }
+  if (!s.conflicts.empty()) {
+    std::printf("\nConflicts between sources\n");
+    for (const Conflict& c : s.conflicts) {
+      std::printf("  - %s: kept %s; other: %s\n    why: %s\n    sources: %s\n", c.field.c_str(),
+                  c.kept.c_str(), c.other.c_str(), c.resolution.c_str(), c.sources.c_str());
+    }
+  }
+  std::printf("\nSources\n");
+  for (const std::string& src : s.sources) std::printf("  - %s\n", src.c_str());
+  std::printf("\nSources per field\n");
+  for (const auto& [k, v] : s.field_sources) Row(k, v);
+  if (!s.notes.empty()) {
+    std::printf("\nNotes\n");
+    for (const std::string& n : s.notes) std::printf("  - %s\n", n.c_str());
+  }
+}
+
+Status RunShow(const GlobalOptions& g, const SkuOptions& o, const Catalog& cat) {
+  if (o.name.empty()) {
+    return Status::InvalidInput(
+        "sku show needs a VM size, e.g. 'ndtwin sku show Standard_ND96amsr_A100_v4' (see: ndtwin "
+        "sku list)");
+  }
+  NDT_ASSIGN_OR_RETURN(const SkuSpec* s, cat.FindSku(o.name));
+  const GpuSpec& gpu = cat.GpuOf(*s);
+  if (g.json) {
+    Json j;
+    j["schema"] = "ndtwin.sku/1";
+    Json sku = SkuJson(*s);
+    sku["cpu"] = Json{{"model", s->cpu},
+                      {"sockets", s->cpu_sockets},
+                      {"numa_nodes", s->numa_nodes},
+                      {"interconnect_gbytes_per_s_per_direction",
+                       s->cpu_interconnect_Bps > 0 ? Json(Round3(s->cpu_interconnect_Bps / kGB))
+                                                   : Json(nullptr)}};
+    sku["nvswitches"] = s->nvswitches;
+    sku["pcie_switches"] = s->pcie_switches;
+    sku["gpus_per_pcie_switch"] = s->gpus_per_pcie_switch;
+    sku["nic_affinity"] = NicAffinityName(s->nic_affinity);
+    sku["supported_os"] = s->supported_os;
+    sku["price"] = s->price ? PriceJson(*s->price) : Json(nullptr);
+    if (s->price) {
+      sku["price"]["source"] = s->price->source;
+      sku["price"]["note"] = s->price->note;
+    }
+    sku["other_prices"] = Json::array();
+    for (const PriceSpec& p : s->other_prices) sku["other_prices"].push_back(PriceJson(p));
+    sku["price_note"] = s->price_note;
+    sku["field_sources"] = Json::object();
+    for (const auto& [k, v] : s->field_sources) sku["field_sources"][k] = v;
+    sku["notes"] = s->notes;
+    j["sku"] = sku;
+    j["gpu"] = GpuJson(gpu);
+    std::printf("%s\n", j.dump(2).c_str());
+    return Status::Ok();
+  }
+  PrintShow(*s, gpu);
+  return Status::Ok();
+}
+
+}  // namespace
+
+CommandRun SetupSku(CLI::App* sub) {
+  auto opts = std::make_shared<SkuOptions>();
+  CLI::App* list = sub->add_subcommand("list", "List VM sizes as a table (the seeds' columns)");
+  list->fallthrough();
+  list->add_option("--series", opts->series, "Only this series (e.g. 'NDm A100 v4', 'ND')");
+  list->add_option("--gpu", opts->gpu, "Only sizes with this GPU (e.g. A100-SXM4-80GB, H100)");
+  CLI::App* show = sub->add_subcommand("show", "Everything about one VM size");
+  show->fallthrough();
+  show->add_option("name", opts->name, "VM size, e.g. Standard_ND96amsr_A100_v4 or ND96amsr_A100_v4");
+  return [opts, list, show](const GlobalOptions& g) -> Status {
+    if (!list->parsed() && !show->parsed()) {
+      return Status::InvalidInput("sku needs a subcommand: 'sku list' or 'sku show NAME'");
+    }
+    std::string dir = g.data_dir.empty() ? Catalog::DefaultDataDir() : g.data_dir;
+    NDT_ASSIGN_OR_RETURN(Catalog cat, Catalog::Load(dir));
+    if (list->parsed()) return RunList(g, *opts, cat);
+    return RunShow(g, *opts, cat);
   };
 }
 
