@@ -11,13 +11,14 @@
 
 #include <string>
 
+#include "coll/collective.h"
 #include "compute/compute.h"
 #include "parallel/costs.h"
 #include "topo/cluster.h"
 
 namespace ndt {
 
-enum class Fidelity { kAnalytical, kFlow };
+// "analytical" | "flow" into coll/'s Fidelity.
 bool ParseFidelity(const std::string& s, Fidelity* out);
 
 // Holds references: `cluster` and `cal` must outlive it.
