@@ -1,0 +1,146 @@
+#include "model/ops.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace ndt {
+namespace {
+
+TransformerSpec Preset(const std::string& name) {
+  StatusOr<TransformerSpec> s = LoadModel(name, ModelsDir(""));
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return *s;
+}
+
+double GemmFlop(const std::vector<Op>& ops) {
+  double f = 0;
+  for (const Op& o : ops) {
+    if (o.kind == OpKind::kGemm) f += o.flop;
+  }
+  return f;
+}
+
+const Op& Find(const std::vector<Op>& ops, const std::string& name) {
+  for (const Op& o : ops) {
+    if (o.name == name) return o;
+  }
+  ADD_FAILURE() << "no op " << name;
+  return ops.front();
+}
+
+// GPT layer: QKV 3h^2 + out h^2 + MLP 8h^2 = 12h^2 MACs per token -> 24 s h^2 FLOPs for b = 1;
+// non-causal attention 2 (QK^T) + 2 (AV) MACs... = 4 s^2 h FLOPs.
+TEST(LayerOps, GptForwardFlopsMatchHandDerivation) {
+  const TransformerSpec s = Preset("megatron-18b");
+  OpShape shape;
+  shape.seq_len = 2048;
+  shape.causal = false;
+  const std::vector<Op> ops = LayerForwardOps(s, 0, shape);
+  const double h = 6144, sq = 2048;
+  EXPECT_DOUBLE_EQ(GemmFlop(ops), 24 * sq * h * h);
+  EXPECT_DOUBLE_EQ(Find(ops, "attn_core").flop, 4 * sq * sq * h);
+  // Causal: s(s+1)/2 query-key pairs instead of s^2.
+  shape.causal = true;
+  EXPECT_DOUBLE_EQ(Find(LayerForwardOps(s, 0, shape), "attn_core").flop,
+                   4 * h * sq * (sq + 1) / 2);
+}
+
+TEST(LayerOps, TensorParallelDividesGemmFlops) {
+  const TransformerSpec s = Preset("llama2-70b");
+  OpShape one, eight;
+  eight.tp = 8;
+  EXPECT_DOUBLE_EQ(GemmFlop(LayerForwardOps(s, 0, one)),
+                   8 * GemmFlop(LayerForwardOps(s, 0, eight)));
+  EXPECT_DOUBLE_EQ(Find(LayerForwardOps(s, 0, one), "attn_core").flop,
+                   8 * Find(LayerForwardOps(s, 0, eight), "attn_core").flop);
+}
+
+TEST(LayerOps, BackwardGemmsAreTwiceForward) {
+  const TransformerSpec s = Preset("mixtral-8x7b");
+  OpShape shape;
+  shape.seq_len = 4096;
+  shape.tp = 2;
+  const std::vector<Op> fwd = LayerForwardOps(s, 0, shape);
+  const std::vector<Op> bwd = LayerBackwardOps(s, 0, shape);
+  EXPECT_NEAR(GemmFlop(bwd), 2 * GemmFlop(fwd), 1e-6 * GemmFlop(fwd));
+  // dW of out_proj: [k x n] = X^T [k x tokens] dY [tokens x n].
+  const Op& f = Find(fwd, "out_proj");
+  const Op& w = Find(bwd, "out_proj_wgrad");
+  EXPECT_EQ(w.m, f.k);
+  EXPECT_EQ(w.n, f.n);
+  EXPECT_EQ(w.k, f.m);
+  EXPECT_EQ(bwd.front().name, "residual_mlp_bwd");  // reverse order
+}
+
+// The per-layer ops and the LM head add up to the model-level forward FLOPs per token
+// (non-causal attention over s keys) times the tokens.
+TEST(LayerOps, SumToModelForwardFlops) {
+  for (const char* name : {"llama2-70b", "gpt3-175b", "mixtral-8x7b", "deepseek-v3"}) {
+    const TransformerSpec s = Preset(name);
+    OpShape shape;
+    shape.seq_len = 1024;
+    shape.causal = false;
+    double flop = 0;
+    for (int64_t l = 0; l < s.layers; ++l) flop += GemmFlop(LayerForwardOps(s, l, shape)) +
+                                                   Find(LayerForwardOps(s, l, shape),
+                                                        "attn_core").flop;
+    flop += GemmFlop(LmHeadForwardOps(s, 1024, shape, true));
+    // MoE routing is uniform with capacity 1: exactly top_k experts' work per token.
+    EXPECT_NEAR(flop / (1024 * ForwardFlopsPerToken(s, 1024)), 1.0, 1e-9) << name;
+  }
+}
+
+// Decode of one token on DeepSeek-V3: 8 of 256 experts receive it, so 8 experts' weights are
+// read (3 x 7168 x 2048 x 2 bytes each).
+TEST(MoeOps, DecodeReadsOnlyTheActiveExperts) {
+  const TransformerSpec s = Preset("deepseek-v3");
+  OpShape shape;
+  const std::vector<Op> ops = LayerTokenOps(s, 10, 1, shape);
+  const Op& up = Find(ops, "experts_gate_up");
+  const Op& down = Find(ops, "experts_down");
+  EXPECT_EQ(up.batch, 8);
+  EXPECT_DOUBLE_EQ(up.weight_bytes + down.weight_bytes, 8 * 3 * 7168.0 * 2048 * 2);
+  // A large batch touches all 256 experts.
+  EXPECT_EQ(Find(LayerTokenOps(s, 10, 8192, shape), "experts_gate_up").batch, 256);
+  // Expert parallelism over 8 GPUs: 32 local experts.
+  shape.ep = 8;
+  EXPECT_EQ(Find(LayerTokenOps(s, 10, 8192, shape), "experts_gate_up").batch, 32);
+}
+
+// Llama-2-70B decode at TP 8: one KV head per GPU; 1000 cached tokens of K and V (128 each)
+// at 2 bytes = 512,000 bytes per sequence, plus Q and O of 8 heads x 256 x 2 bytes.
+TEST(AttentionOps, DecodeReadsTheKvCache) {
+  const TransformerSpec s = Preset("llama2-70b");
+  OpShape shape;
+  shape.tp = 8;
+  const Op a = AttentionCoreOp(s, 1, 1, 1000, true, shape);
+  EXPECT_DOUBLE_EQ(a.bytes, 1000 * 256 * 2.0 + 8 * 256 * 2.0);
+  EXPECT_DOUBLE_EQ(a.flop, 2.0 * 8 * 1000 * 256);
+  shape.kv = Dtype::kFp8;
+  EXPECT_DOUBLE_EQ(AttentionCoreOp(s, 1, 1, 1000, true, shape).bytes,
+                   1000 * 256 * 1.0 + 8 * 256 * 2.0);
+}
+
+TEST(AttentionOps, MlaDecodeReadsTheLatentOnce) {
+  const TransformerSpec s = Preset("deepseek-v3");
+  OpShape shape;
+  const Op a = AttentionCoreOp(s, 1, 1, 1000, true, shape);
+  // Cache per token and layer: 512 + 64 = 576 values, the same bytes as KvCacheBytesPerToken.
+  const double q_o = 128.0 * (576 + 512) * 2;
+  EXPECT_DOUBLE_EQ(a.bytes - q_o, 1000 * KvCacheBytesPerToken(s, Dtype::kBf16) / 61);
+}
+
+TEST(LayerOps, SequenceParallelShrinksNormsNotGemms) {
+  const TransformerSpec s = Preset("gpt3-175b");
+  OpShape tp, sp;
+  tp.tp = sp.tp = 8;
+  sp.sequence_parallel = true;
+  const auto a = LayerForwardOps(s, 0, tp), b = LayerForwardOps(s, 0, sp);
+  EXPECT_DOUBLE_EQ(GemmFlop(a), GemmFlop(b));
+  EXPECT_NEAR(Find(a, "norm_attn").bytes - Find(a, "norm_attn").weight_bytes,
+              8 * (Find(b, "norm_attn").bytes - Find(b, "norm_attn").weight_bytes), 1);
+}
+
+}  // namespace
+}  // namespace ndt
