@@ -40,6 +40,7 @@ class ClusterBuilder {
   StatusOr<Cluster> Build();
 
  private:
+  void ReserveGraph();
   void BuildVm(int vm);
   void BuildCpus(int vm);
   void BuildGpusAndPcie(int vm);

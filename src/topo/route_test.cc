@@ -1,6 +1,7 @@
 // Tests of Cluster::GpuRoute / NetRoute: NCCL's preference order, the GPU's own rail NIC, the
 // NDv2 socket crossing, fractions and contiguity (every link starts where the previous ended).
 #include <cmath>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -185,6 +186,26 @@ TEST(Summary, FormatRoutePrintsEachHop) {
   Cluster c = Build(t.Spec(1));
   std::string s = FormatRoute(c, c.GpuRoute(0, 1));
   EXPECT_NE(s.find("vm0/gpu0 -> vm0/nvsw0  nvlink  125 GB/s (5 lanes)"), std::string::npos) << s;
+}
+
+}  // namespace
+}  // namespace ndt
+
+namespace ndt {
+namespace {
+
+TEST(Summary, DotHasOneNodePerNodeAndOneEdgePerDuplexLink) {
+  TestSize t = testing::Ndv2();
+  Cluster c = Build(t.Spec(2));
+  std::ostringstream out;
+  WriteDot(c, out);
+  std::string dot = out.str();
+  size_t edges = 0, nodes = 0;
+  for (size_t p = dot.find(" -- "); p != std::string::npos; p = dot.find(" -- ", p + 1)) ++edges;
+  for (size_t p = dot.find("shape="); p != std::string::npos; p = dot.find("shape=", p + 1)) ++nodes;
+  EXPECT_EQ(edges, static_cast<size_t>(DuplexLinks(c)));
+  EXPECT_EQ(nodes, c.nodes().size());
+  EXPECT_EQ(dot.rfind("graph cluster {", 0), 0u);
 }
 
 }  // namespace
