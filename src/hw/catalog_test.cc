@@ -3,6 +3,9 @@
 // with "did you mean" for near misses. Expected values are copied from the seed tables cited.
 #include "hw/catalog.h"
 
+#include <cstdlib>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "core/units.h"
@@ -257,6 +260,22 @@ TEST_F(CatalogTest, LoadIsDeterministic) {
   for (size_t i = 0; i < again->skus().size(); ++i) {
     EXPECT_EQ(again->skus()[i].name, catalog_->skus()[i].name);
   }
+}
+
+}  // namespace
+}  // namespace ndt
+
+namespace ndt {
+namespace {
+
+TEST(DefaultDataDirTest, EnvironmentOverridesTheCompiledInDirectory) {
+  const char* old = std::getenv("NDTWIN_DATA");
+  std::string saved = old ? old : "";
+  setenv("NDTWIN_DATA", "/tmp/ndtwin-data-test", 1);
+  EXPECT_EQ(Catalog::DefaultDataDir(), "/tmp/ndtwin-data-test");
+  unsetenv("NDTWIN_DATA");
+  EXPECT_EQ(Catalog::DefaultDataDir(), NDT_DATA_DIR);
+  if (old) setenv("NDTWIN_DATA", saved.c_str(), 1);
 }
 
 }  // namespace
