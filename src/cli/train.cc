@@ -26,7 +26,7 @@ struct TrainFlags {
   int vms = 1;
   int64_t gbs = 0, mbs = 0;
   int tp = 1, pp = 1, dp = 0, vpp = 0, cp = 1, ep = 1, zero = 0;
-  bool sp = false, no_dp_overlap = false;
+  bool sp = false, no_dp_overlap = false, no_flash_attn = false;
   std::string recompute = "none", precision = "bf16", fidelity = "analytical", schedule = "1f1b";
   std::string order, trace;
   double tokens = 0;
@@ -59,6 +59,7 @@ Status BuildStrategy(const TrainFlags& f, TrainJob* job) {
   s.sp = f.sp;
   s.zero = f.zero;
   s.overlap_dp = !f.no_dp_overlap;
+  s.flash_attention = !f.no_flash_attn;
   job->mbs_given = f.mbs > 0;
   s.mbs = f.mbs > 0 ? f.mbs : 1;
   job->vpp_given = f.vpp > 0 || f.pp == 1;
@@ -246,6 +247,8 @@ CommandRun SetupTrain(CLI::App* sub) {
   sub->add_option("--schedule", f->schedule, "gpipe | 1f1b (default; interleaved with --vpp)");
   sub->add_option("--fidelity", f->fidelity, "analytical | flow (default analytical)");
   sub->add_option("--order", f->order, "Rank order, fastest first (default tp,cp,ep,dp,pp)");
+  sub->add_flag("--no-flash-attn", f->no_flash_attn,
+                "Unfused attention (Megatron-LM before FlashAttention)");
   sub->add_flag("--no-dp-overlap", f->no_dp_overlap, "Reduce gradients after the backward");
   sub->add_option("--tokens", f->tokens, "Training tokens: print time to train and cost");
   sub->add_option("--trace", f->trace, "Write a Chrome/Perfetto trace of the step to FILE");

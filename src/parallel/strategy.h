@@ -44,6 +44,9 @@ struct Strategy {
   PipeSchedule schedule = PipeSchedule::kOneFOneB;  // kInterleaved when vpp > 1
   bool overlap_dp = true;   // DP gradient reduction in buckets overlapped with backward
   bool scatter_gather = true;  // PP messages split over TP ranks' NICs, all-gathered on NVLink
+  // Fused (FlashAttention) attention core. false: Megatron-LM's unfused path of 2021 (batched
+  // QK^T, fused scale-mask-softmax, dropout, AV), which writes and reads the s x s scores.
+  bool flash_attention = true;
   // Fastest to slowest varying; default Megatron's.
   std::array<Axis, 4> order = {Axis::kTp, Axis::kCp, Axis::kDp, Axis::kPp};
 

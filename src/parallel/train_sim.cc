@@ -107,9 +107,32 @@ const LayerCost& Lowering::Layer(int64_t l) {
   for (const Op& op : fwd) {
     if (op.kind == OpKind::kAttention) attn.push_back(op);
   }
-  const double attn_s = c_.OpsTime(attn);
+  double attn_s = c_.OpsTime(attn);
   lc.fwd_compute_s = c_.OpsTime(fwd);
   lc.bwd_compute_s = c_.OpsTime(bwd);
+  if (!s_.flash_attention) {
+    // Unfused attention moves the b (a/t) s^2 score tensor through HBM: forward writes QK^T
+    // (2 B/elem), softmax reads and writes (4), dropout reads, writes and stores its mask (5),
+    // AV reads (2): 13 B/elem; backward about 21 B/elem (dV and dP GEMM reads, dropout and
+    // softmax backward, dQ/dK GEMM reads). Korthikanti et al.'s 5as/h activation term counts
+    // the same three stored tensors.
+    const double elems = static_cast<double>(s_.mbs) * static_cast<double>(m_.heads) / s_.tp *
+                         (static_cast<double>(m_.seq_len) / s_.cp) *
+                         static_cast<double>(m_.seq_len);
+    Op f;
+    f.name = "attn_scores_unfused";
+    f.kind = OpKind::kElementwise;
+    f.bytes = 13.0 * elems;
+    Op b = f;
+    b.name = "attn_scores_unfused_bwd";
+    b.pass = Pass::kBackward;
+    b.bytes = 21.0 * elems;
+    const double ft = c_.OpsTime({f});
+    lc.fwd_compute_s += ft;
+    lc.bwd_compute_s += c_.OpsTime({b});
+    attn_s += ft;
+    attn.push_back(f);
+  }
   lc.fwd_flop = TotalFlop(fwd);
   lc.bwd_flop = TotalFlop(bwd);
   lc.fwd_tp_s = TpPass();

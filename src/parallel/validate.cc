@@ -96,6 +96,8 @@ StatusOr<std::vector<ValidationRow>> ValidateTraining(const Catalog& catalog,
     job.strategy.gbs = static_cast<int64_t>(num("global_batch_size"));
     job.strategy.recompute = Recompute::kFull;
     job.strategy.precision = Dtype::kFp16;
+    // Megatron-LM as the paper ran it (2021) computed attention unfused; FlashAttention is 2022.
+    job.strategy.flash_attention = false;
     job.mbs_given = false;
     job.vpp_given = false;
     job.num_gpus = gpus;
