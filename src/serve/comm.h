@@ -2,9 +2,9 @@
 // Communication a serving replica needs, priced on the cluster graph: the TP all-reduce of each
 // layer (over the replica's first TP GPUs), the activation send between pipeline stages, and
 // the KV-cache transfer from a prefill replica to a decode replica (disaggregation). Times come
-// from coll/ (NCCL's algorithms and protocols over net/), with the GPU numbering of the
-// cluster (replica r of TP x PP GPUs takes GPUs r*TP*PP ...). Results are cached by
-// (group, bytes) by the caller (serve/cost.cc caches per token count). Bytes in, seconds out.
+// from coll/TimeCollective (NCCL's algorithms and protocols, NVLS where the size has it); if it
+// reports an error, a ring over the cluster's routes stands in. Memoized by (op, group, bytes).
+// Bytes in, seconds out.
 #ifndef NDTWIN_SERVE_COMM_H_
 #define NDTWIN_SERVE_COMM_H_
 

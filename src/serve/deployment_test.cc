@@ -1,0 +1,88 @@
+#include "serve/deployment.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace ndt {
+namespace {
+
+TransformerSpec Llama2_70b() {
+  StatusOr<TransformerSpec> m = LoadModel("llama2-70b", ModelsDir(""));
+  NDT_CHECK(m.ok(), m.status().message());
+  return *m;
+}
+
+GpuSpec Gpu80GB() {
+  GpuSpec g;
+  g.name = "test-80GB";
+  g.memory_bytes = 80e9;
+  g.memory_Bps = 3.35e12;
+  return g;
+}
+
+TEST(Deployment, KvCapacityMatchesHandDerivation) {
+  // Llama 2 70B parameters by hand (inference_workloads.md §4): per layer attention
+  // 2 x 8192^2 (Q, O) + 2 x 8192 x 1024 (K, V) = 150,994,944; MLP 3 x 8192 x 28672 =
+  // 704,643,072; 2 RMSNorms 16,384 -> 855,654,400 per layer, x 80 = 68,452,352,000; embedding +
+  // LM head 2 x 32000 x 8192 = 524,288,000; final norm 8,192: total 68,976,648,192.
+  // FP8 weights at TP2: 34,488,324,096 bytes per GPU. Free: 80e9 - that - 2 GiB workspace
+  // (2,147,483,648) = 43,364,192,256; x 0.9 = 39,027,773,030.4 bytes of KV per GPU.
+  // FP8 KV per token per GPU: 2 (K, V) x 80 layers x 4 heads (8 / TP2) x 128 x 1 byte = 81,920.
+  // Tokens per replica: floor(39,027,773,030.4 / 81,920) = 476,413; blocks: 476,413 / 32 = 14,887.
+  EngineParams p;
+  p.kv_free_memory_frac = 0.9;
+  p.workspace_bytes = 2.0 * (1 << 30);
+  p.block_tokens = 32;
+  DeploymentRequest r;
+  r.tp = 2;
+  r.weights = Dtype::kFp8;
+  r.kv = Dtype::kFp8;
+  StatusOr<MemoryPlan> m = PlanMemory(Llama2_70b(), Gpu80GB(), r, p);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_NEAR(m->weight_bytes_per_gpu, 34488324096.0, 1.0);
+  EXPECT_NEAR(m->kv_bytes_per_token_per_gpu, 81920.0, 1e-9);
+  EXPECT_EQ(m->kv_tokens_per_replica, 476413);
+  EXPECT_EQ(m->kv_blocks_per_replica, 14887);
+}
+
+TEST(Deployment, Fp16WeightsOnOneGpuDoNotFitAndSayHowToFix) {
+  // 68.98e9 x 2 bytes = 138 GB > 80 GB.
+  DeploymentRequest r;
+  r.tp = 1;
+  StatusOr<MemoryPlan> m = PlanMemory(Llama2_70b(), Gpu80GB(), r, EngineParams{});
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), StatusCode::kInfeasible);
+  EXPECT_NE(m.status().message().find("138.0 GB of weights"), std::string::npos)
+      << m.status().message();
+  EXPECT_NE(m.status().message().find("--tp"), std::string::npos);
+}
+
+TEST(Deployment, KvHeadsReplicateBeyondTheirCount) {
+  // 8 K/V heads at TP16: each GPU still holds one head (ceil(8/16) = 1), i.e. 1/8 of the cache
+  // per token, not 1/16.
+  EngineParams p;
+  DeploymentRequest r8, r16;
+  r8.tp = 8;
+  r16.tp = 16;
+  GpuSpec g = Gpu80GB();
+  StatusOr<MemoryPlan> a = PlanMemory(Llama2_70b(), g, r8, p);
+  StatusOr<MemoryPlan> b = PlanMemory(Llama2_70b(), g, r16, p);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_DOUBLE_EQ(a->kv_bytes_per_token_per_gpu, b->kv_bytes_per_token_per_gpu);
+}
+
+TEST(Deployment, ReplicasFillVmsAndTpStaysInTheNvlinkDomain) {
+  SkuSpec s;
+  s.name = "test";
+  s.gpus = 8;
+  s.nvlink_domain_gpus = 8;
+  EXPECT_EQ(*CountReplicas(s, 2, 2, 1, 1), 8);   // 4 per VM x 2
+  EXPECT_EQ(*CountReplicas(s, 1, 3, 1, 1), 2);   // 8 / 3 = 2, two GPUs idle
+  EXPECT_EQ(*CountReplicas(s, 2, 8, 2, 1), 1);   // PP crosses the two VMs
+  EXPECT_FALSE(CountReplicas(s, 2, 16, 1, 1).ok());
+  EXPECT_FALSE(CountReplicas(s, 1, 8, 2, 1).ok());
+}
+
+}  // namespace
+}  // namespace ndt

@@ -1,0 +1,126 @@
+#include "serve/validate.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "model/transformer.h"
+#include "serve/run.h"
+
+namespace ndt {
+namespace {
+
+// Splits one CSV line, honouring double quotes.
+std::vector<std::string> SplitQuoted(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool quoted = false;
+  for (char ch : line) {
+    if (ch == '"') {
+      quoted = !quoted;
+    } else if (ch == ',' && !quoted) {
+      out.push_back(cur);
+      cur.clear();
+    } else if (ch != '\r') {
+      cur += ch;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+}  // namespace
+
+StatusOr<std::vector<ValidationRow>> ValidateInference(const Catalog& catalog,
+                                                       const std::string& shared_dir,
+                                                       const std::string& data_dir) {
+  const std::string dir = shared_dir.empty() ? std::string(NDT_SHARED_DIR) : shared_dir;
+  const std::string path = dir + "/validation/inference/mlperf_llama2_70b.csv";
+  std::ifstream in(path);
+  if (!in) return Status::NotFound(path + ": cannot open the inference validation table");
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> header = SplitQuoted(line);
+  auto col = [&](const std::string& name) -> int {
+    for (size_t i = 0; i < header.size(); ++i) {
+      if (header[i] == name) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  const std::vector<std::string> need = {
+      "round", "system", "vm_size_equivalent", "gpus", "scenario", "output_tokens_per_s",
+      "weights_dtype", "kv_dtype", "tp", "pp", "max_batch_per_instance", "max_num_tokens",
+      "ttft_p99_limit_ms", "tpot_p99_limit_ms", "dataset", "mean_generated_tokens", "source"};
+  for (const std::string& n : need) {
+    if (col(n) < 0) return Status::InvalidInput(path + ":1: missing column '" + n + "'");
+  }
+  NDT_ASSIGN_OR_RETURN(TransformerSpec model, LoadModel("llama2-70b", ModelsDir(data_dir)));
+  std::vector<ValidationRow> rows;
+  int line_no = 1;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.empty()) continue;
+    std::vector<std::string> c = SplitQuoted(line);
+    if (c.size() < header.size()) {
+      return Status::InvalidInput(path + ":" + std::to_string(line_no) + ": too few columns");
+    }
+    auto get = [&](const char* name) { return c[col(name)]; };
+    auto num = [&](const char* name, double* v) -> Status {
+      std::istringstream s(get(name));
+      if (!(s >> *v)) {
+        return Status::InvalidInput(path + ":" + std::to_string(line_no) + ": " + name +
+                                    " is not a number ('" + get(name) + "')");
+      }
+      return Status::Ok();
+    };
+    double gpus = 0, tp = 0, pp = 0, mb = 0, mnt = 0, mean = 0, measured = 0;
+    NDT_RETURN_IF_ERROR(num("gpus", &gpus));
+    NDT_RETURN_IF_ERROR(num("tp", &tp));
+    NDT_RETURN_IF_ERROR(num("pp", &pp));
+    NDT_RETURN_IF_ERROR(num("max_batch_per_instance", &mb));
+    NDT_RETURN_IF_ERROR(num("max_num_tokens", &mnt));
+    NDT_RETURN_IF_ERROR(num("mean_generated_tokens", &mean));
+    NDT_RETURN_IF_ERROR(num("output_tokens_per_s", &measured));
+    std::string where = path + ":" + std::to_string(line_no) + ": ";
+    NDT_ASSIGN_OR_RETURN(const SkuSpec* sku, catalog.FindSku(get("vm_size_equivalent")));
+    InferOptions o;
+    o.vms = std::max(1, static_cast<int>(std::lround(gpus / sku->gpus)));
+    o.tp = static_cast<int>(tp);
+    o.pp = static_cast<int>(pp);
+    o.max_batch = static_cast<int>(mb);
+    o.max_num_tokens = static_cast<int>(mnt);
+    if (!ParseDtype(get("weights_dtype"), &o.weights) || !ParseDtype(get("kv_dtype"), &o.kv)) {
+      return Status::InvalidInput(where + "unknown weights_dtype or kv_dtype");
+    }
+    std::string scen = get("scenario");
+    if (!ParseScenario(scen, &o.scenario)) {
+      return Status::InvalidInput(where + "unknown scenario '" + scen + "'");
+    }
+    if (o.scenario != Scenario::kOffline) {
+      double ttft_ms = 0, tpot_ms = 0;
+      NDT_RETURN_IF_ERROR(num("ttft_p99_limit_ms", &ttft_ms));
+      NDT_RETURN_IF_ERROR(num("tpot_p99_limit_ms", &tpot_ms));
+      o.ttft_p99_s = ttft_ms * 1e-3;
+      o.tpot_p99_s = tpot_ms * 1e-3;
+    }
+    // "datasets/x.csv" in the table is relative to shared/validation/inference/.
+    NDT_ASSIGN_OR_RETURN(o.lengths, LoadLengthsCsv(dir + "/validation/inference/" + get("dataset")));
+    RescaleOutputs(mean, &o.lengths);
+    StatusOr<InferResult> r = RunInferenceOn(catalog, sku->name, model, o, data_dir);
+    if (!r.ok()) return r.status().WithPrefix(where);
+    ValidationRow v;
+    v.suite = "inference";
+    v.case_id = get("round") + " " + sku->name + " x" + std::to_string(o.vms) + " " + scen +
+                " TP" + std::to_string(o.tp) + " PP" + std::to_string(o.pp) + " " +
+                get("weights_dtype");
+    v.metric = "output_tokens_per_s";
+    v.unit = "tokens/s";
+    v.measured = measured;
+    v.predicted = r->output_tokens_per_s;
+    v.source = get("source");
+    rows.push_back(std::move(v));
+  }
+  return rows;
+}
+
+}  // namespace ndt

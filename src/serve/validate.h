@@ -1,0 +1,28 @@
+// File: serve/validate.h
+// The inference validation suite: each row of shared/validation/inference/mlperf_llama2_70b.csv
+// (published MLPerf Inference Llama-2-70B results) is re-run with the row's deployment: VM size
+// (vm_size_equivalent), VMs = gpus / GPUs per VM, TP, PP, max batch per instance, max tokens,
+// weight and KV precision, the dataset, and mean_generated_tokens as --output-tokens-mean; the
+// predicted output tokens/s (Offline throughput, or Server's highest rate meeting the row's p99
+// TTFT/TPOT limits) is compared with the measured one. Validation only: nothing is fitted here.
+#ifndef NDTWIN_SERVE_VALIDATE_H_
+#define NDTWIN_SERVE_VALIDATE_H_
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/validation.h"
+#include "hw/catalog.h"
+
+namespace ndt {
+
+// shared_dir "" = NDT_SHARED_DIR. data_dir "" = the catalog's default. Fails on a malformed
+// CSV (file:line); a row whose deployment cannot run is an error too (it names the row).
+StatusOr<std::vector<ValidationRow>> ValidateInference(const Catalog& catalog,
+                                                       const std::string& shared_dir,
+                                                       const std::string& data_dir = "");
+
+}  // namespace ndt
+
+#endif  // NDTWIN_SERVE_VALIDATE_H_
