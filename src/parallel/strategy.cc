@@ -124,18 +124,6 @@ Status ResolveStrategy(const TransformerSpec& model, int num_gpus, int nvlink_do
   }
   if (s->gbs < 1) return Status::InvalidInput("--gbs must be >= 1 (sequences per iteration)");
   if (s->mbs < 1) return Status::InvalidInput("--mbs must be >= 1");
-  const int64_t mp = static_cast<int64_t>(s->tp) * s->pp * s->cp;
-  if (s->dp == 0) {
-    if (num_gpus % mp != 0) {
-      return Status::Infeasible("tp*pp*cp = " + Str(mp) + " does not divide the " +
-                                Str(num_gpus) + " GPUs; change --tp/--pp/--cp or --vms");
-    }
-    s->dp = static_cast<int>(num_gpus / mp);
-  }
-  if (mp * s->dp != num_gpus) {
-    return Status::Infeasible("tp*pp*cp*dp = " + Str(mp * s->dp) + " but the cluster has " +
-                              Str(num_gpus) + " GPUs; leave out --dp to derive it");
-  }
   if (model.heads % s->tp != 0) {
     return Status::Infeasible("attention heads (" + Str(model.heads) +
                               ") are not divisible by tp " + Str(s->tp) + "; choose a divisor");
@@ -149,6 +137,18 @@ Status ResolveStrategy(const TransformerSpec& model, int num_gpus, int nvlink_do
     return Status::Infeasible("layers (" + Str(model.layers) + ") are not divisible by pp*vpp = " +
                               Str(static_cast<int64_t>(s->pp) * s->vpp) +
                               "; choose pp and vpp whose product divides the layers");
+  }
+  const int64_t mp = static_cast<int64_t>(s->tp) * s->pp * s->cp;
+  if (s->dp == 0) {
+    if (num_gpus % mp != 0) {
+      return Status::Infeasible("tp*pp*cp = " + Str(mp) + " does not divide the " +
+                                Str(num_gpus) + " GPUs; change --tp/--pp/--cp or --vms");
+    }
+    s->dp = static_cast<int>(num_gpus / mp);
+  }
+  if (mp * s->dp != num_gpus) {
+    return Status::Infeasible("tp*pp*cp*dp = " + Str(mp * s->dp) + " but the cluster has " +
+                              Str(num_gpus) + " GPUs; leave out --dp to derive it");
   }
   if (s->gbs % (static_cast<int64_t>(s->dp) * s->mbs) != 0) {
     return Status::Infeasible("global batch " + Str(s->gbs) + " is not divisible by dp*mbs = " +
