@@ -357,6 +357,10 @@ void ClusterBuilder::BuildNics(int vm) {
     const Cluster::Hops& host = c_.to_host_[r];
     if (s.nic_affinity == NicAffinity::kPerGpu && c_.pcie_sw_[r] >= 0) {
       Push(&h, host.l[0]);  // GPUDirect RDMA: GPU -> PCIe switch -> NIC
+      if (!s.infiniband->gpudirect_rdma) {  // staged in host memory: up to the CPU and back
+        Push(&h, host.l[1]);
+        Push(&h, host.l[1] ^ 1);
+      }
     } else {
       for (int k = 0; k < host.n; ++k) Push(&h, host.l[k]);
       int from = c_.host_cpu_idx_[r];

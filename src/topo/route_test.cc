@@ -102,6 +102,18 @@ TEST(Route, Ndv2InterVmRouteCrossesTheSocketLinkOnlyForGpus4To7) {
   EXPECT_EQ(c.node(c.link(c.GpuRoute(1, 9)[0].links[0]).dst).kind, NodeKind::kCpu);
 }
 
+TEST(Route, PerGpuNicWithoutGpuDirectIsStagedThroughTheHost) {
+  TestSize t = testing::A100v4();
+  t.sku.infiniband->gpudirect_rdma = false;
+  Cluster c = Build(t.Spec(2));
+  Route r = c.GpuRoute(0, 8);
+  ASSERT_EQ(r.size(), 1u);
+  // GPU -> PCIe switch -> CPU -> PCIe switch -> NIC.
+  EXPECT_EQ(c.node(c.link(r[0].links[1]).dst).kind, NodeKind::kCpu);
+  EXPECT_EQ(c.link(r[0].links[3]).dst, c.gpu(0).nic);
+  ExpectWellFormed(c, r, 0, 8);
+}
+
 TEST(Route, Ndv2UnconnectedPairGoesThroughThePcieHost) {
   TestSize t = testing::Ndv2();
   Cluster c = Build(t.Spec(1));
