@@ -1,12 +1,152 @@
-// Placeholder until the 'collective' command lands; its owner replaces this file.
+// File: cli/collective.cc
+// `ndtwin collective`: an nccl-tests-like sweep of one collective over all GPUs of N VMs of a
+// size (coll/collective.h): size, count, type (float), time (us), algbw and busbw (GB/s =
+// 1e9 B/s, nccl-tests' bus-bandwidth factors), and the algorithm and protocol NCCL's tuner
+// would pick. Sizes accept units (ParseSizeBytes: "8", "1M", "8G", powers of 1024).
+#include <cstdio>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.h"
+#include "coll/collective.h"
+#include "core/units.h"
+#include "hw/catalog.h"
+#include "topo/builders.h"
 
 namespace ndt {
+namespace {
 
-CommandRun SetupCollective(CLI::App* /*sub*/) {
-  return [](const GlobalOptions&) -> Status {
-    return Status::Internal("'collective' is not built yet");
-  };
+struct CollectiveOptions {
+  std::string sku;
+  int vms = 1;
+  int gpus_per_vm = 0;
+  std::string op = "allreduce";
+  std::string min_bytes = "8";
+  std::string max_bytes = "128M";
+  double step_factor = 2;
+  std::string algo, proto;
+  std::string fidelity = "analytical";
+  bool collnet = false;
+  int tiers = 0;
+  int radix = FabricSpec{}.switch_radix;
+  int vms_per_leaf = 0;
+  double oversubscription = 1.0;
+};
+
+Status Run(const CollectiveOptions& o, const GlobalOptions& g) {
+  if (o.sku.empty()) return Status::InvalidInput("--sku is required (see: ndtwin sku list)");
+  CollOp op;
+  NDT_RETURN_IF_ERROR(ParseCollOp(o.op, &op));
+  CollOptions co;
+  co.collnet = o.collnet;
+  if (!o.algo.empty()) {
+    Algo a;
+    NDT_RETURN_IF_ERROR(ParseAlgo(o.algo, &a));
+    co.algo = a;
+  }
+  if (!o.proto.empty()) {
+    Proto p;
+    NDT_RETURN_IF_ERROR(ParseProto(o.proto, &p));
+    co.proto = p;
+  }
+  if (o.fidelity == "flow") co.fidelity = Fidelity::kFlow;
+  else if (o.fidelity != "analytical")
+    return Status::InvalidInput("--fidelity must be analytical or flow (got '" + o.fidelity + "')");
+  NDT_ASSIGN_OR_RETURN(double lo, ParseSizeBytes(o.min_bytes));
+  NDT_ASSIGN_OR_RETURN(double hi, ParseSizeBytes(o.max_bytes));
+  if (lo > hi)
+    return Status::InvalidInput("--min-bytes (" + o.min_bytes + ") is larger than --max-bytes (" +
+                                o.max_bytes + ")");
+  if (!(o.step_factor > 1)) return Status::InvalidInput("--step-factor must be > 1");
+
+  const std::string dir = g.data_dir.empty() ? Catalog::DefaultDataDir() : g.data_dir;
+  NDT_ASSIGN_OR_RETURN(Catalog cat, Catalog::Load(dir));
+  NDT_ASSIGN_OR_RETURN(const SkuSpec* sku, cat.FindSku(o.sku));
+  NDT_ASSIGN_OR_RETURN(FabricParams fp, LoadFabricParams(dir));
+  ClusterSpec spec;
+  spec.sku = sku;
+  spec.gpu = &cat.GpuOf(*sku);
+  spec.vms = o.vms;
+  spec.gpus_per_vm = o.gpus_per_vm;
+  spec.fabric.switch_radix = o.radix;
+  spec.fabric.vms_per_leaf = o.vms_per_leaf;
+  spec.fabric.oversubscription = o.oversubscription;
+  spec.fabric.tiers = o.tiers == 0 ? ChooseTiers(spec) : o.tiers;
+  NDT_ASSIGN_OR_RETURN(Cluster c, BuildCluster(spec, fp));
+  std::vector<int> group(c.num_gpus());
+  std::iota(group.begin(), group.end(), 0);
+  const int n = c.num_gpus();
+  if (n < 2)
+    return Status::InvalidInput(std::string(CollOpName(op)) +
+                                " needs at least 2 GPUs; use more VMs or --gpus-per-vm > 1");
+
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  if (!g.json) {
+    std::printf("# ndtwin collective: %s, %d VM(s) of %s, %d GPUs, %s model\n", CollOpName(op),
+                o.vms, sku->name.c_str(), n, o.fidelity.c_str());
+    std::printf("%12s %12s %6s %10s %9s %9s  %-13s %s\n", "size(B)", "count", "type",
+                "time(us)", "algbw", "busbw", "algorithm", "protocol");
+  }
+  for (double bytes = lo; bytes <= hi * (1 + 1e-12); bytes *= o.step_factor) {
+    double b = std::floor(bytes);
+    NDT_ASSIGN_OR_RETURN(CollResult r, TimeCollective(c, op, b, group, co));
+    double count = std::floor(b / 4);  // float elements
+    if (g.json) {
+      nlohmann::ordered_json row;
+      row["bytes"] = b;
+      row["time_us"] = r.time_s * 1e6;
+      row["algbw_GBps"] = r.algbw_Bps / 1e9;
+      row["busbw_GBps"] = r.busbw_Bps / 1e9;
+      row["algorithm"] = AlgoName(r.algo);
+      row["protocol"] = ProtoName(r.proto);
+      rows.push_back(row);
+    } else {
+      std::printf("%12.0f %12.0f %6s %10.2f %9.2f %9.2f  %-13s %s\n", b, count, "float",
+                  r.time_s * 1e6, r.algbw_Bps / 1e9, r.busbw_Bps / 1e9, AlgoName(r.algo),
+                  ProtoName(r.proto));
+    }
+    if (o.step_factor <= 1) break;
+  }
+  if (g.json) {
+    nlohmann::ordered_json j;
+    j["schema"] = "ndtwin.collective/1";
+    j["sku"] = sku->name;
+    j["vms"] = o.vms;
+    j["gpus"] = n;
+    j["op"] = CollOpName(op);
+    j["fidelity"] = o.fidelity;
+    j["rows"] = rows;
+    std::printf("%s\n", j.dump(2).c_str());
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+CommandRun SetupCollective(CLI::App* sub) {
+  auto o = std::make_shared<CollectiveOptions>();
+  sub->add_option("--sku", o->sku, "VM size (see: ndtwin sku list)");
+  sub->add_option("--vms", o->vms, "Number of VMs (default 1)");
+  sub->add_option("--gpus-per-vm", o->gpus_per_vm, "GPUs used per VM (default: all)");
+  sub->add_option("--op", o->op,
+                  "allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv");
+  sub->add_option("--min-bytes", o->min_bytes, "Smallest size, e.g. 8, 1M (default 8)");
+  sub->add_option("--max-bytes", o->max_bytes, "Largest size, e.g. 8G (default 128M)");
+  sub->add_option("--step-factor", o->step_factor, "Size multiplier per row (default 2)");
+  sub->add_option("--algo", o->algo, "Force an algorithm: ring, tree, nvls, nvlstree, collnetdirect, collnetchain, pat");
+  sub->add_option("--proto", o->proto, "Force a protocol: ll, ll128, simple");
+  sub->add_option("--fidelity", o->fidelity, "analytical (default) or flow (max-min contention)");
+  sub->add_flag("--collnet", o->collnet, "Enable CollNet / IB SHARP (off by default)");
+  sub->add_option("--tiers", o->tiers, "Fat-tree tiers, 2 or 3 (default: fewest that fit)");
+  sub->add_option("--radix", o->radix, "Ports per IB switch (default 64)");
+  sub->add_option("--vms-per-leaf", o->vms_per_leaf, "VMs per leaf group (default radix/2)");
+  sub->add_option("--oversubscription", o->oversubscription,
+                  "Leaf down:up bandwidth ratio (default 1 = non-blocking)");
+  return [o](const GlobalOptions& g) -> Status { return Run(*o, g); };
 }
 
 }  // namespace ndt

@@ -23,7 +23,8 @@
 namespace ndt {
 
 enum class CollOp { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kAllToAll, kSendRecv };
-enum class Algo { kRing, kTree, kNvls, kNvlsTree, kCollNetDirect, kCollNetChain, kPat };
+enum class Algo { kRing, kTree, kNvls, kNvlsTree, kCollNetDirect, kCollNetChain, kPat, kP2p };
+// kP2p: all_to_all and send_recv, which NCCL runs as point-to-point transfers (no tuner).
 enum class Proto { kLL, kLL128, kSimple };
 enum class Fidelity { kAnalytical, kFlow };
 

@@ -1,0 +1,121 @@
+// File: coll/collective.cc
+// TimeCollective: NCCL's tuner (coll/nccl_model.h) picks the (algorithm, protocol) of least
+// predicted time; the prediction is call overhead + NCCL latency + bytes / (A x efficiency),
+// with the two calibrated constants of NcclCalibration. Fidelity kFlow replays the algorithm's
+// inter-node ring schedule on the max-min flow model and stretches the bandwidth term by the
+// contention it finds (flow time / uncontended closed-form time, >= 1): oversubscribed or
+// shared fabric links slow the collective. all_to_all and send_recv are point-to-point: their
+// bandwidth term is the schedule's own time on the network model.
+#include <algorithm>
+#include <set>
+
+#include "coll/collective.h"
+#include "coll/nccl_model.h"
+#include "coll/schedule.h"
+
+namespace ndt {
+namespace {
+
+Status CheckGroup(const Cluster& c, CollOp op, double bytes, std::span<const int> group) {
+  if (!(bytes >= 0)) return Status::InvalidInput("message size must be >= 0 bytes");
+  if (group.size() < 2)
+    return Status::InvalidInput(std::string(CollOpName(op)) +
+                                " needs at least 2 GPUs; use more VMs or --gpus-per-vm > 1");
+  if (op == CollOp::kSendRecv && group.size() != 2)
+    return Status::InvalidInput("send_recv takes exactly 2 ranks (sender, receiver)");
+  std::set<int> seen;
+  for (int r : group) {
+    if (r < 0 || r >= c.num_gpus())
+      return Status::InvalidInput("GPU rank " + std::to_string(r) + " is outside 0.." +
+                                  std::to_string(c.num_gpus() - 1));
+    if (!seen.insert(r).second)
+      return Status::InvalidInput("GPU rank " + std::to_string(r) + " appears twice in the group");
+  }
+  return Status::Ok();
+}
+
+// Contention stretch of the bandwidth term (>= 1) under kFlow; 1 under kAnalytical.
+double Stretch(const Cluster& c, CollOp op, double bytes, std::span<const int> group,
+               const NcclTopo& t, const CollOptions& o) {
+  if (o.fidelity != Fidelity::kFlow || t.nodes == 1 || bytes <= 0) return 1.0;
+  Schedule s = RingSchedule(c, op, bytes, group);
+  double alone = EvaluateClosedForm(c, s);
+  double flow = EvaluateOnNetwork(c, s, NetFidelity::kFlow);
+  return alone > 0 ? std::max(1.0, flow / alone) : 1.0;
+}
+
+StatusOr<CollResult> PointToPoint(const Cluster& c, CollOp op, double bytes,
+                                  std::span<const int> group, const NcclTopo& t,
+                                  const CollOptions& o, const NcclCalibration& cal) {
+  if (o.algo && *o.algo != Algo::kP2p)
+    return Status::InvalidInput(std::string(CollOpName(op)) +
+                                " runs point-to-point in NCCL; --algo does not apply");
+  Schedule s = op == CollOp::kAllToAll ? AllToAllSchedule(bytes, group)
+                                       : Schedule{Step{{{group[0], group[1], bytes}}, 1}};
+  NetFidelity f = o.fidelity == Fidelity::kFlow ? NetFidelity::kFlow : NetFidelity::kAnalytical;
+  double net_s = EvaluateOnNetwork(c, s, f);
+  // NCCL p2p latency: Simple ring base + one hop of the slowest path type used (§8.6).
+  const bool net = t.nodes > 1;
+  double lat_us = 8.4 + (net ? 14.0 : (t.intra == PathType::kNvl ? 3.4 : 5.7));
+  CollResult r;
+  r.time_s = cal.call_overhead_s + lat_us * 1e-6 + net_s / cal.bw_efficiency;
+  r.algo = Algo::kP2p;
+  r.proto = o.proto.value_or(Proto::kSimple);
+  r.channels = t.ring_channels;
+  return r;
+}
+
+}  // namespace
+
+StatusOr<CollResult> TimeCollective(const Cluster& c, CollOp op, double bytes,
+                                    std::span<const int> group, const CollOptions& o) {
+  if (Status s = CheckGroup(c, op, bytes, group); !s.ok()) return s;
+  StatusOr<NcclTopo> ts = AnalyzeGroup(c, group);
+  if (!ts.ok()) return ts.status();
+  const NcclTopo& t = *ts;
+  const NcclCalibration cal;
+  const int n = static_cast<int>(group.size());
+  StatusOr<CollResult> out = Status::Internal("unset");
+  if (op == CollOp::kAllToAll || op == CollOp::kSendRecv) {
+    out = PointToPoint(c, op, bytes, group, t, o, cal);
+  } else {
+    const double stretch = Stretch(c, op, bytes, group, t, o);
+    const Algo algos[] = {Algo::kTree, Algo::kRing, Algo::kCollNetDirect, Algo::kCollNetChain,
+                          Algo::kNvls, Algo::kNvlsTree, Algo::kPat};
+    const Proto protos[] = {Proto::kLL, Proto::kLL128, Proto::kSimple};
+    bool found = false;
+    std::string why;
+    CollResult best;
+    for (Algo a : algos) {
+      if (o.algo && *o.algo != a) continue;
+      for (Proto p : protos) {
+        if (o.proto && *o.proto != p) continue;
+        AlgoEstimate e = EstimateNccl(t, op, a, p, bytes, o.collnet);
+        if (!e.ok) {
+          if (why.empty()) why = e.why;
+          continue;
+        }
+        double time_s = cal.call_overhead_s + e.latency_us * 1e-6 +
+                        stretch * bytes / (e.algbw_GBps * 1e9 * cal.bw_efficiency);
+        if (!found || time_s < best.time_s) {  // strict: ties keep the earlier (NCCL order)
+          found = true;
+          best.time_s = time_s;
+          best.algo = a;
+          best.proto = p;
+          best.channels = e.channels;
+        }
+      }
+    }
+    if (!found)
+      return Status::InvalidInput("no algorithm/protocol available for " +
+                                  std::string(CollOpName(op)) + " here: " + why);
+    out = best;
+  }
+  if (!out.ok()) return out;
+  CollResult r = *out;
+  r.algbw_Bps = r.time_s > 0 ? bytes / r.time_s : 0;
+  r.busbw_Bps = r.algbw_Bps * BusBwFactor(op, n);
+  return r;
+}
+
+}  // namespace ndt

@@ -1,0 +1,282 @@
+// File: coll/nccl_model.cc
+// NCCL v2.30.4's topology search outcome and tuner (topology.md §8.2-§8.7). Constants are NCCL's
+// published source constants (NVIDIA/nccl v2.30.4 src/graph/tuning.cc, topo.h, search.cc via
+// topology.md §8), listed in data/nccl.yaml with that source.
+#include "coll/nccl_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "core/check.h"
+
+namespace ndt {
+namespace {
+
+// NCCL NVLink bandwidth per link (GB/s) by compute capability (topo.h).
+double NvlinkPerLink(int sm) {
+  if (sm >= 100) return 40.1;
+  if (sm >= 90) return 20.6;
+  if (sm == 86) return 12.0;
+  if (sm >= 70) return 20.0;
+  return 18.0;
+}
+
+// Search speed arrays (GB/s per channel), search.cc.
+const std::vector<double>& IntraSpeeds(int arch) {
+  static const std::vector<double> pre = {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3};
+  static const std::vector<double> hop = {60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3};
+  static const std::vector<double> bw = {90, 80, 70, 60, 50, 45, 40, 30, 24, 20, 19, 18};
+  return arch >= 3 ? bw : arch == 2 ? hop : pre;
+}
+const std::vector<double>& InterSpeeds(int arch) {
+  static const std::vector<double> pre = {48, 30, 28, 24, 20, 18, 15, 12, 10, 9,
+                                          7,  6,  5,  4,  3,  2.4, 1.2, 0.24, 0.12};
+  static const std::vector<double> hop = {48, 45, 42, 40, 30, 24, 22, 20, 17.5,
+                                          15, 12, 6,  3,  2.4, 1.2, 0.24, 0.12};
+  static const std::vector<double> bw = {96, 86, 80, 48, 45.1, 42, 40, 30, 24, 22,
+                                         20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12};
+  return arch >= 3 ? bw : arch == 2 ? hop : pre;
+}
+double FirstFit(const std::vector<double>& speeds, double limit) {
+  for (double s : speeds)
+    if (s <= limit + 1e-9) return s;
+  return speeds.back();
+}
+
+// Tables indexed [arch][nodes index 0/1/2] (tuning.cc).
+const double kLlMaxBw[4][3] = {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141, 45, 35}, {282, 90, 70}};
+const double kPerChMaxRingLL128[4][3] = {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}, {40, 40, 40}};
+const double kPerChMaxTreeLL128[4][3] = {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
+const double kPerChMaxTree[4][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
+const double kPerChMaxNvlsTree[4][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0, 57.7, 45.5}, {0, 96.0, 80.0}};
+const double kNvlsEff[4] = {0, 0, 0.85, 0.74};
+
+// Latencies (us): base[algo][proto] and hw[path][algo][proto]; algo order as enum Algo.
+const double kBase[7][3] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0},
+                            {0, 0, 0},        {0, 0, 0},        {8.0, 8.0, 8.0}};
+// Indexed by Algo order: Ring, Tree, NVLS, NVLSTree, CollNetDirect, CollNetChain, PAT.
+const double kHw[3][7][3] = {
+    // NVLink
+    {{0.6, 1.9, 3.4}, {0.6, 1.25, 4.0}, {0, 0, 25}, {0, 0, 25}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 4.0}},
+    // PCI
+    {{1.0, 2.5, 5.7}, {1.0, 1.9, 4.0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 4.0}},
+    // NET
+    {{2.7, 4.0, 14.0}, {5.0, 8.5, 14}, {0, 0, 18}, {0, 0, 20.9}, {0, 0, 31}, {0, 0, 30}, {0, 0, 14}},
+};
+
+int AIdx(Algo a) {
+  switch (a) {
+    case Algo::kRing: return 0;
+    case Algo::kTree: return 1;
+    case Algo::kNvls: return 2;
+    case Algo::kNvlsTree: return 3;
+    case Algo::kCollNetDirect: return 4;
+    case Algo::kCollNetChain: return 5;
+    default: return 6;
+  }
+}
+// kBase is ordered Tree, Ring, ... in topology.md; map explicitly.
+double Base(Algo a, int p) {
+  if (a == Algo::kTree) return kBase[0][p];
+  if (a == Algo::kRing) return kBase[1][p];
+  if (a == Algo::kPat) return kBase[6][p];
+  return 0;
+}
+
+}  // namespace
+
+StatusOr<NcclTopo> AnalyzeGroup(const Cluster& c, std::span<const int> group) {
+  NcclTopo t;
+  t.n = static_cast<int>(group.size());
+  std::map<int, int> per_domain;
+  std::map<int, std::set<NodeId>> nics;
+  for (int r : group) {
+    const GpuInfo& g = c.gpu(r);
+    ++per_domain[g.domain];
+    if (g.nic >= 0) nics[g.domain].insert(g.nic);
+  }
+  t.nodes = static_cast<int>(per_domain.size());
+  for (const auto& [d, k] : per_domain) t.ppn = std::max(t.ppn, k);
+  const GpuSpec& gpu = c.gpu_spec();
+  t.sm = gpu.sm_version;
+  t.arch = t.sm >= 100 ? 3 : t.sm >= 90 ? 2 : t.sm >= 80 ? 1 : 0;
+  t.amd_cpu = c.sku().cpu.find("AMD") != std::string::npos;
+  const IntraVmFabric fab = c.sku().fabric;
+  const bool nvlink = gpu.nvlink_links > 0 && c.nvlink_domain_gpus() > 1;
+  t.intra = nvlink ? PathType::kNvl : PathType::kPci;
+  t.nvswitch = nvlink && fab != IntraVmFabric::kNvlinkCubeMesh;
+  t.nvls = t.nvswitch && t.arch >= 2;
+  if (nvlink) {
+    t.total_intra_GBps = gpu.nvlink_links * NvlinkPerLink(t.sm);
+  } else {
+    // PCIe: width x rate / 80 -> Gen3 12, Gen4 24, Gen5 48 GB/s per x16 (topo.h).
+    t.total_intra_GBps = gpu.pcie_gen >= 3 ? 12.0 * (1 << (gpu.pcie_gen - 3)) : 12.0;
+  }
+  // Ring search: intra speed, channels, then duplication (search.cc).
+  double speed = 0;
+  int channels = 0;
+  if (t.nodes == 1) {
+    if (t.intra == PathType::kNvl && !t.nvswitch) {
+      // NDv2 hybrid cube-mesh: rings over single NVLinks, one channel per link (topology.md §8.8).
+      speed = NvlinkPerLink(t.sm);
+      channels = gpu.nvlink_links;
+    } else {
+      speed = FirstFit(IntraSpeeds(t.arch), t.total_intra_GBps);
+      channels = std::max(1, static_cast<int>(std::floor(t.total_intra_GBps / speed + 1e-9)));
+    }
+  } else {
+    // Multi-node: one channel per NIC speed slot; intra and inter share the speed.
+    NDT_CHECK(!nics.empty(), "multi-node group without NICs");
+    const double nic_GBps = c.sku().infiniband ? c.sku().infiniband->port_Bps / 1e9 : 0;
+    int nics_per_node = 1 << 30;
+    for (const auto& [d, s] : nics) nics_per_node = std::min(nics_per_node, static_cast<int>(s.size()));
+    speed = FirstFit(InterSpeeds(t.arch), std::min(nic_GBps, t.total_intra_GBps));
+    int per_nic = std::max(1, static_cast<int>(std::floor(nic_GBps / speed + 1e-9)));
+    channels = std::min(32, nics_per_node * per_nic);
+  }
+  // Duplication: bw >= 25, skipped when sm > 80, bw < 50 and more than 4 channels.
+  if (speed >= 25 && !(t.sm > 80 && speed < 50 && channels > 4)) {
+    channels *= 2;
+    speed /= 2;
+  }
+  t.ring_channels = std::min(channels, 64);
+  t.bw_intra_GBps = speed;
+  t.bw_inter_GBps = t.nodes > 1 ? speed : 0;
+  if (t.nvls) t.nvls_channels = t.arch >= 3 ? (t.nodes > 1 ? 32 : 24) : 16;
+  return t;
+}
+
+AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, double bytes,
+                          bool collnet) {
+  AlgoEstimate e;
+  const int n = t.n, N = t.nodes, ppn = t.ppn;
+  const int ni = N == 1 ? 0 : N == 2 ? 1 : 2;
+  const int p = static_cast<int>(proto);
+  const bool ar = op == CollOp::kAllReduce;
+  const bool agrs = op == CollOp::kAllGather || op == CollOp::kReduceScatter;
+  const bool bcred = op == CollOp::kBroadcast || op == CollOp::kReduce;
+  auto no = [&](std::string why) {
+    e.ok = false;
+    e.why = std::move(why);
+    return e;
+  };
+  // Availability (§8.3, §8.7).
+  switch (algo) {
+    case Algo::kRing: break;
+    case Algo::kTree:
+      if (!ar) return no("Tree is modelled by NCCL for all_reduce only");
+      break;
+    case Algo::kNvls:
+      if (!t.nvls) return no("NVLS needs NVSwitch multicast (Hopper or newer with NVSwitch); this GPU/VM has none");
+      if (!(ar || agrs)) return no("NVLS runs all_reduce, all_gather, reduce_scatter only");
+      if (N > 1 && !collnet) return no("multi-node NVLS needs CollNet (IB SHARP): pass --collnet");
+      if (agrs && N > 1) return no("NVLS all_gather/reduce_scatter across nodes needs a CollNet plugin with iallgather");
+      if (agrs && ppn > 32) return no("NVLS all_gather/reduce_scatter is limited to 32 local ranks");
+      if (proto != Proto::kSimple) return no("NVLS runs the Simple protocol only");
+      break;
+    case Algo::kNvlsTree:
+      if (!t.nvls) return no("NVLSTree needs NVSwitch multicast (Hopper or newer with NVSwitch); this GPU/VM has none");
+      if (!ar) return no("NVLSTree runs all_reduce only");
+      if (N == 1) return no("NVLSTree is off on a single node");
+      if (proto != Proto::kSimple) return no("NVLSTree runs the Simple protocol only");
+      break;
+    case Algo::kCollNetDirect:
+    case Algo::kCollNetChain:
+      if (!collnet) return no("CollNet (IB SHARP) is off; pass --collnet to enable it");
+      if (N == 1) return no("CollNet needs more than one node");
+      if (algo == Algo::kCollNetDirect && !t.nvswitch) return no("CollNetDirect needs NVSwitch");
+      if (ppn > 8) return no("CollNet is skipped with more than 8 local GPUs");
+      if (!(ar || (agrs && algo == Algo::kCollNetDirect))) return no("CollNet does not run this operation");
+      if (proto != Proto::kSimple) return no("CollNet runs the Simple protocol only");
+      break;
+    case Algo::kPat:
+      if (!agrs) return no("PAT runs all_gather and reduce_scatter only");
+      if (ppn != 1) return no("PAT needs one rank per node");
+      break;
+    case Algo::kP2p:
+      return no("P2P is not a tuned collective algorithm");
+  }
+  if (proto == Proto::kLL128 && t.intra != PathType::kNvl && N == 1)
+    return no("LL128 is off when GPUs are not connected by NVLink");
+  const double steps = ar ? 2.0 * (n - 1) : agrs ? n - 1.0 : static_cast<double>(n);
+  const int C = (algo == Algo::kNvls || algo == Algo::kNvlsTree) ? t.nvls_channels : t.ring_channels;
+  const double b = (N <= 2 || algo == Algo::kCollNetDirect || algo == Algo::kCollNetChain)
+                       ? t.bw_intra_GBps
+                       : t.bw_inter_GBps;
+  double B = C * b;
+  const int llrow = N == 1 ? t.arch : (t.amd_cpu ? 1 : 0);
+  const double ll_max = kLlMaxBw[llrow][ni];
+  if (algo == Algo::kRing) {
+    if (proto == Proto::kLL) B = std::min(ll_max, 0.5 * B);
+    if (proto == Proto::kLL128) B = std::min(0.92 * B, C * kPerChMaxRingLL128[t.arch][ni]);
+  } else if (algo == Algo::kTree) {
+    B = std::min(0.92 * B, C * kPerChMaxTree[t.arch][ni]);
+    if (proto == Proto::kLL) B = std::min(B / 3.8, ll_max);
+    if (proto == Proto::kLL128)
+      B = std::min(B * (N == 1 ? 7.0 / 9.0 : 120.0 / 128.0), C * kPerChMaxTreeLL128[t.arch][ni]);
+  } else if (algo == Algo::kPat) {
+    B *= 0.75;
+  } else if (algo == Algo::kCollNetDirect || algo == Algo::kCollNetChain) {
+    if (agrs) {
+      B = ppn * std::min(t.bw_intra_GBps, 0.9 * t.bw_inter_GBps);
+    } else {
+      double r = static_cast<double>(ppn) / C;
+      double f = r - (r - 1) / 2;
+      if (f > 0) B /= std::max(f, 1.0);
+      if (t.arch >= 2) B *= 0.85;
+    }
+  } else if (algo == Algo::kNvls || algo == Algo::kNvlsTree) {
+    if (C < 2) return no("NVLS needs at least 2 channels");
+    double intra = t.total_intra_GBps / C * kNvlsEff[t.arch] * (C - 1.0) / C;
+    intra = ar ? intra * 2 : intra * (ppn - 1.0) / ppn;
+    double inter = N > 1 ? t.bw_inter_GBps * (algo == Algo::kNvlsTree && N <= 2 ? 2 : 1) : 1e30;
+    double per = std::min(intra, inter);
+    if (algo == Algo::kNvlsTree) per = std::min(per, kPerChMaxNvlsTree[t.arch][ni]);
+    B = C * per;
+  }
+  if (B <= 0) return no("bandwidth 0 in NCCL's model for this combination");
+  double A;
+  if (agrs && algo != Algo::kRing) A = B;
+  else if (algo == Algo::kTree || algo == Algo::kCollNetDirect || algo == Algo::kCollNetChain)
+    A = 0.5 * B;
+  else A = B * n / steps;
+  // Latency (§8.6).
+  const int path = t.intra == PathType::kNvl ? 0 : 1;
+  const double intra_lat = kHw[path][AIdx(algo)][p];
+  const double net_over = (t.amd_cpu ? 2.0 : 1.0) * (proto == Proto::kSimple ? 3.0 : 1.0);
+  const double inter_lat = kHw[2][ppn == 1 ? AIdx(Algo::kTree) : AIdx(algo)][p];
+  const double log2N = std::log2(static_cast<double>(N));
+  double L = 0;
+  switch (algo) {
+    case Algo::kRing:
+      if (bcred) {
+        L = Base(algo, p) + (N > 1 ? inter_lat : intra_lat);
+      } else {
+        double snet = N > 1 ? (ar ? 2.0 * (N - 1) : N - 1.0) : 0.0;
+        L = Base(algo, p) + (steps - snet) * std::max(intra_lat, N > 1 ? net_over : 0.0) +
+            snet * inter_lat;
+        // Multi-node Ring-Simple all_reduce "plateau effect" (§8.7).
+        if (ar && N > 1 && proto == Proto::kSimple && bytes / (C * n) >= 64)
+          L *= t.arch >= 1 ? 1.4 : 1.9;
+      }
+      break;
+    case Algo::kTree: L = Base(algo, p) + 2 * ((ppn - 1) * intra_lat + log2N * inter_lat); break;
+    case Algo::kCollNetDirect:
+      L = 2 * (std::min(1, ppn - 1) * intra_lat + 0.4 * (ppn - 1)) + inter_lat;
+      break;
+    case Algo::kCollNetChain: L = 2 * (ppn - 1) * intra_lat + inter_lat; break;
+    case Algo::kNvls: L = intra_lat + (N > 1 ? inter_lat : 0); break;
+    case Algo::kNvlsTree: L = intra_lat + 2 * log2N * inter_lat; break;
+    case Algo::kPat: L = 8 + log2N * inter_lat / 3.5 + 2.8 * n; break;
+    default: break;
+  }
+  e.ok = true;
+  e.algbw_GBps = A;
+  e.latency_us = L;
+  e.channels = C;
+  return e;
+}
+
+}  // namespace ndt

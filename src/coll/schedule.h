@@ -1,0 +1,54 @@
+// File: coll/schedule.h
+// Collectives are schedules: an algorithm is a pure function returning steps of transfers
+// (who sends how many bytes to whom); a step starts when the previous one ends and repeats
+// `count` times (a ring step is described once and multiplied). Two evaluators price a schedule:
+// the closed form (each transfer alone at its route's bottleneck bandwidth, no contention) and
+// a replay on a net/ model (all transfers of a step concurrently, max-min sharing).
+// Units: bytes, seconds.
+#ifndef NDTWIN_COLL_SCHEDULE_H_
+#define NDTWIN_COLL_SCHEDULE_H_
+
+#include <span>
+#include <vector>
+
+#include "coll/collective.h"
+#include "net/network.h"
+#include "topo/cluster.h"
+
+namespace ndt {
+
+struct Transfer {
+  int src = 0;  // global GPU rank
+  int dst = 0;
+  double bytes = 0;
+};
+
+struct Step {
+  std::vector<Transfer> transfers;
+  int count = 1;  // identical repetitions of this step
+};
+
+using Schedule = std::vector<Step>;
+
+// Ring schedule of NCCL's Ring algorithm for `op` over `group` (ring order = group order).
+// On one node: one step in which every rank sends bytes_per_step to its successor, repeated
+// NCCL's step count (2(n-1) all_reduce, n-1 all_gather/reduce_scatter, n-1 broadcast/reduce).
+// Across nodes (nodes = NVLink domains, ranks grouped by node in group order): NCCL runs one
+// ring per channel, each entering and leaving a node through a different NIC; the inter-node
+// step is one transfer per (node boundary, rail): local rank r of node v to local rank r of
+// node v+1 (cyclic), each carrying a 1/rails share. Chunk = per-rank chunk bytes / n.
+Schedule RingSchedule(const Cluster& cluster, CollOp op, double bytes, std::span<const int> group);
+
+// All-to-all: one step, every rank sends bytes/n to every other rank.
+Schedule AllToAllSchedule(double bytes, std::span<const int> group);
+
+// Closed form: sum over steps of count x max over transfers of (bytes / bottleneck bandwidth of
+// its route alone + route latency).
+double EvaluateClosedForm(const Cluster& cluster, const Schedule& s);
+// Replay on a network model: sum over steps of count x (last finish of the step's transfers
+// started together).
+double EvaluateOnNetwork(const Cluster& cluster, const Schedule& s, NetFidelity fidelity);
+
+}  // namespace ndt
+
+#endif  // NDTWIN_COLL_SCHEDULE_H_
