@@ -43,6 +43,9 @@ struct Strategy {
   Dtype precision = Dtype::kBf16;  // GEMM math; weights and activations are 16-bit
   PipeSchedule schedule = PipeSchedule::kOneFOneB;  // kInterleaved when vpp > 1
   bool overlap_dp = true;   // DP gradient reduction in buckets overlapped with backward
+  // Pipeline sends run on their own streams, overlapping compute. false: they block the
+  // sender's compute stream (Megatron-LM 2021's synchronous send/recv).
+  bool overlap_p2p = true;
   bool scatter_gather = true;  // PP messages split over TP ranks' NICs, all-gathered on NVLink
   // Fused (FlashAttention) attention core. false: Megatron-LM's unfused path of 2021 (batched
   // QK^T, fused scale-mask-softmax, dropout, AV), which writes and reads the s x s scores.

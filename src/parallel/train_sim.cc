@@ -281,21 +281,26 @@ StatusOr<TrainSimResult> Lowering::Run() {
     return trace ? std::string(what) + " mb" + std::to_string(mb) + " c" + std::to_string(c)
                  : std::string();
   };
+  const int nv = pp * vpp;
   for (int st = 0; st < pp; ++st) {
     sched[st] = StageSchedule(s_.schedule, pp, vpp, m, st);
     last_layers[st].resize(vpp);
     for (const PipeStep& ps : sched[st]) {
       const ChunkCost& cc = chunks[st][ps.chunk];
       const size_t idx = static_cast<size_t>(ps.chunk * m + ps.micro_batch);
+      const int v = ps.chunk * pp + st;
+      const bool sends = ps.forward ? v + 1 < nv : v > 0;
+      const double block_s = !s_.overlap_p2p && sends ? p2p_s : 0.0;
       if (ps.forward) {
-        const TaskId t = g.AddTask(res[st].compute, cc.sum.fwd_s(), kFwd,
+        const TaskId t = g.AddTask(res[st].compute, cc.sum.fwd_s() + block_s, kFwd,
                                    name("fwd", ps.chunk, ps.micro_batch));
         pass[st][1][idx] = {t, t};
       } else if (ps.micro_batch == m - 1 && s_.dp > 1) {
         // The last backward of a chunk: one task per layer, so DP buckets can start early.
         TaskId first = -1, last = -1;
         for (size_t l = 0; l < cc.layer_bwd_s.size(); ++l) {
-          last = g.AddTask(res[st].compute, cc.layer_bwd_s[l], kBwd,
+          const double extra = l + 1 == cc.layer_bwd_s.size() ? block_s : 0.0;
+          last = g.AddTask(res[st].compute, cc.layer_bwd_s[l] + extra, kBwd,
                            trace ? name("bwd", ps.chunk, ps.micro_batch) + " L" + std::to_string(l)
                                  : std::string());
           if (first < 0) first = last;
@@ -303,28 +308,29 @@ StatusOr<TrainSimResult> Lowering::Run() {
         }
         pass[st][0][idx] = {first, last};
       } else {
-        const TaskId t = g.AddTask(res[st].compute, cc.sum.bwd_s(), kBwd,
+        const TaskId t = g.AddTask(res[st].compute, cc.sum.bwd_s() + block_s, kBwd,
                                    name("bwd", ps.chunk, ps.micro_batch));
         pass[st][0][idx] = {t, t};
       }
     }
     last_compute[st] = g.tasks().empty() ? 0 : static_cast<TaskId>(g.tasks().size() - 1);
   }
-  // Pipeline messages, added in each stage's execution order.
-  const int nv = pp * vpp;
+  // Pipeline messages, added in each stage's execution order. Blocking sends were folded into
+  // the sending pass above; their stream task then only carries the dependency.
+  const double send_s = s_.overlap_p2p ? p2p_s : 0.0;
   for (int st = 0; st < pp; ++st) {
     for (const PipeStep& ps : sched[st]) {
       const int v = ps.chunk * pp + st;
       const size_t idx = static_cast<size_t>(ps.chunk * m + ps.micro_batch);
       if (ps.forward && v + 1 < nv) {
         const int ns = (v + 1) % pp, nc = (v + 1) / pp;
-        const TaskId send = g.AddTask(res[st].send_fwd, p2p_s, kP2p,
+        const TaskId send = g.AddTask(res[st].send_fwd, send_s, kP2p,
                                       name("send act", ps.chunk, ps.micro_batch));
         g.AddDep(pass[st][1][idx].second, send);
         g.AddDep(send, pass[ns][1][static_cast<size_t>(nc * m + ps.micro_batch)].first);
       } else if (!ps.forward && v > 0) {
         const int ns = (v - 1) % pp, nc = (v - 1) / pp;
-        const TaskId send = g.AddTask(res[st].send_bwd, p2p_s, kP2p,
+        const TaskId send = g.AddTask(res[st].send_bwd, send_s, kP2p,
                                       name("send grad", ps.chunk, ps.micro_batch));
         g.AddDep(pass[st][0][idx].second, send);
         g.AddDep(send, pass[ns][0][static_cast<size_t>(nc * m + ps.micro_batch)].first);

@@ -98,6 +98,10 @@ StatusOr<std::vector<ValidationRow>> ValidateTraining(const Catalog& catalog,
     job.strategy.precision = Dtype::kFp16;
     // Megatron-LM as the paper ran it (2021) computed attention unfused; FlashAttention is 2022.
     job.strategy.flash_attention = false;
+    // ... and, as Megatron-LM v2 did: synchronous pipeline send/recv, and the data-parallel
+    // gradient all-reduce after the backward pass (local DDP), not overlapped with it.
+    job.strategy.overlap_p2p = false;
+    job.strategy.overlap_dp = false;
     job.mbs_given = false;
     job.vpp_given = false;
     job.num_gpus = gpus;
