@@ -1,0 +1,154 @@
+// File: coll/validate.cc
+// Collectives validation suite (see validate.h).
+#include "coll/validate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <sstream>
+
+#include "coll/collective.h"
+#include "core/units.h"
+#include "topo/builders.h"
+
+namespace ndt {
+namespace {
+
+// One CSV line into fields (RFC 4180 quotes, "" inside quotes).
+std::vector<std::string> SplitCsv(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool q = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    char ch = line[i];
+    if (q) {
+      if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        cur += '"';
+        ++i;
+      } else if (ch == '"') {
+        q = false;
+      } else {
+        cur += ch;
+      }
+    } else if (ch == '"') {
+      q = true;
+    } else if (ch == ',') {
+      out.push_back(cur);
+      cur.clear();
+    } else if (ch != '\r') {
+      cur += ch;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+bool Has(const std::string& s, const char* sub) { return s.find(sub) != std::string::npos; }
+
+}  // namespace
+
+StatusOr<std::string> SkuForSystem(const std::string& s) {
+  if (Has(s, "GB300")) return std::string("Standard_ND128isr_GB300_v6");
+  if (Has(s, "GB200")) return std::string("Standard_ND128isr_NDR_GB200_v6");
+  if (Has(s, "H200")) return std::string("Standard_ND96isr_H200_v5");
+  if (Has(s, "H100")) return std::string("Standard_ND96isr_H100_v5");
+  if (Has(s, "A100-SXM4-80GB") || Has(s, "NDm A100 v4") || Has(s, "A100 80GB") ||
+      Has(s, "ND96amsr"))
+    return std::string("Standard_ND96amsr_A100_v4");
+  if (Has(s, "A100")) return std::string("Standard_ND96asr_v4");
+  if (Has(s, "V100") || Has(s, "NDv2") || Has(s, "ND40rs")) return std::string("Standard_ND40rs_v2");
+  return Status::NotFound("no VM size matches system '" + s +
+                          "'; name the GPU (A100, H100, H200, GB200, GB300, V100) in the system column");
+}
+
+StatusOr<double> LabelBytes(const std::string& label) {
+  NDT_ASSIGN_OR_RETURN(double b, ParseSizeBytes(label));
+  if (b <= 0) return Status::InvalidInput("size label '" + label + "' must be > 0");
+  return std::exp2(std::round(std::log2(b)));
+}
+
+StatusOr<std::vector<ValidationRow>> ValidateCollectives(const Catalog& cat,
+                                                         const std::string& shared_dir) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::path(shared_dir) / "validation";
+  std::error_code ec;
+  if (!fs::is_directory(root, ec))
+    return Status::NotFound("no validation folder at '" + root.string() +
+                            "'; pass the shared folder with --data DIR");
+  std::vector<fs::path> files;
+  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::end(it);
+       it.increment(ec))
+    if (it->is_regular_file() && it->path().extension() == ".csv") files.push_back(it->path());
+  std::sort(files.begin(), files.end());
+  NDT_ASSIGN_OR_RETURN(FabricParams fp, LoadFabricParams(Catalog::DefaultDataDir()));
+  std::vector<ValidationRow> rows;
+  for (const fs::path& f : files) {
+    std::ifstream in(f);
+    std::string line;
+    if (!std::getline(in, line)) continue;
+    std::vector<std::string> head = SplitCsv(line);
+    std::map<std::string, int> col;
+    for (int i = 0; i < static_cast<int>(head.size()); ++i) col[head[i]] = i;
+    const char* need[] = {"system", "nodes", "gpus", "collective", "message_size_label",
+                          "busbw_GBps"};
+    bool ok = true;
+    for (const char* k : need) ok = ok && col.count(k);
+    if (!ok) continue;
+    const bool calib = Has(f.string(), "/calibration/");
+    const std::string rel = fs::relative(f, root).string();
+    int lineno = 1;
+    while (std::getline(in, line)) {
+      ++lineno;
+      if (line.empty()) continue;
+      std::vector<std::string> v = SplitCsv(line);
+      auto get = [&](const char* k) -> std::string {
+        int i = col[k];
+        return i < static_cast<int>(v.size()) ? v[i] : "";
+      };
+      const std::string where = rel + ":" + std::to_string(lineno);
+      NDT_ASSIGN_OR_RETURN(std::string sku_name, SkuForSystem(get("system")));
+      NDT_ASSIGN_OR_RETURN(const SkuSpec* sku, cat.FindSku(sku_name));
+      int nodes = 0, gpus = 0;
+      double measured = 0;
+      try {
+        nodes = std::stoi(get("nodes"));
+        gpus = std::stoi(get("gpus"));
+        measured = std::stod(get("busbw_GBps"));
+      } catch (const std::exception&) {
+        return Status::InvalidInput(where + ": nodes, gpus and busbw_GBps must be numbers");
+      }
+      if (nodes < 1 || gpus < nodes || gpus % nodes != 0)
+        return Status::InvalidInput(where + ": gpus must be a multiple of nodes >= 1");
+      CollOp op;
+      NDT_RETURN_IF_ERROR(ParseCollOp(get("collective"), &op));
+      NDT_ASSIGN_OR_RETURN(double bytes, LabelBytes(get("message_size_label")));
+      ClusterSpec spec;
+      spec.sku = sku;
+      spec.gpu = &cat.GpuOf(*sku);
+      spec.vms = nodes;
+      spec.gpus_per_vm = gpus / nodes;
+      spec.fabric.tiers = ChooseTiers(spec);
+      NDT_ASSIGN_OR_RETURN(Cluster c, BuildCluster(spec, fp));
+      std::vector<int> group(c.num_gpus());
+      std::iota(group.begin(), group.end(), 0);
+      NDT_ASSIGN_OR_RETURN(CollResult r, TimeCollective(c, op, bytes, group, CollOptions{}));
+      ValidationRow row;
+      row.suite = "collectives";
+      row.case_id = sku_name + " " + std::to_string(nodes) + "vm " + CollOpName(op) + " " +
+                    get("message_size_label");
+      row.metric = "busbw_GBps";
+      row.unit = "GB/s";
+      row.measured = measured;
+      row.predicted = r.busbw_Bps / 1e9;
+      row.calibration = calib;
+      row.source = col.count("source") ? get("source") : rel;
+      rows.push_back(row);
+    }
+  }
+  return rows;
+}
+
+}  // namespace ndt

@@ -1,0 +1,35 @@
+// File: coll/validate.h
+// The collectives validation suite: every CSV under <shared_dir>/validation/ (recursively, in
+// path order) whose header has the columns system, nodes, gpus, collective,
+// message_size_label and busbw_GBps (nccl-tests sweeps). Each row becomes one ValidationRow:
+// measured busbw vs ndtwin's prediction (analytical model, NCCL's default algorithm choice).
+// The system string maps to a VM size ("A100-SXM4-80GB"/"NDm A100 v4" ->
+// Standard_ND96amsr_A100_v4, "A100" -> Standard_ND96asr_v4, "H100" -> Standard_ND96isr_H100_v5,
+// "H200" -> Standard_ND96isr_H200_v5, "GB200" -> Standard_ND128isr_NDR_GB200_v6, "GB300" ->
+// Standard_ND128isr_GB300_v6, "V100"/"NDv2" -> Standard_ND40rs_v2). Size labels are powers of
+// two as nccl-tests prints them ("33M" = 2^25 bytes): the label wins over message_bytes. Rows
+// from files under validation/calibration/ are marked calibration = true.
+#ifndef NDTWIN_COLL_VALIDATE_H_
+#define NDTWIN_COLL_VALIDATE_H_
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/validation.h"
+#include "hw/catalog.h"
+
+namespace ndt {
+
+StatusOr<std::vector<ValidationRow>> ValidateCollectives(const Catalog& catalog,
+                                                         const std::string& shared_dir);
+
+// The VM size a "system" string of a validation CSV names, or kNotFound.
+StatusOr<std::string> SkuForSystem(const std::string& system);
+
+// Bytes of an nccl-tests size label: the power of two nearest to ParseSizeBytes(label).
+StatusOr<double> LabelBytes(const std::string& label);
+
+}  // namespace ndt
+
+#endif  // NDTWIN_COLL_VALIDATE_H_
