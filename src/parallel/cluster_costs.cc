@@ -68,6 +68,30 @@ double ClusterCosts::PeakFlops() const {
 }
 
 double ClusterCosts::CommTime(CommKind kind, double bytes, std::span<const int> group) const {
+  if (group.size() < 2 || bytes <= 0) return 0;
+  CollOp op = CollOp::kAllReduce;
+  switch (kind) {
+    case CommKind::kAllReduce:
+      op = CollOp::kAllReduce;
+      break;
+    case CommKind::kReduceScatter:
+      op = CollOp::kReduceScatter;
+      break;
+    case CommKind::kAllGather:
+      op = CollOp::kAllGather;
+      break;
+    case CommKind::kAllToAll:
+      op = CollOp::kAllToAll;
+      break;
+  }
+  CollOptions o;
+  o.fidelity = fidelity_;
+  StatusOr<CollResult> r = TimeCollective(cluster_, op, bytes, group, o);
+  if (r.ok()) return r->time_s;
+  return RingTime(kind, bytes, group);
+}
+
+double ClusterCosts::RingTime(CommKind kind, double bytes, std::span<const int> group) const {
   const double n = static_cast<double>(group.size());
   if (group.size() < 2 || bytes <= 0) return 0;
   std::map<int, int> per_vm;
@@ -96,6 +120,11 @@ double ClusterCosts::CommTime(CommKind kind, double bytes, std::span<const int> 
 }
 
 double ClusterCosts::P2pTime(double bytes, int src, int dst) const {
+  const int pair[2] = {src, dst};
+  CollOptions o;
+  o.fidelity = fidelity_;
+  StatusOr<CollResult> r = TimeCollective(cluster_, CollOp::kSendRecv, bytes, pair, o);
+  if (r.ok()) return r->time_s;
   const bool same = cluster_.gpu(src).domain == cluster_.gpu(dst).domain;
   return same ? bytes / nvlink_Bps_ + nvlink_lat_s_ : bytes / nic_Bps_ + net_lat_s_;
 }

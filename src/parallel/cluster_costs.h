@@ -1,11 +1,10 @@
 // File: parallel/cluster_costs.h
 // TrainCosts on a real Cluster: operator times from compute/ (calibrated roofline), collective
-// and p2p times from the Cluster's links. Communication is priced by a ring model over the
-// group's placement: inside one NVLink domain at the GPU's NVLink bandwidth; across VMs, each
-// VM's ranks drive their own rail NICs (GPUDirect RDMA), so the bus bandwidth is
-// min(NVLink, k * NIC) for k ranks of the group per VM; all-to-all splits into NVLink and NIC
-// parts; latency per ring step from the link latencies. Peak link rates, no protocol
-// efficiency: coll/ replaces this once it lands (see the lead's report). Seconds.
+// and p2p times from coll/ (NCCL's algorithms and protocols on the Cluster, analytical or flow
+// fidelity). If coll/ refuses a group (an internal gap), a ring model over the group's
+// placement stands in: inside one NVLink domain at the GPU's NVLink bandwidth; across VMs each
+// VM's ranks drive their own rail NICs, bus bandwidth min(NVLink, k * NIC) for k ranks per VM.
+// Seconds.
 #ifndef NDTWIN_PARALLEL_CLUSTER_COSTS_H_
 #define NDTWIN_PARALLEL_CLUSTER_COSTS_H_
 
@@ -30,6 +29,8 @@ class ClusterCosts : public TrainCosts {
   double CommTime(CommKind kind, double bytes, std::span<const int> group) const override;
   double P2pTime(double bytes, int src, int dst) const override;
   double PeakFlops() const override;
+  // The ring stand-in (see the file comment).
+  double RingTime(CommKind kind, double bytes, std::span<const int> group) const;
 
  private:
   const Cluster& cluster_;

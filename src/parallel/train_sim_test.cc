@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include "compute/compute.h"
+#include "hw/catalog.h"
+#include "parallel/cluster_costs.h"
 #include "parallel/memory.h"
+#include "topo/builders.h"
 #include "parallel/schedule.h"
 
 namespace ndt {
@@ -242,6 +246,40 @@ TEST(Strategy, MegatronRankOrderPutsTpFastest) {
   ASSERT_TRUE(order.ok());
   s.order = *order;
   EXPECT_EQ(RankOf(s, {1, 0, 0, 0}), 4);  // tp now slowest: stride pp*dp*cp = 4
+}
+
+}  // namespace
+}  // namespace ndt
+
+namespace ndt {
+namespace {
+
+TEST(ClusterCostsTrain, AnalyticalAndFlowAgreeOnAnUncongestedFabric) {
+  // 4 VMs of ND96amsr_A100_v4 on a non-blocking rail-optimized fat tree: TP inside the VM, one
+  // DP ring per rail, so no two flows share a link; the fidelities should agree within 2%.
+  StatusOr<Catalog> cat = Catalog::Load(Catalog::DefaultDataDir());
+  ASSERT_TRUE(cat.ok()) << cat.status().message();
+  StatusOr<const SkuSpec*> sku = cat->FindSku("Standard_ND96amsr_A100_v4");
+  ASSERT_TRUE(sku.ok());
+  ClusterSpec cs;
+  cs.sku = *sku;
+  cs.gpu = &cat->GpuOf(**sku);
+  cs.vms = 4;
+  StatusOr<Cluster> cl = BuildCluster(cs);
+  ASSERT_TRUE(cl.ok()) << cl.status().message();
+  StatusOr<ComputeCalibration> cal = LoadComputeCalibration("");
+  ASSERT_TRUE(cal.ok()) << cal.status().message();
+  TransformerSpec m = SmallGpt();
+  Strategy s;
+  s.gbs = 64;
+  s.tp = 8;
+  s = Resolve(m, s, 32);
+  ClusterCosts an(*cl, *cal, Dtype::kBf16, Fidelity::kAnalytical);
+  ClusterCosts fl(*cl, *cal, Dtype::kBf16, Fidelity::kFlow);
+  auto ra = SimulateTrainingStep(m, s, an, {});
+  auto rf = SimulateTrainingStep(m, s, fl, {});
+  ASSERT_TRUE(ra.ok() && rf.ok());
+  EXPECT_NEAR(rf->step_time_s, ra->step_time_s, 0.02 * ra->step_time_s);
 }
 
 }  // namespace
