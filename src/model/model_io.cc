@@ -201,14 +201,10 @@ StatusOr<TransformerSpec> BuildInlineModel(const InlineModelArgs& a) {
   return s;
 }
 
-StatusOr<TransformerSpec> ParseHfConfig(const std::string& text, const std::string& name) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    return Status::InvalidInput(name + ": not valid JSON: " + e.what());
-  }
-  if (!j.is_object()) return Status::InvalidInput(name + ": a config.json must be an object");
+namespace {
+
+// May throw nlohmann::json::type_error on a key of the wrong type (caught by ParseHfConfig).
+StatusOr<TransformerSpec> HfConfigFromJson(const nlohmann::json& j, const std::string& name) {
   auto get_int = [&](std::initializer_list<const char*> keys, int64_t def,
                      bool required) -> StatusOr<int64_t> {
     for (const char* k : keys) {
@@ -281,6 +277,18 @@ StatusOr<TransformerSpec> ParseHfConfig(const std::string& text, const std::stri
   }
   NDT_RETURN_IF_ERROR(Validate(s).WithPrefix(name + ": "));
   return s;
+}
+
+}  // namespace
+
+StatusOr<TransformerSpec> ParseHfConfig(const std::string& text, const std::string& name) {
+  try {
+    const nlohmann::json j = nlohmann::json::parse(text);
+    if (!j.is_object()) return Status::InvalidInput(name + ": a config.json must be an object");
+    return HfConfigFromJson(j, name);
+  } catch (const nlohmann::json::exception& e) {
+    return Status::InvalidInput(name + ": not a valid config.json: " + e.what());
+  }
 }
 
 StatusOr<TransformerSpec> LoadHfConfigFile(const std::string& path) {

@@ -163,6 +163,9 @@ TEST(HfConfig, MissingKeyAndBadJsonAreErrors) {
             "c.json: missing key 'num_hidden_layers'; is this a decoder-only transformer "
             "config.json?");
   EXPECT_FALSE(ParseHfConfig("{", "c.json").ok());
+  // A key of the wrong type is an error, not an exception.
+  EXPECT_FALSE(ParseHfConfig(R"({"num_hidden_layers": 2, "hidden_size": 64,
+    "num_attention_heads": 4, "vocab_size": 10, "tie_word_embeddings": "yes"})", "c.json").ok());
 }
 
 TEST(Yaml, UnknownKeyIsRejected) {
