@@ -1,0 +1,192 @@
+// Properties of TimeCollective, the NCCL model and schedules on catalog-built clusters.
+#include "coll/collective.h"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "coll/nccl_model.h"
+#include "coll/schedule.h"
+#include "hw/catalog.h"
+#include "topo/builders.h"
+
+namespace ndt {
+namespace {
+
+struct Env {
+  Catalog cat;
+  Env() : cat(*Catalog::Load(NDT_DATA_DIR)) {}
+  Cluster Build(const std::string& sku, int vms, FabricSpec fab = {}, const GpuSpec* gpu = nullptr) {
+    ClusterSpec s;
+    s.sku = *cat.FindSku(sku);
+    s.gpu = gpu ? gpu : &cat.GpuOf(*s.sku);
+    s.vms = vms;
+    s.fabric = fab;
+    s.fabric.tiers = ChooseTiers(s);
+    StatusOr<Cluster> c = BuildCluster(s);
+    EXPECT_TRUE(c.ok()) << c.status().message();
+    return *c;
+  }
+};
+
+std::vector<int> All(const Cluster& c) {
+  std::vector<int> g(c.num_gpus());
+  std::iota(g.begin(), g.end(), 0);
+  return g;
+}
+
+TEST(Coll, BusBwFactorsAreNcclTests) {
+  EXPECT_DOUBLE_EQ(BusBwFactor(CollOp::kAllReduce, 8), 14.0 / 8);
+  EXPECT_DOUBLE_EQ(BusBwFactor(CollOp::kAllGather, 8), 7.0 / 8);
+  EXPECT_DOUBLE_EQ(BusBwFactor(CollOp::kAllToAll, 4), 3.0 / 4);
+  EXPECT_DOUBLE_EQ(BusBwFactor(CollOp::kBroadcast, 8), 1.0);
+}
+
+TEST(Coll, A100ChannelsAreSixAtFortyDuplicatedToTwelveAtTwenty) {
+  Env e;
+  Cluster c = e.Build("Standard_ND96amsr_A100_v4", 1);
+  std::vector<int> g = All(c);
+  NcclTopo t = *AnalyzeGroup(c, g);
+  // 12 NVLinks x 20 GB/s = 240; first speed <= 240 is 40 -> 6 channels; 40 >= 25 -> 12 at 20.
+  EXPECT_EQ(t.ring_channels, 12);
+  EXPECT_DOUBLE_EQ(t.bw_intra_GBps, 20);
+  EXPECT_FALSE(t.nvls);
+}
+
+TEST(Coll, LargeAllReduceBusBwApproachesTheNvlinkBottleneck) {
+  Env e;
+  Cluster c = e.Build("Standard_ND96amsr_A100_v4", 1);
+  std::vector<int> g = All(c);
+  // 8 GiB: bandwidth term ~65 ms dwarfs ~60 us latency; busbw -> 240 GB/s x 0.965 = 231.6.
+  CollResult r = *TimeCollective(c, CollOp::kAllReduce, 8.0 * (1 << 30), g);
+  EXPECT_NEAR(r.busbw_Bps / 1e9, 231.6, 0.5);
+  EXPECT_EQ(r.algo, Algo::kRing);
+  EXPECT_EQ(r.proto, Proto::kSimple);
+}
+
+TEST(Coll, LatencyDominatesSmallMessages) {
+  Env e;
+  Cluster c = e.Build("Standard_ND96amsr_A100_v4", 1);
+  std::vector<int> g = All(c);
+  // 1 KiB vs 2 KiB: the bandwidth term (< 0.1 us) is tiny against ~45 us of latency.
+  double t1 = TimeCollective(c, CollOp::kAllReduce, 1024, g)->time_s;
+  double t2 = TimeCollective(c, CollOp::kAllReduce, 2048, g)->time_s;
+  EXPECT_NEAR(t2 / t1, 1.0, 0.01);
+  EXPECT_GT(t1, 30e-6);
+}
+
+TEST(Coll, TimeGrowsWithBytesAndMoreBandwidthIsNeverSlower) {
+  Env e;
+  Cluster c = e.Build("Standard_ND96amsr_A100_v4", 1);
+  GpuSpec fast = e.cat.GpuOf(*c.spec().sku);
+  fast.nvlink_links *= 2;
+  Cluster f = e.Build("Standard_ND96amsr_A100_v4", 1, {}, &fast);
+  std::vector<int> g = All(c);
+  double prev = 0;
+  for (double b = 1024; b <= 8.0 * (1 << 30); b *= 4) {
+    for (CollOp op : {CollOp::kAllReduce, CollOp::kAllGather, CollOp::kBroadcast}) {
+      double slow_t = TimeCollective(c, op, b, g)->time_s;
+      double fast_t = TimeCollective(f, op, b, g)->time_s;
+      EXPECT_LE(fast_t, slow_t * (1 + 1e-12)) << CollOpName(op) << " " << b;
+    }
+    double t = TimeCollective(c, CollOp::kAllReduce, b, g)->time_s;
+    EXPECT_GT(t, prev);
+    prev = t;
+  }
+}
+
+TEST(Coll, NvlsOnlyWhereNvSwitchMulticastExists) {
+  Env e;
+  Cluster a100 = e.Build("Standard_ND96amsr_A100_v4", 1);
+  Cluster h100 = e.Build("Standard_ND96isr_H100_v5", 1);
+  CollOptions o;
+  o.algo = Algo::kNvls;
+  StatusOr<CollResult> bad = TimeCollective(a100, CollOp::kAllReduce, 1 << 30, All(a100), o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("NVLS needs NVSwitch multicast"), std::string::npos);
+  EXPECT_TRUE(TimeCollective(h100, CollOp::kAllReduce, 1 << 30, All(h100), o).ok());
+}
+
+TEST(Coll, ErrorsAreInvalidInput) {
+  Env e;
+  Cluster c = e.Build("Standard_ND96amsr_A100_v4", 1);
+  std::vector<int> one = {0};
+  EXPECT_EQ(TimeCollective(c, CollOp::kAllReduce, 1024, one).status().code(),
+            StatusCode::kInvalidInput);
+  std::vector<int> dup = {0, 0};
+  EXPECT_FALSE(TimeCollective(c, CollOp::kAllReduce, 1024, dup).ok());
+  CollOp op;
+  EXPECT_FALSE(ParseCollOp("allsum", &op).ok());
+  CollOptions pat;
+  pat.algo = Algo::kPat;  // PAT needs 1 rank per node
+  EXPECT_FALSE(TimeCollective(c, CollOp::kAllGather, 1 << 20, All(c), pat).ok());
+}
+
+TEST(Coll, SchedulesSendWhatTheyReceive) {
+  Env e;
+  Cluster c = e.Build("Standard_ND96amsr_A100_v4", 4);
+  std::vector<int> g = All(c);
+  for (const Schedule& s : {RingSchedule(c, CollOp::kAllReduce, 1 << 20, std::span<const int>(g.data(), 8)),
+                            RingSchedule(c, CollOp::kAllReduce, 1 << 20, g),
+                            AllToAllSchedule(1 << 20, g)}) {
+    std::vector<double> sent(c.num_gpus()), recv(c.num_gpus());
+    double total_sent = 0, total_recv = 0;
+    for (const Step& st : s)
+      for (const Transfer& x : st.transfers) {
+        sent[x.src] += x.bytes;
+        recv[x.dst] += x.bytes;
+        total_sent += x.bytes;
+        total_recv += x.bytes;
+      }
+    EXPECT_DOUBLE_EQ(total_sent, total_recv);
+    // Every step is a permutation or all-pairs pattern: each rank sends what it receives.
+    for (int r = 0; r < c.num_gpus(); ++r) EXPECT_DOUBLE_EQ(sent[r], recv[r]) << r;
+  }
+}
+
+TEST(Coll, ClosedFormEqualsFlowReplayWithoutContention) {
+  Env e;
+  for (int vms : {1, 4}) {
+    Cluster c = e.Build("Standard_ND96amsr_A100_v4", vms);
+    std::vector<int> g = All(c);
+    Schedule s = RingSchedule(c, CollOp::kAllReduce, 1 << 28, g);
+    double closed = EvaluateClosedForm(c, s);
+    EXPECT_NEAR(EvaluateOnNetwork(c, s, NetFidelity::kFlow) / closed, 1.0, 0.01) << vms;
+    EXPECT_NEAR(EvaluateOnNetwork(c, s, NetFidelity::kAnalytical) / closed, 1.0, 0.01) << vms;
+    CollOptions flow;
+    flow.fidelity = Fidelity::kFlow;
+    double ta = TimeCollective(c, CollOp::kAllReduce, 1 << 28, g)->time_s;
+    double tf = TimeCollective(c, CollOp::kAllReduce, 1 << 28, g, flow)->time_s;
+    EXPECT_NEAR(tf / ta, 1.0, 0.01) << vms;
+  }
+}
+
+TEST(Coll, OversubscriptionSlowsAllToAllAcrossLeavesByItsRatio) {
+  Env e;
+  // 8 VMs, 4 per leaf group: half of every rank's all_to_all traffic leaves its leaf group.
+  // Non-blocking: a leaf's uplinks carry all of its NICs' crossing traffic at NIC rate, so the
+  // NIC is the bottleneck. Oversubscription 2 halves the uplinks: crossing traffic runs at half
+  // the NIC rate, and with half the bytes crossing the step takes ~ 2x its NIC-bound time
+  // for that share. Expect a slowdown between 1.3x and 2.05x on the network time.
+  FabricSpec fab;
+  fab.vms_per_leaf = 4;
+  Cluster nb = e.Build("Standard_ND96amsr_A100_v4", 8, fab);
+  fab.oversubscription = 2;
+  Cluster os = e.Build("Standard_ND96amsr_A100_v4", 8, fab);
+  std::vector<int> g = All(nb);
+  Schedule s = AllToAllSchedule(1 << 30, g);
+  double t_nb = EvaluateOnNetwork(nb, s, NetFidelity::kFlow);
+  double t_os = EvaluateOnNetwork(os, s, NetFidelity::kFlow);
+  EXPECT_GT(t_os / t_nb, 1.3);
+  EXPECT_LT(t_os / t_nb, 2.05);
+  // A ring crosses each leaf boundary with one flow per rail: no uplink is shared, so the ring
+  // all_reduce is not slowed (NCCL rings are bisection-light).
+  CollOptions flow;
+  flow.fidelity = Fidelity::kFlow;
+  double r_nb = TimeCollective(nb, CollOp::kAllReduce, 1 << 30, g, flow)->time_s;
+  double r_os = TimeCollective(os, CollOp::kAllReduce, 1 << 30, g, flow)->time_s;
+  EXPECT_NEAR(r_os / r_nb, 1.0, 0.01);
+}
+
+}  // namespace
+}  // namespace ndt
