@@ -6,10 +6,9 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "hw/catalog.h"
@@ -85,8 +84,7 @@ void PrintText(const Cluster& c, const FabricParams& fp) {
   std::printf("NVLink domain:      %d GPU%s\n", c.nvlink_domain_gpus(),
               c.nvlink_domain_gpus() == 1 ? " (no NVLink)" : "s");
   std::printf("NVLink per GPU:     %s GB/s per direction\n", FormatGBps(GpuNvlinkBps(c)).c_str());
-  std::printf("Scale-out per GPU:  %s GB/s per direction\n",
-              FormatGBps(GpuScaleoutBps(c)).c_str());
+  std::printf("Scale-out per GPU:  %s GB/s per direction\n", FormatGBps(GpuScaleoutBps(c)).c_str());
   if (L.nics == 0) {
     std::printf("Scale-out fabric:   none (the size has no InfiniBand)\n");
   } else {
@@ -107,15 +105,18 @@ void PrintText(const Cluster& c, const FabricParams& fp) {
     std::printf("Bisection:          %s GB/s per direction\n", FormatGBps(BisectionBps(c)).c_str());
   }
   std::printf("Nodes:              %zu (%s)\n", c.nodes().size(), Counts(c, true).c_str());
-  std::printf("Links:              %d full-duplex (%s)\n", DuplexLinks(c), Counts(c, false).c_str());
-  std::printf("Assumed latencies:  per link: nvlink %s, pcie %s, c2c %s, cpu_cpu %s, NIC %s, "
-              "IB switch %s (data/fabric.yaml)\n",
-              Us(fp.nvlink_latency_s).c_str(), Us(fp.pcie_latency_s).c_str(),
-              Us(fp.c2c_latency_s).c_str(), Us(fp.cpu_cpu_latency_s).c_str(),
-              Us(fp.nic_latency_s).c_str(), Us(fp.switch_latency_s).c_str());
+  std::printf("Links:              %d full-duplex (%s)\n", DuplexLinks(c),
+              Counts(c, false).c_str());
+  std::printf(
+      "Assumed latencies:  per link: nvlink %s, pcie %s, c2c %s, cpu_cpu %s, NIC %s, "
+      "IB switch %s (data/fabric.yaml)\n",
+      Us(fp.nvlink_latency_s).c_str(), Us(fp.pcie_latency_s).c_str(), Us(fp.c2c_latency_s).c_str(),
+      Us(fp.cpu_cpu_latency_s).c_str(), Us(fp.nic_latency_s).c_str(),
+      Us(fp.switch_latency_s).c_str());
   if (L.nics > 0) {
-    std::printf("Assumed fabric:     radix, VMs per leaf and oversubscription are parameters; "
-                "Azure publishes none (topology.md §6.1)\n");
+    std::printf(
+        "Assumed fabric:     radix, VMs per leaf and oversubscription are parameters; "
+        "Azure publishes none (topology.md §6.1)\n");
   }
 }
 
@@ -236,8 +237,8 @@ Status Run(const TopoOptions& o, const GlobalOptions& g) {
   if (!o.dot.empty()) std::printf("DOT graph:          %s\n", o.dot.c_str());
   if (ends) {
     const auto [a, b] = *ends;
-    std::printf("\nRoute from GPU %d (%s) to GPU %d (%s):\n", a,
-                c.node(c.gpu(a).node).name.c_str(), b, c.node(c.gpu(b).node).name.c_str());
+    std::printf("\nRoute from GPU %d (%s) to GPU %d (%s):\n", a, c.node(c.gpu(a).node).name.c_str(),
+                b, c.node(c.gpu(b).node).name.c_str());
     std::printf("%s", FormatRoute(c, c.GpuRoute(a, b)).c_str());
   }
   return Status::Ok();

@@ -97,7 +97,8 @@ Status ValidateClusterSpec(const ClusterSpec& spec) {
     return Status::InvalidInput("--vms must be at least 1 (got " + std::to_string(spec.vms) + ")");
   }
   if (s.gpus < 1) {
-    return Status::InvalidInput("VM size " + s.name + " has no GPUs; choose a GPU size (see: ndtwin sku list)");
+    return Status::InvalidInput("VM size " + s.name +
+                                " has no GPUs; choose a GPU size (see: ndtwin sku list)");
   }
   if (spec.gpus_per_vm < 0 || spec.gpus_per_vm > s.gpus) {
     return Status::InvalidInput("--gpus-per-vm must be 0 (all) to " + std::to_string(s.gpus) +
@@ -198,8 +199,8 @@ StatusOr<Cluster> ClusterBuilder::Build() {
         c_.nvsw_frac_.push_back(static_cast<double>(l) / gs.nvlink_links);
       }
       c_.nvsw_up_.assign(static_cast<size_t>(ranks) * s.nvswitches, -1);
-      int domain_vms = s.fabric == IntraVmFabric::kNvl72
-                           ? std::min(vms, s.vms_per_nvlink_domain) : 1;
+      int domain_vms =
+          s.fabric == IntraVmFabric::kNvl72 ? std::min(vms, s.vms_per_nvlink_domain) : 1;
       c_.nvlink_domain_gpus_ = domain_vms * g_;
       break;
     }
@@ -255,17 +256,25 @@ void ClusterBuilder::BuildVm(int vm) {
   BuildGpusAndPcie(vm);
   BuildNics(vm);
   switch (spec_.sku->fabric) {
-    case IntraVmFabric::kPcie: break;
-    case IntraVmFabric::kNvlinkCubeMesh: BuildCubeMesh(vm); break;
-    case IntraVmFabric::kNvswitch: BuildVmNvswitches(vm); break;
-    case IntraVmFabric::kNvl72: BuildRackNvswitches(vm); break;
+    case IntraVmFabric::kPcie:
+      break;
+    case IntraVmFabric::kNvlinkCubeMesh:
+      BuildCubeMesh(vm);
+      break;
+    case IntraVmFabric::kNvswitch:
+      BuildVmNvswitches(vm);
+      break;
+    case IntraVmFabric::kNvl72:
+      BuildRackNvswitches(vm);
+      break;
   }
 }
 
 void ClusterBuilder::BuildCpus(int vm) {
   const int c = c_.cpus_per_vm_;
   vm_cpus_.clear();
-  for (int i = 0; i < c; ++i) vm_cpus_.push_back(c_.AddNode(NodeKind::kCpu, vm, i, VmName(vm, "cpu", i)));
+  for (int i = 0; i < c; ++i)
+    vm_cpus_.push_back(c_.AddNode(NodeKind::kCpu, vm, i, VmName(vm, "cpu", i)));
   for (int i = 0; i < c; ++i) {
     for (int j = i + 1; j < c; ++j) {
       LinkId l = c_.AddDuplex(vm_cpus_[i], vm_cpus_[j], LinkKind::kCpuCpu,
@@ -282,7 +291,7 @@ void ClusterBuilder::BuildGpusAndPcie(int vm) {
   const int c = c_.cpus_per_vm_;
   const bool c2c = OnC2c(s, gs);
   const int p = c2c ? 0 : s.pcie_switches;
-  const int per_sw = p == 0 ? 0
+  const int per_sw = p == 0                       ? 0
                      : s.gpus_per_pcie_switch > 0 ? s.gpus_per_pcie_switch
                                                   : (s.gpus + p - 1) / p;
   std::vector<NodeId> sw;
@@ -311,8 +320,8 @@ void ClusterBuilder::BuildGpusAndPcie(int vm) {
       Push(&h, c_.AddDuplex(gpu, sw[k], LinkKind::kPcie, gs.pcie_Bps, params_.pcie_latency_s));
       Push(&h, sw_cpu[k]);
     } else {
-      Push(&h, c_.AddDuplex(gpu, vm_cpus_[cpu], LinkKind::kPcie, gs.pcie_Bps,
-                            params_.pcie_latency_s));
+      Push(&h,
+           c_.AddDuplex(gpu, vm_cpus_[cpu], LinkKind::kPcie, gs.pcie_Bps, params_.pcie_latency_s));
     }
     c_.to_host_.push_back(h);
     c_.host_cpu_.push_back(vm_cpus_[cpu]);
@@ -356,7 +365,7 @@ void ClusterBuilder::BuildNics(int vm) {
     Cluster::Hops h;
     const Cluster::Hops& host = c_.to_host_[r];
     if (s.nic_affinity == NicAffinity::kPerGpu && c_.pcie_sw_[r] >= 0) {
-      Push(&h, host.l[0]);  // GPUDirect RDMA: GPU -> PCIe switch -> NIC
+      Push(&h, host.l[0]);                  // GPUDirect RDMA: GPU -> PCIe switch -> NIC
       if (!s.infiniband->gpudirect_rdma) {  // staged in host memory: up to the CPU and back
         Push(&h, host.l[1]);
         Push(&h, host.l[1] ^ 1);
@@ -383,8 +392,8 @@ void ClusterBuilder::BuildCubeMesh(int vm) {
     if (m.a >= g_ || m.b >= g_) continue;
     NodeId a = c_.gpus_[vm * g_ + m.a].node;
     NodeId b = c_.gpus_[vm * g_ + m.b].node;
-    LinkId l = c_.AddDuplex(a, b, LinkKind::kNvlink, m.lanes * link_bw, params_.nvlink_latency_s,
-                            m.lanes);
+    LinkId l =
+        c_.AddDuplex(a, b, LinkKind::kNvlink, m.lanes * link_bw, params_.nvlink_latency_s, m.lanes);
     c_.mesh_[(static_cast<size_t>(vm) * n + m.a) * n + m.b] = l;
     c_.mesh_[(static_cast<size_t>(vm) * n + m.b) * n + m.a] = l + 1;
   }
@@ -392,7 +401,8 @@ void ClusterBuilder::BuildCubeMesh(int vm) {
 
 void ClusterBuilder::BuildVmNvswitches(int vm) {
   std::vector<NodeId> sw;
-  for (int k = 0; k < c_.nvsw_; ++k) sw.push_back(c_.AddNode(NodeKind::kNvSwitch, vm, k, VmName(vm, "nvsw", k)));
+  for (int k = 0; k < c_.nvsw_; ++k)
+    sw.push_back(c_.AddNode(NodeKind::kNvSwitch, vm, k, VmName(vm, "nvsw", k)));
   const double link_bw = spec_.gpu->nvlink_link_Bps;
   for (int i = 0; i < g_; ++i) {
     const int r = vm * g_ + i;

@@ -2,11 +2,11 @@
 // the fat tree (topology.md §2-§6), with sizes built by hand (topo/test_specs.h).
 #include "topo/builders.h"
 
+#include <gtest/gtest.h>
+
 #include <map>
 #include <set>
 #include <utility>
-
-#include <gtest/gtest.h>
 
 #include "topo/summary.h"
 #include "topo/test_specs.h"

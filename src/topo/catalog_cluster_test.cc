@@ -1,8 +1,8 @@
 // Builds every VM size of the shipped catalog (data/) and checks the invariants the catalog's
 // numbers must produce (topology.md §1): NVLink per GPU, domain sizes, per-GPU scale-out.
-#include <memory>
-
 #include <gtest/gtest.h>
+
+#include <memory>
 
 #include "core/units.h"
 #include "hw/catalog.h"

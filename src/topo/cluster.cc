@@ -6,25 +6,38 @@ namespace ndt {
 
 const char* NodeKindName(NodeKind k) {
   switch (k) {
-    case NodeKind::kGpu: return "gpu";
-    case NodeKind::kNvSwitch: return "nvswitch";
-    case NodeKind::kPcieSwitch: return "pcie_switch";
-    case NodeKind::kCpu: return "cpu";
-    case NodeKind::kNic: return "nic";
-    case NodeKind::kLeaf: return "leaf";
-    case NodeKind::kSpine: return "spine";
-    case NodeKind::kCore: return "core";
+    case NodeKind::kGpu:
+      return "gpu";
+    case NodeKind::kNvSwitch:
+      return "nvswitch";
+    case NodeKind::kPcieSwitch:
+      return "pcie_switch";
+    case NodeKind::kCpu:
+      return "cpu";
+    case NodeKind::kNic:
+      return "nic";
+    case NodeKind::kLeaf:
+      return "leaf";
+    case NodeKind::kSpine:
+      return "spine";
+    case NodeKind::kCore:
+      return "core";
   }
   return "?";
 }
 
 const char* LinkKindName(LinkKind k) {
   switch (k) {
-    case LinkKind::kNvlink: return "nvlink";
-    case LinkKind::kPcie: return "pcie";
-    case LinkKind::kC2c: return "c2c";
-    case LinkKind::kCpuCpu: return "cpu_cpu";
-    case LinkKind::kIb: return "ib";
+    case LinkKind::kNvlink:
+      return "nvlink";
+    case LinkKind::kPcie:
+      return "pcie";
+    case LinkKind::kC2c:
+      return "c2c";
+    case LinkKind::kCpuCpu:
+      return "cpu_cpu";
+    case LinkKind::kIb:
+      return "ib";
   }
   return "?";
 }

@@ -34,9 +34,9 @@ const char* LinkKindName(LinkKind k);
 struct Node {
   NodeId id = 0;
   NodeKind kind = NodeKind::kGpu;
-  int vm = -1;      // VM index, -1 for fabric switches and rack-level NVSwitches
-  int index = 0;    // index among nodes of this kind in its VM (or in the fabric tier)
-  std::string name; // "vm0/gpu3", "leaf2", "rack0/nvsw5"
+  int vm = -1;       // VM index, -1 for fabric switches and rack-level NVSwitches
+  int index = 0;     // index among nodes of this kind in its VM (or in the fabric tier)
+  std::string name;  // "vm0/gpu3", "leaf2", "rack0/nvsw5"
 };
 
 struct Link {
@@ -60,12 +60,12 @@ using Route = std::vector<Path>;
 // Scale-out fabric parameters. Azure does not publish these; the defaults are assumptions
 // documented in data/fabric.yaml and README (topology.md §6.1).
 struct FabricSpec {
-  int tiers = 2;                 // 2 (leaf-spine) or 3 (leaf-spine-core)
-  int switch_radix = 64;         // ports per switch (Quantum-2 NDR: 64)
-  int vms_per_leaf = 0;          // 0 = radix/2 down ports per rail leaf (non-blocking default)
-  double oversubscription = 1.0; // leaf down:up bandwidth ratio (1 = non-blocking)
-  bool rail_optimized = true;    // NIC i of every VM goes to rail i's leaves
-  bool ecmp_spread = false;      // false: one hashed path per flow; true: spread over all
+  int tiers = 2;                  // 2 (leaf-spine) or 3 (leaf-spine-core)
+  int switch_radix = 64;          // ports per switch (Quantum-2 NDR: 64)
+  int vms_per_leaf = 0;           // 0 = radix/2 down ports per rail leaf (non-blocking default)
+  double oversubscription = 1.0;  // leaf down:up bandwidth ratio (1 = non-blocking)
+  bool rail_optimized = true;     // NIC i of every VM goes to rail i's leaves
+  bool ecmp_spread = false;       // false: one hashed path per flow; true: spread over all
 };
 
 struct ClusterSpec {
@@ -80,29 +80,29 @@ struct ClusterSpec {
 struct GpuInfo {
   NodeId node = 0;
   int vm = 0;
-  int local = 0;        // index within the VM
-  int domain = 0;       // NVLink domain (VM for 8-GPU VMs, rack for NVL72)
-  NodeId nic = -1;      // the NIC this GPU uses for scale-out (-1 if none)
-  int rail = 0;         // NIC index within the VM
+  int local = 0;    // index within the VM
+  int domain = 0;   // NVLink domain (VM for 8-GPU VMs, rack for NVL72)
+  NodeId nic = -1;  // the NIC this GPU uses for scale-out (-1 if none)
+  int rail = 0;     // NIC index within the VM
 };
 
 // The shape of the scale-out fat tree as built (all zero when the size has no InfiniBand).
 struct FabricLayout {
   int tiers = 0;
-  int nics = 0;            // NICs attached to the fabric
-  int rails = 0;           // 1 unless rail-optimized with several NICs per VM
-  int vms_per_leaf = 0;    // VMs in one leaf group
-  int leaf_down_ports = 0; // NIC ports per leaf (design, full leaf)
-  int leaf_up_ports = 0;   // uplinks per leaf = spines per pod
-  int leaf_groups = 0;     // groups of vms_per_leaf VMs
+  int nics = 0;             // NICs attached to the fabric
+  int rails = 0;            // 1 unless rail-optimized with several NICs per VM
+  int vms_per_leaf = 0;     // VMs in one leaf group
+  int leaf_down_ports = 0;  // NIC ports per leaf (design, full leaf)
+  int leaf_up_ports = 0;    // uplinks per leaf = spines per pod
+  int leaf_groups = 0;      // groups of vms_per_leaf VMs
   int leaves = 0;
-  int pods = 0;            // 1 for 2 tiers
+  int pods = 0;  // 1 for 2 tiers
   int spines = 0;
-  int cores_per_plane = 0; // 3 tiers: core switches behind spine u of every pod
+  int cores_per_plane = 0;  // 3 tiers: core switches behind spine u of every pod
   int cores = 0;
-  double nic_Bps = 0;          // NIC port rate per direction
-  double leaf_up_link_Bps = 0; // one leaf -> spine link
-  double spine_up_link_Bps = 0;// one spine -> core link (bundled ports)
+  double nic_Bps = 0;            // NIC port rate per direction
+  double leaf_up_link_Bps = 0;   // one leaf -> spine link
+  double spine_up_link_Bps = 0;  // one spine -> core link (bundled ports)
   // Capacity of a balanced cut: min(all NIC ports, all leaf uplinks if more than one leaf
   // group, all spine uplinks if more than one pod) / 2, per direction.
   double bisection_Bps = 0;
@@ -165,19 +165,19 @@ class Cluster {
   std::vector<Hops> to_nic_;       // per rank: GPU -> its NIC (empty if no NIC)
   std::vector<int> nic_of_;        // per rank: global NIC index, -1 if none
   int cpus_per_vm_ = 0;
-  std::vector<LinkId> cpu_cpu_;    // (vm * C + i) * C + j: CPU i -> CPU j, -1 if none
+  std::vector<LinkId> cpu_cpu_;  // (vm * C + i) * C + j: CPU i -> CPU j, -1 if none
   enum class Intra { kPcie, kMesh, kSwitch };
   Intra intra_ = Intra::kPcie;
   int nvsw_ = 0;                   // NVSwitch chips per domain
   std::vector<LinkId> nvsw_up_;    // rank * nvsw_ + s: GPU -> switch s
   std::vector<double> nvsw_frac_;  // per switch: its lanes / all of a GPU's lanes
   int mesh_n_ = 0;
-  std::vector<LinkId> mesh_;       // (vm * n + i) * n + j: direct NVLink i -> j, -1 if none
-  std::vector<LinkId> nic_up_;     // per global NIC: NIC -> leaf
-  std::vector<int> nic_leaf_;      // per global NIC: leaf index
-  std::vector<int> leaf_pod_;      // per leaf
-  std::vector<LinkId> leaf_up_;    // leaf * U + u: leaf -> spine u of its pod
-  std::vector<LinkId> spine_up_;   // ((pod * U) + u) * K + k: spine -> core k of plane u
+  std::vector<LinkId> mesh_;      // (vm * n + i) * n + j: direct NVLink i -> j, -1 if none
+  std::vector<LinkId> nic_up_;    // per global NIC: NIC -> leaf
+  std::vector<int> nic_leaf_;     // per global NIC: leaf index
+  std::vector<int> leaf_pod_;     // per leaf
+  std::vector<LinkId> leaf_up_;   // leaf * U + u: leaf -> spine u of its pod
+  std::vector<LinkId> spine_up_;  // ((pod * U) + u) * K + k: spine -> core k of plane u
 
   void AppendFabric(int a, int b, int choice_u, int choice_k, std::vector<LinkId>* out) const;
   void AppendHost(int a, int b, std::vector<LinkId>* out) const;

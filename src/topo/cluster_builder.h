@@ -16,16 +16,16 @@ namespace ndt {
 // The fat tree's dimensions, computed before any node exists.
 struct FatTreeShape {
   int tiers = 2;
-  int rails = 1;             // leaves per leaf group
+  int rails = 1;  // leaves per leaf group
   int nics_per_vm = 0;
-  int vms_per_leaf = 0;      // VMs per leaf group
-  int down_ports = 0;        // NIC ports per leaf
-  int up_ports = 0;          // uplinks per leaf (= spines per pod)
-  int groups = 0;            // leaf groups
+  int vms_per_leaf = 0;  // VMs per leaf group
+  int down_ports = 0;    // NIC ports per leaf
+  int up_ports = 0;      // uplinks per leaf (= spines per pod)
+  int groups = 0;        // leaf groups
   int leaves = 0;
   int groups_per_pod = 0;
   int pods = 1;
-  int cores_per_plane = 0;   // 3 tiers only
+  int cores_per_plane = 0;  // 3 tiers only
 };
 
 // NICs per VM that join the fabric: one per used GPU for per-GPU sizes, the ports for per-VM
@@ -55,10 +55,10 @@ class ClusterBuilder {
   const ClusterSpec& spec_;
   const FabricParams& params_;
   Cluster c_;
-  int g_ = 0;                     // GPUs per VM used
+  int g_ = 0;  // GPUs per VM used
   int nics_per_vm_ = 0;
-  std::vector<NodeId> vm_cpus_;   // CPU nodes of the VM being built
-  std::vector<NodeId> vm_nics_;   // NIC nodes, all VMs, global NIC index
+  std::vector<NodeId> vm_cpus_;  // CPU nodes of the VM being built
+  std::vector<NodeId> vm_nics_;  // NIC nodes, all VMs, global NIC index
   std::vector<int> lanes_per_switch_;
   std::vector<NodeId> rack_switches_;  // NVL72: switches of the current rack
   int rack_of_switches_ = -1;

@@ -30,8 +30,8 @@ StatusOr<FatTreeShape> PlanFatTree(const ClusterSpec& spec) {
   const int half = radix / 2;
   t.rails = rail ? t.nics_per_vm : 1;
   t.vms_per_leaf = f.vms_per_leaf > 0 ? f.vms_per_leaf
-                   : rail           ? half
-                                    : std::max(1, half / t.nics_per_vm);
+                   : rail             ? half
+                                      : std::max(1, half / t.nics_per_vm);
   t.down_ports = rail ? t.vms_per_leaf : t.vms_per_leaf * t.nics_per_vm;
   t.up_ports = std::max(1, static_cast<int>(std::ceil(t.down_ports / f.oversubscription - 1e-9)));
   if (t.down_ports + t.up_ports > radix) {
@@ -44,10 +44,9 @@ StatusOr<FatTreeShape> PlanFatTree(const ClusterSpec& spec) {
   t.leaves = t.groups * t.rails;
   if (t.tiers == 2) {
     if (t.leaves > radix) {
-      return Status::InvalidInput(
-          "a 2-tier fat tree of radix " + N(radix) + " wires at most " + N(radix) +
-          " leaves, and " + N(spec.vms) + " VMs need " + N(t.leaves) +
-          "; use --tiers 3 or a larger --radix");
+      return Status::InvalidInput("a 2-tier fat tree of radix " + N(radix) + " wires at most " +
+                                  N(radix) + " leaves, and " + N(spec.vms) + " VMs need " +
+                                  N(t.leaves) + "; use --tiers 3 or a larger --radix");
     }
     t.groups_per_pod = t.groups;
     t.pods = 1;
@@ -62,8 +61,8 @@ StatusOr<FatTreeShape> PlanFatTree(const ClusterSpec& spec) {
   t.pods = CeilDiv(t.groups, t.groups_per_pod);
   if (t.pods > radix) {
     return Status::InvalidInput("a 3-tier fat tree of radix " + N(radix) + " wires at most " +
-                                N(radix) + " pods, and " + N(spec.vms) + " VMs need " +
-                                N(t.pods) + "; raise --radix");
+                                N(radix) + " pods, and " + N(spec.vms) + " VMs need " + N(t.pods) +
+                                "; raise --radix");
   }
   const int pod_leaves = t.groups_per_pod * t.rails;
   t.cores_per_plane = std::max(1, CeilDiv(pod_leaves * t.pods, radix));
@@ -95,8 +94,8 @@ Status ClusterBuilder::BuildFabric(const FatTreeShape& t) {
     int n = i % nics_per_vm_;
     int leaf = (vm / t.vms_per_leaf) * t.rails + (t.rails > 1 ? n : 0);
     c_.nic_leaf_[i] = leaf;
-    c_.nic_up_[i] = c_.AddDuplex(vm_nics_[i], leaves[leaf], LinkKind::kIb, port,
-                                 params_.nic_latency_s);
+    c_.nic_up_[i] =
+        c_.AddDuplex(vm_nics_[i], leaves[leaf], LinkKind::kIb, port, params_.nic_latency_s);
   }
   // A single leaf needs no spines, a single pod no cores: every route stays below them.
   const bool has_spines = t.leaves > 1;

@@ -1,9 +1,9 @@
 // Tests of Cluster::GpuRoute / NetRoute: NCCL's preference order, the GPU's own rail NIC, the
 // NDv2 socket crossing, fractions and contiguity (every link starts where the previous ended).
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <sstream>
-
-#include <gtest/gtest.h>
 
 #include "topo/builders.h"
 #include "topo/summary.h"
@@ -214,7 +214,8 @@ TEST(Summary, DotHasOneNodePerNodeAndOneEdgePerDuplexLink) {
   std::string dot = out.str();
   size_t edges = 0, nodes = 0;
   for (size_t p = dot.find(" -- "); p != std::string::npos; p = dot.find(" -- ", p + 1)) ++edges;
-  for (size_t p = dot.find("shape="); p != std::string::npos; p = dot.find("shape=", p + 1)) ++nodes;
+  for (size_t p = dot.find("shape="); p != std::string::npos; p = dot.find("shape=", p + 1))
+    ++nodes;
   EXPECT_EQ(edges, static_cast<size_t>(DuplexLinks(c)));
   EXPECT_EQ(nodes, c.nodes().size());
   EXPECT_EQ(dot.rfind("graph cluster {", 0), 0u);

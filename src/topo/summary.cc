@@ -82,14 +82,15 @@ std::string FormatRoute(const Cluster& c, const Route& r) {
   char buf[160];
   for (size_t i = 0; i < r.size(); ++i) {
     const Path& p = r[i];
-    std::snprintf(buf, sizeof buf, "path %zu of %zu (%.4g%%): %zu hops, bottleneck %s GB/s, latency %.3g us\n",
+    std::snprintf(buf, sizeof buf,
+                  "path %zu of %zu (%.4g%%): %zu hops, bottleneck %s GB/s, latency %.3g us\n",
                   i + 1, r.size(), p.fraction * 100, p.links.size(),
                   FormatGBps(PathBottleneckBps(c, p)).c_str(), PathLatency(c, p) * 1e6);
     out += buf;
     for (LinkId l : p.links) {
       const Link& k = c.link(l);
-      out += "  " + c.node(k.src).name + " -> " + c.node(k.dst).name + "  " +
-             LinkKindName(k.kind) + "  " + FormatGBps(k.bw_Bps) + " GB/s";
+      out += "  " + c.node(k.src).name + " -> " + c.node(k.dst).name + "  " + LinkKindName(k.kind) +
+             "  " + FormatGBps(k.bw_Bps) + " GB/s";
       if (k.lanes > 1) out += " (" + std::to_string(k.lanes) + " lanes)";
       out += "\n";
     }
@@ -100,14 +101,20 @@ std::string FormatRoute(const Cluster& c, const Route& r) {
 namespace {
 const char* Shape(NodeKind k) {
   switch (k) {
-    case NodeKind::kGpu: return "box";
-    case NodeKind::kNvSwitch: return "diamond";
-    case NodeKind::kPcieSwitch: return "trapezium";
-    case NodeKind::kCpu: return "ellipse";
-    case NodeKind::kNic: return "hexagon";
+    case NodeKind::kGpu:
+      return "box";
+    case NodeKind::kNvSwitch:
+      return "diamond";
+    case NodeKind::kPcieSwitch:
+      return "trapezium";
+    case NodeKind::kCpu:
+      return "ellipse";
+    case NodeKind::kNic:
+      return "hexagon";
     case NodeKind::kLeaf:
     case NodeKind::kSpine:
-    case NodeKind::kCore: return "octagon";
+    case NodeKind::kCore:
+      return "octagon";
   }
   return "ellipse";
 }
