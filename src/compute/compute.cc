@@ -27,6 +27,9 @@ Precision ToPrecision(Dtype d) {
 
 namespace {
 
+// Smallest K chunk of a split-K GEMM (CUTLASS/cuBLAS split-K and stream-K kernels; not fitted).
+constexpr double kSplitKMin = 256;
+
 Precision BestOf(const GpuSpec& gpu, std::initializer_list<Precision> candidates) {
   Precision best = *candidates.begin();
   double best_peak = -1;
@@ -102,8 +105,11 @@ double GemmComputeTime(const GpuSpec& gpu, const ArchCalibration& cal, int64_t m
     const double tm = orient == 0 ? cal.tile_m : cal.tile_n;
     const double tn = orient == 0 ? cal.tile_n : cal.tile_m;
     const double tiles = std::ceil(mm / tm) * std::ceil(nn / tn) * bb;
-    const double waves = std::ceil(tiles / sms);
-    const double t = waves * (sms * tm * tn * 2.0 * kk / peak + fit.wave_overhead_s);
+    // Split-K / stream-K: with fewer tiles than SMs, K is split in chunks of >= kSplitKMin.
+    const double splits =
+        std::max(1.0, std::min(std::floor(sms / tiles), std::floor(kk / kSplitKMin)));
+    const double waves = std::ceil(tiles * splits / sms);
+    const double t = waves * (sms * tm * tn * 2.0 * (kk / splits) / peak + fit.wave_overhead_s);
     if (best < 0 || t < best) best = t;
   }
   return best;

@@ -3,8 +3,9 @@
 //   t = max(flop / (peak(precision) * eff(op class, shape)), bytes / (memory_Bps * mem_eff))
 //       + launch overhead
 // GEMM efficiency models tile and wave quantization: tiles = ceil(m/Tm) * ceil(n/Tn) * batch,
-// waves = ceil(tiles / SMs), utilization = tiles / (waves * SMs) and padding m*n / (tiles*Tm*Tn),
-// times a sustained fraction of peak per architecture and a small-K/small-problem ramp.
+// split-K when tiles < SMs (splits = min(SMs / tiles, k / 256)), waves = ceil(tiles * splits /
+// SMs), each wave costing one tile's k/splits work at a sustained fraction of peak plus a
+// per-wave overhead; plus a per-kernel launch (fitted per architecture and precision).
 // Attention: a FlashAttention fraction of peak per architecture. Element-wise and norms:
 // achievable HBM bandwidth (STREAM fraction). All fitted numbers come from
 // data/calibration/compute.yaml, fitted on ../shared/validation/calibration/microbench.csv

@@ -61,7 +61,7 @@ Op Gemm(int64_t m, int64_t n, int64_t k, Dtype d = Dtype::kBf16) {
   return op;
 }
 
-// 4096^3 fp16 on A100-SXM4-80GB (108 SMs, 312 TFLOP/s, ampere fit 0.84, 1.75 us + 2 us/wave):
+// 4096^3 fp16 on A100-SXM4-80GB (108 SMs, 312 TFLOP/s, ampere fit 0.84, 1.75 us + 2 us/wave; 1024 tiles > 108 SMs: no split-K):
 // tiles 32*32 = 1024, waves ceil(1024/108) = 10, per wave 108*128*128*2*4096/(312e12*0.84)
 // = 55.31 us + 2 us; 10 waves = 573.1 us, + 1.75 us launch = 574.9 us (memory: 100 MB, 61 us).
 TEST(Gemm, HandDerivedA100Example) {
@@ -102,6 +102,16 @@ TEST(Gemm, WaveQuantizationStep) {
   EXPECT_NEAR((two - launch) / (one - launch), 2.0, 1e-9);
   // Rows inside the same tile cost nothing more.
   EXPECT_DOUBLE_EQ(OpTime(g, Gemm(128 * 100 - 5, 128, 4096), Cal()), one);
+}
+
+// Decode-shaped GEMM on the synthetic GPU: m = 64, n = 1280, k = 8192 -> 1 x 10 tiles of
+// 128x128 on 100 SMs, so K splits 10 ways (8192 / 256 = 32 allows it): one wave of 100 units of
+// k = 819.2 each: 100*128*128*2*819.2 / (100e12 * 0.84) + 2 us, plus 1.75 us launch.
+TEST(Gemm, SkinnyGemmSplitsK) {
+  const GpuSpec g = Synthetic();
+  const OpTiming t = OpTimeDetail(g, Gemm(64, 1280, 8192), Cal());
+  EXPECT_NEAR(t.compute_s, 100 * 128 * 128 * 2 * 819.2 / (100e12 * 0.84) + 2e-6, 1e-12);
+  EXPECT_NEAR(t.time_s, std::max(t.compute_s, t.memory_s) + 1.75e-6, 1e-12);
 }
 
 TEST(Roofline, MoreBandwidthOrPeakIsNeverSlower) {

@@ -4,10 +4,11 @@
 Usage: python3 src/compute/fit_compute.py  (from the repo root; prints the fit and residuals)
 
 The model is the one of src/compute/compute.cc (keep them in step):
-  GEMM   t = max(flop / (peak_p * frac_p * quant) + waves * wave_overhead,
+  GEMM   t = max(waves * (SMs Tm Tn 2 k / splits / (peak_p * frac_p) + wave_overhead),
                  bytes / (memory_Bps * hbm_fraction)) + launch
          tiles = ceil(m/Tm) ceil(n/Tn), waves = ceil(tiles / SMs),
-         quant = m n / (waves SMs Tm Tn), best of the two tile orientations;
+         with split-K when tiles < SMs: splits = min(SMs // tiles, k // 256), waves =
+         ceil(tiles splits / SMs), each wave doing k / splits; best of the two tile orientations;
          bytes = (m k + k n) * in_bytes + m n * 2 (16-bit output).
   HBM    hbm_fraction = mean(Copy, Mul, Add, Triad) / memory_Bps (Dot is read-only, excluded);
          GB200 has one 'HBM bandwidth, measured utilization' row (7.35 TB/s).
@@ -35,6 +36,7 @@ GPUS = {
 }
 TILES = {"ampere": (128, 128), "hopper": (128, 256), "blackwell": (128, 256)}
 IN_BYTES = {"fp16": 2, "fp8": 1, "fp4": 0.5}
+SPLIT_K_MIN = 256  # smallest K chunk of a split-K GEMM (not fitted)
 
 
 def rows():
@@ -47,9 +49,10 @@ def gemm_time(m, n, k, p, sms, bw, peak, tile, frac, launch, wave_ovh, hbm):
     best = None
     for tm, tn in (tile, (tile[1], tile[0])):
         tiles = math.ceil(m / tm) * math.ceil(n / tn)
-        waves = math.ceil(tiles / sms)
-        quant = m * n / (waves * sms * tm * tn)
-        c = 2.0 * m * n * k / (peak * frac * quant) + waves * wave_ovh
+        # Split-K / stream-K: fewer tiles than SMs split K (chunks of at least SPLIT_K_MIN).
+        splits = max(1, min(sms // tiles, k // SPLIT_K_MIN))
+        waves = math.ceil(tiles * splits / sms)
+        c = waves * (sms * tm * tn * 2.0 * (k / splits) / (peak * frac) + wave_ovh)
         best = c if best is None else min(best, c)
     mem = ((m * k + k * n) * IN_BYTES[p] + m * n * 2) / (bw * hbm)
     return max(best, mem) + launch

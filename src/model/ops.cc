@@ -249,10 +249,9 @@ std::vector<Op> BackwardOps(const std::vector<Op>& fwd) {
   for (auto it = fwd.rbegin(); it != fwd.rend(); ++it) {
     const Op& f = *it;
     if (f.kind == OpKind::kGemm) {
+      // Both read/write the same three tensors as the forward GEMM (X, dY, W or dW, dX):
+      // same FLOPs and bytes, different shapes.
       const double rows = f.flop / (2.0 * static_cast<double>(f.n) * static_cast<double>(f.k));
-      const double act_bytes =
-          f.bytes > f.weight_bytes ? (f.bytes - f.weight_bytes) / static_cast<double>(f.k + f.n)
-                                   : 0;  // bytes per activation element
       Op d = f;  // dX[m x k] = dY[m x n] W^T[n x k]
       d.name = f.name + "_dgrad";
       d.pass = Pass::kBackward;
@@ -265,7 +264,6 @@ std::vector<Op> BackwardOps(const std::vector<Op>& fwd) {
       w.m = f.k;
       w.n = f.n;
       w.k = std::max<int64_t>(1, Ceil(rows / static_cast<double>(f.batch)));
-      w.bytes = rows * static_cast<double>(f.k + f.n) * act_bytes + f.weight_bytes;
       out.push_back(w);
     } else {
       Op b = f;

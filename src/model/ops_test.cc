@@ -70,6 +70,9 @@ TEST(LayerOps, BackwardGemmsAreTwiceForward) {
   EXPECT_EQ(w.m, f.k);
   EXPECT_EQ(w.n, f.n);
   EXPECT_EQ(w.k, f.m);
+  // Each backward GEMM moves the forward's three tensors (X, dY, W / dW, dX) once.
+  EXPECT_DOUBLE_EQ(w.bytes, f.bytes);
+  EXPECT_DOUBLE_EQ(Find(bwd, "out_proj_dgrad").bytes, f.bytes);
   EXPECT_EQ(bwd.front().name, "residual_mlp_bwd");  // reverse order
 }
 
