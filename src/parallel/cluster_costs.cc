@@ -42,25 +42,7 @@ ClusterCosts::ClusterCosts(const Cluster& cluster, const ComputeCalibration& cal
 }
 
 double ClusterCosts::OpsTime(const std::vector<Op>& ops) const {
-  double t = 0;
-  for (const Op& op : ops) {
-    if (op.kind == OpKind::kGemm && op.m > 0 && op.n > 0 && op.k > 0) {
-      // Guard: a GEMM moves A, B and C once, at most 4 B per element. model/ops.cc's weight-
-      // gradient GEMMs overstate bytes by a factor of the row count (reported to the lead);
-      // clamping keeps a bad byte count from turning a compute-bound GEMM memory-bound.
-      const double mm = static_cast<double>(op.m), nn = static_cast<double>(op.n),
-                   kk = static_cast<double>(op.k);
-      const double cap = 4.0 * (mm * kk + kk * nn + mm * nn) * static_cast<double>(op.batch);
-      if (op.bytes > cap) {
-        Op fixed = op;
-        fixed.bytes = cap;
-        t += ndt::OpTime(cluster_.gpu_spec(), fixed, cal_);
-        continue;
-      }
-    }
-    t += ndt::OpTime(cluster_.gpu_spec(), op, cal_);
-  }
-  return t;
+  return ndt::OpsTime(cluster_.gpu_spec(), ops, cal_);
 }
 
 double ClusterCosts::PeakFlops() const {
