@@ -221,9 +221,10 @@ void ClusterBuilder::ReserveGraph() {
   const size_t vms = spec_.vms;
   const size_t c = c_.cpus_per_vm_;
   const size_t nvsw = c_.nvsw_;
-  size_t nodes = vms * (c + s.pcie_switches + g_ + nics_per_vm_ + nvsw);
-  size_t duplex = vms * (c * c + s.pcie_switches + g_ * (1 + nvsw) + 2 * nics_per_vm_ +
-                         params_.cube_mesh.size());
+  const size_t pcie_sw = OnC2c(s, *spec_.gpu) ? 0 : s.pcie_switches;
+  const size_t mesh = s.fabric == IntraVmFabric::kNvlinkCubeMesh ? params_.cube_mesh.size() : 0;
+  size_t nodes = vms * (c + pcie_sw + g_ + nics_per_vm_ + nvsw);
+  size_t duplex = vms * (c * (c - 1) / 2 + pcie_sw + g_ * (1 + nvsw) + 2 * nics_per_vm_ + mesh);
   if (nics_per_vm_ > 0) {
     StatusOr<FatTreeShape> t = PlanFatTree(spec_);
     if (t.ok()) {
