@@ -2,13 +2,20 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <tuple>
+#include <vector>
+
+#include "coll/collective.h"
 
 namespace ndt {
 namespace {
 
-// Time to move `bytes` from GPU a to GPU b over the route NCCL would use: each path carries its
-// fraction at its bottleneck bandwidth after its summed latency; the slowest path finishes last.
-double TransferTime(const Cluster& c, int a, int b, double bytes) {
+// Fallback when coll/ reports an error: `bytes` from GPU a to GPU b over the route NCCL would
+// use, each path carrying its fraction at its bottleneck bandwidth after its summed latency.
+double RouteTime(const Cluster& c, int a, int b, double bytes) {
   if (a == b || bytes <= 0) return 0;
   double worst = 0;
   for (const Path& p : c.GpuRoute(a, b)) {
@@ -22,28 +29,53 @@ double TransferTime(const Cluster& c, int a, int b, double bytes) {
   return worst;
 }
 
+// Memo of collective times by (op, first rank, group size, bytes). Shared by the copies of the
+// returned std::functions (hence shared_ptr); single-threaded use, as IterationCostModel's.
+using Key = std::tuple<int, int, int, double>;
+using Memo = std::map<Key, double>;
+
+double Collective(const Cluster& c, Memo* memo, CollOp op, const std::vector<int>& group,
+                  double bytes) {
+  Key key{static_cast<int>(op), group.front(), static_cast<int>(group.size()), bytes};
+  auto it = memo->find(key);
+  if (it != memo->end()) return it->second;
+  double t = 0;
+  StatusOr<CollResult> r = TimeCollective(c, op, bytes, group);
+  if (r.ok()) {
+    t = r->time_s;
+  } else if (op == CollOp::kSendRecv) {
+    t = RouteTime(c, group[0], group[1], bytes);
+  } else {  // ring all-reduce: 2(n-1) steps of bytes/n between neighbours
+    int n = static_cast<int>(group.size());
+    t = 2.0 * (n - 1) * RouteTime(c, group[0], group[1], bytes / n);
+  }
+  memo->emplace(key, t);
+  return t;
+}
+
 }  // namespace
 
 CommFns MakeCommFns(const Cluster& cluster) {
   CommFns f;
   const Cluster* c = &cluster;
-  // Ring all-reduce over GPUs 0..tp-1: 2(tp-1) steps of bytes/tp between neighbours
-  // (NCCL ring; Patarasuk & Yuan 2009).
-  f.tp_allreduce_s = [c](int tp, double bytes) {
-    if (tp <= 1 || tp > c->num_gpus()) return 0.0;
-    double step = TransferTime(*c, 0, 1, bytes / tp);
-    return 2.0 * (tp - 1) * step;
+  auto memo = std::make_shared<Memo>();
+  f.tp_allreduce_s = [c, memo](int tp, double bytes) {
+    if (tp <= 1 || tp > c->num_gpus() || bytes <= 0) return 0.0;
+    std::vector<int> group(tp);
+    std::iota(group.begin(), group.end(), 0);
+    return Collective(*c, memo.get(), CollOp::kAllReduce, group, bytes);
   };
   // Stage s's last GPU sends to stage s+1's first: GPUs s*tp - 1 -> s*tp, one after another.
-  f.pp_sends_s = [c](int tp, int pp, double bytes) {
+  f.pp_sends_s = [c, memo](int tp, int pp, double bytes) {
     double t = 0;
     for (int s = 1; s < pp && s * tp < c->num_gpus(); ++s) {
-      t += TransferTime(*c, s * tp - 1, s * tp, bytes);
+      t += Collective(*c, memo.get(), CollOp::kSendRecv, {s * tp - 1, s * tp}, bytes);
     }
     return t;
   };
-  f.kv_transfer_s = [c](double bytes) {
-    return c->num_gpus() > 1 ? TransferTime(*c, 0, c->num_gpus() - 1, bytes) : 0.0;
+  f.kv_transfer_s = [c, memo](double bytes) {
+    if (c->num_gpus() < 2 || bytes <= 0) return 0.0;
+    return Collective(*c, memo.get(), CollOp::kSendRecv, {0, c->num_gpus() - 1}, bytes);
   };
   return f;
 }
