@@ -117,10 +117,17 @@ EngineResult RunEngine(const std::vector<Request>& requests, const EngineConfig&
       waiting.pop_front();
       free_blocks -= need;
       s.blocks = need;
+      running.push_back(i);
+      if (requests[i].prefilled && res.requests[i].preemptions == 0) {
+        s.computed = s.prompt;  // K/V transferred; the first token came with them
+        s.generated = 1;
+        s.phase = Phase::kDecode;
+        res.requests[i].first_token_s = requests[i].arrival_s;
+        continue;
+      }
       s.phase = Phase::kPrefill;
       s.chunk = std::min(budget, s.prompt);
       budget -= s.chunk;
-      running.push_back(i);
       prefillers.push_back(i);
     }
     for (int i : prefillers) {
@@ -128,6 +135,8 @@ EngineResult RunEngine(const std::vector<Request>& requests, const EngineConfig&
       shape.chunks.push_back({st[i].chunk, st[i].computed + st[i].chunk});
     }
     if (shape.tokens() == 0) {
+      bool admitted = !running.empty();
+      if (admitted) continue;  // prefilled requests just admitted decode next iteration
       NDT_CHECK(next_arrival < n, "RunEngine: no progress possible (KV cache too small)");
       now = std::max(now, requests[next_arrival].arrival_s);
       continue;

@@ -102,6 +102,21 @@ TEST(Engine, LittlesLawHoldsInSteadyState) {
   EXPECT_NEAR(L, lambda * w, 0.05 * L);
 }
 
+TEST(Engine, PrefilledRequestGoesStraightToDecode) {
+  // Disaggregated decode: the prompt's K/V and the first token arrive at t = 1 s; the engine
+  // runs the remaining 4 tokens as 4 decode iterations of 2 ms (1 token each), no prefill.
+  Request q{0, 1.0, 500, 5};
+  q.prefilled = true;
+  EngineConfig cfg = Config(8, 4096, 100);
+  cfg.record_iterations = true;
+  EngineResult r = RunEngine({q}, cfg, Linear(2e-3, 0));
+  EXPECT_EQ(r.num_iterations, 4);
+  EXPECT_EQ(r.output_tokens, 4);
+  for (const IterationRecord& it : r.iterations) EXPECT_EQ(it.prefill_tokens, 0);
+  EXPECT_NEAR(r.requests[0].finish_s, 1.008, 1e-12);
+  EXPECT_NEAR(r.requests[0].tpot_s(), 2e-3, 1e-12);
+}
+
 TEST(Engine, SameSeedGivesIdenticalRecords) {
   std::vector<RequestLengths> lens = {{200, 100}, {100, 300}, {400, 50}, {30, 5}};
   auto run = [&](uint64_t seed) {

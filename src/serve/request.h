@@ -27,6 +27,9 @@ struct Request {
   double arrival_s = 0;
   int input_tokens = 0;
   int output_tokens = 0;
+  // Disaggregated decode: the prompt's K/V arrive computed with the first output token, so the
+  // engine admits the request straight into decode.
+  bool prefilled = false;
 };
 
 // A named length dataset of data/datasets/datasets.yaml.

@@ -192,6 +192,73 @@ RunTotals RunTrace(const Plan& plan, const InferOptions& o, bool record) {
   return t;
 }
 
+// Disaggregated: `reqs` (all engines' arrivals) go round-robin to the prefill replicas, which
+// compute each prompt and its first token; the K/V then move to a decode replica (each GPU sends
+// its shard: input x K/V bytes per token per GPU, over coll's send/recv), which generates the
+// rest. Every engine is simulated. Returns one result per decode engine, with the request
+// records merged (TTFT from the prefill pool) and the first tokens counted.
+RunTotals RunDisaggregated(const Plan& plan, const InferContext& ctx,
+                           const std::vector<Request>& reqs, int prefill_engines,
+                           int decode_engines) {
+  IterationCostModel cost(plan.cost);
+  IterationCostFn fn = cost.AsFn();
+  std::vector<RequestRecord> first(reqs.size());
+  for (int e = 0; e < prefill_engines; ++e) {
+    std::vector<Request> mine;
+    std::vector<size_t> index;
+    for (size_t i = e; i < reqs.size(); i += prefill_engines) {
+      Request q = reqs[i];
+      q.output_tokens = 1;
+      mine.push_back(q);
+      index.push_back(i);
+    }
+    EngineResult r = RunEngine(mine, plan.engine, fn);
+    for (size_t j = 0; j < index.size(); ++j) first[index[j]] = r.requests[j];
+  }
+  const double kv_token = plan.dep.memory.kv_bytes_per_token_per_gpu;
+  RunTotals t;
+  t.engines = decode_engines;
+  for (int e = 0; e < decode_engines; ++e) {
+    std::vector<Request> mine;
+    std::vector<size_t> index;
+    for (size_t i = e; i < reqs.size(); i += decode_engines) {
+      if (reqs[i].output_tokens < 2) continue;
+      double move = ctx.comm.kv_transfer_s ? ctx.comm.kv_transfer_s(reqs[i].input_tokens * kv_token)
+                                           : 0.0;
+      Request q = reqs[i];
+      q.arrival_s = first[i].first_token_s + move;
+      q.prefilled = true;
+      mine.push_back(q);
+      index.push_back(i);
+    }
+    std::vector<size_t> order(mine.size());
+    for (size_t j = 0; j < order.size(); ++j) order[j] = j;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return mine[a].arrival_s < mine[b].arrival_s; });
+    std::vector<Request> sorted;
+    for (size_t j : order) sorted.push_back(mine[j]);
+    EngineResult r = RunEngine(sorted, plan.engine, fn);
+    for (size_t j = 0; j < order.size(); ++j) {
+      RequestRecord& rec = r.requests[j];
+      const RequestRecord& f = first[index[order[j]]];
+      rec.arrival_s = f.arrival_s;
+      rec.first_token_s = f.first_token_s;
+    }
+    t.results.push_back(std::move(r));
+  }
+  // Requests of a single token finish in the prefill pool: count them (and every first token)
+  // on decode engine (i mod D), as a load balancer would have.
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    EngineResult& r = t.results[i % decode_engines];
+    ++r.output_tokens;
+    if (reqs[i].output_tokens < 2) {
+      r.requests.push_back(first[i]);
+      r.makespan_s = std::max(r.makespan_s, first[i].finish_s);
+    }
+  }
+  return t;
+}
+
 int OfflinePerEngine(const Plan& plan, const InferOptions& o, bool quick) {
   int share = static_cast<int>((o.lengths.size() + plan.engines - 1) / plan.engines);
   int want = std::max(share, kOfflineBatchesPerEngine * plan.engine.max_batch);
@@ -367,7 +434,42 @@ StatusOr<InferResult> RunInference(const InferContext& ctx, const InferOptions& 
   if (o.max_num_tokens == 0) plan.dep.chosen.push_back("max_num_tokens");
 
   InferResult r;
-  if (!o.trace.empty()) {
+  if (o.disaggregate_prefill > 0) {
+    const int R = plan.dep.replicas;
+    if (R < 2) {
+      return Status::Infeasible("--disaggregate needs at least 2 replicas, TP" +
+                                std::to_string(plan.dep.tp) + " x PP" +
+                                std::to_string(plan.dep.pp) + " gives " + std::to_string(R) +
+                                "; add --vms or lower --tp/--pp");
+    }
+    if (latency && o.qps <= 0 && o.trace.empty()) {
+      return Status::InvalidInput(
+          "--disaggregate runs offline, --qps or --trace-file; give --qps for server/interactive");
+    }
+    const int P = o.disaggregate_prefill, D = o.disaggregate_decode;
+    int pr = static_cast<int>(std::lround(static_cast<double>(R) * P / (P + D)));
+    pr = std::clamp(pr, 1, R - 1);
+    plan.dep.prefill_replicas = pr;
+    plan.dep.decode_replicas = R - pr;
+    const int pe = pr * plan.dep.pp, de = (R - pr) * plan.dep.pp;
+    std::vector<Request> reqs = o.trace;
+    if (reqs.empty()) {
+      int n = o.requests > 0 ? o.requests
+                             : static_cast<int>(std::min<int64_t>(
+                                   kSimRequestBudget * 2,
+                                   std::max<int64_t>(static_cast<int64_t>(o.lengths.size()),
+                                                     int64_t{de} * kOfflineBatchesPerEngine *
+                                                         plan.engine.max_batch)));
+      reqs = latency ? PoissonRequests(o.lengths, n, o.qps, o.seed) : OfflineRequests(o.lengths, n);
+    }
+    RunTotals t = RunDisaggregated(plan, ctx, reqs, pe, de);
+    Plan decode_plan = plan;
+    decode_plan.engines = de;
+    FillResult(decode_plan, t, &r);
+    r.engines = pe + de;
+    r.engines_simulated = pe + de;
+    r.qps = latency ? o.qps : r.requests_per_s;
+  } else if (!o.trace.empty()) {
     RunTotals t = RunTrace(plan, o, o.record_trace);
     FillResult(plan, t, &r);
     r.qps = r.requests_per_s;

@@ -11,7 +11,9 @@
 // are simulated as the request budget needs (DESIGN.md "symmetry first"); totals scale by
 // engines / simulated. Offline issues at least 8 x max_batch requests per engine, as MLPerf's
 // >= 600 s runs make the drain at the end negligible. Disaggregation P:D splits the replicas
-// into prefill and decode pools with KV moved between them.
+// in that ratio into a prefill pool (prompt + first token) and a decode pool, the K/V moved
+// between them by coll's send/recv over NVLink or InfiniBand; every engine is simulated, and it
+// runs offline, at a given --qps or from a trace (no SLO search).
 #ifndef NDTWIN_SERVE_SERVICE_H_
 #define NDTWIN_SERVE_SERVICE_H_
 
