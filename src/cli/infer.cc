@@ -161,6 +161,10 @@ nlohmann::ordered_json ToJson(const InferFlags& f, const TransformerSpec& m, con
                      {"max_batch", d.max_batch}, {"max_num_tokens", d.max_num_tokens},
                      {"weights", DtypeName(d.weights)}, {"kv", DtypeName(d.kv)},
                      {"chosen", d.chosen}};
+  if (d.prefill_replicas > 0) {
+    j["deployment"]["prefill_replicas"] = d.prefill_replicas;
+    j["deployment"]["decode_replicas"] = d.decode_replicas;
+  }
   j["kv_cache"] = {{"bytes_per_gpu", d.memory.kv_bytes_per_gpu},
                    {"weight_bytes_per_gpu", d.memory.weight_bytes_per_gpu},
                    {"tokens_per_replica", d.memory.kv_tokens_per_replica},
@@ -190,6 +194,10 @@ void PrintText(const InferFlags& f, const TransformerSpec& m, const InferResult&
   std::printf("Deployment:     %d replicas of TP%d x PP%d (%d GPUs used), max batch %d, max tokens %d%s%s\n",
               d.replicas, d.tp, d.pp, d.gpus_used, d.max_batch, d.max_num_tokens,
               d.chosen.empty() ? "" : "; chosen: ", Join(d.chosen).c_str());
+  if (d.prefill_replicas > 0) {
+    std::printf("Disaggregated:  %d prefill replicas, %d decode replicas\n", d.prefill_replicas,
+                d.decode_replicas);
+  }
   std::printf("Scenario:       %s", ScenarioName(r.scenario));
   if (r.scenario != Scenario::kOffline) {
     std::printf(" at %.2f req/s (p99 limits: TTFT %.0f ms, TPOT %.0f ms)", r.qps,
