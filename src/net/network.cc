@@ -82,14 +82,22 @@ std::vector<double> MaxMinRates(const Cluster& c, const std::vector<std::vector<
       }
     }
     NDT_CHECK(best >= 0, "max-min: no link left to saturate");
-    for (int i : on_link[best]) {
-      if (frozen[i]) continue;
-      frozen[i] = true;
-      rate[i] = share;
-      --left;
-      for (int k : pidx[i]) {
-        cap[k] -= share;
-        --count[k];
+    // Every link at the same fair share saturates at the same level: freeze them all in one
+    // pass (symmetric collectives tie on thousands of links). Links are visited in id order.
+    std::vector<int> tied;
+    for (size_t k = 0; k < used.size(); ++k)
+      if (count[k] > 0 && std::max(cap[k], 0.0) / count[k] <= share * (1 + 1e-12))
+        tied.push_back(static_cast<int>(k));
+    for (int k0 : tied) {
+      for (int i : on_link[k0]) {
+        if (frozen[i]) continue;
+        frozen[i] = true;
+        rate[i] = share;
+        --left;
+        for (int k : pidx[i]) {
+          cap[k] -= share;
+          --count[k];
+        }
       }
     }
   }
