@@ -5,6 +5,8 @@
 // would pick. Sizes accept units (ParseSizeBytes: "8", "1M", "8G", powers of 1024).
 #include <cstdio>
 #include <memory>
+#include <cmath>
+#include <cstdint>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -97,7 +99,7 @@ Status Run(const CollectiveOptions& o, const GlobalOptions& g) {
     double count = std::floor(b / 4);  // float elements
     if (g.json) {
       nlohmann::ordered_json row;
-      row["bytes"] = b;
+      row["bytes"] = static_cast<int64_t>(b);
       row["time_us"] = r.time_s * 1e6;
       row["algbw_GBps"] = r.algbw_Bps / 1e9;
       row["busbw_GBps"] = r.busbw_Bps / 1e9;
