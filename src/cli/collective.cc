@@ -86,6 +86,13 @@ Status Run(const CollectiveOptions& o, const GlobalOptions& g) {
     return Status::InvalidInput(std::string(CollOpName(op)) +
                                 " needs at least 2 GPUs; use more VMs or --gpus-per-vm > 1");
 
+  // Price every size first, so an error prints nothing on stdout.
+  std::vector<std::pair<double, CollResult>> results;
+  for (double bytes = lo; bytes <= hi * (1 + 1e-12); bytes *= o.step_factor) {
+    double b = std::floor(bytes);
+    NDT_ASSIGN_OR_RETURN(CollResult r, TimeCollective(c, op, b, group, co));
+    results.emplace_back(b, r);
+  }
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   if (!g.json) {
     std::printf("# ndtwin collective: %s, %d VM(s) of %s, %d GPUs, %s model\n", CollOpName(op),
@@ -93,9 +100,7 @@ Status Run(const CollectiveOptions& o, const GlobalOptions& g) {
     std::printf("%12s %12s %6s %10s %9s %9s  %-13s %s\n", "size(B)", "count", "type",
                 "time(us)", "algbw", "busbw", "algorithm", "protocol");
   }
-  for (double bytes = lo; bytes <= hi * (1 + 1e-12); bytes *= o.step_factor) {
-    double b = std::floor(bytes);
-    NDT_ASSIGN_OR_RETURN(CollResult r, TimeCollective(c, op, b, group, co));
+  for (const auto& [b, r] : results) {
     double count = std::floor(b / 4);  // float elements
     if (g.json) {
       nlohmann::ordered_json row;
@@ -111,7 +116,6 @@ Status Run(const CollectiveOptions& o, const GlobalOptions& g) {
                   r.time_s * 1e6, r.algbw_Bps / 1e9, r.busbw_Bps / 1e9, AlgoName(r.algo),
                   ProtoName(r.proto));
     }
-    if (o.step_factor <= 1) break;
   }
   if (g.json) {
     nlohmann::ordered_json j;

@@ -128,7 +128,9 @@ StatusOr<NcclTopo> AnalyzeGroup(const Cluster& c, std::span<const int> group) {
     }
   } else {
     // Multi-node: one channel per NIC speed slot; intra and inter share the speed.
-    NDT_CHECK(!nics.empty(), "multi-node group without NICs");
+    if (nics.size() != per_domain.size() || !c.sku().infiniband)
+      return Status::InvalidInput(c.sku().name + " has no InfiniBand: a collective across VMs "
+                                  "needs a scale-out network; use ranks of one VM");
     const double nic_GBps = c.sku().infiniband ? c.sku().infiniband->port_Bps / 1e9 : 0;
     int nics_per_node = 1 << 30;
     for (const auto& [d, s] : nics) nics_per_node = std::min(nics_per_node, static_cast<int>(s.size()));
