@@ -16,6 +16,7 @@ const CommandDef kCommands[] = {
     {"model", "List and show transformer model presets", SetupModel},
     {"train", "Simulate one training iteration: time, memory, MFU, trace", SetupTrain},
     {"infer", "Simulate an LLM inference service: throughput, TTFT, TPOT", SetupInfer},
+    {"validate", "Reproduce published measurements and print the error table", SetupValidate},
 };
 
 }  // namespace
@@ -27,7 +28,7 @@ int RunCli(int argc, char** argv) {
   app.require_subcommand(1);
   GlobalOptions global;
   app.add_flag("--json", global.json, "Print results as JSON");
-  app.add_option("--data", global.data_dir, "Hardware data directory (default: built-in data/)");
+  app.add_option("--hw-data", global.data_dir, "Hardware data directory (default: the built-in data/)");
   app.set_version_flag("--version", std::string("ndtwin ") + NDT_VERSION);
   std::vector<std::pair<CLI::App*, CommandRun>> runs;
   for (const CommandDef& def : kCommands) {

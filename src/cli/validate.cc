@@ -1,0 +1,155 @@
+// File: cli/validate.cc
+// `ndtwin validate [--suite all|collectives|training|inference] [--data DIR]`: reproduces the
+// published measurements under DIR/validation/ (default: the shared/ folder beside the repo) and
+// prints predicted against measured, the signed error per case, and a summary per suite.
+// Rows used to fit a parameter (validation/calibration/) are marked and summarized apart: they
+// show the fit, not the model's accuracy.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "coll/validate.h"
+#include "hw/catalog.h"
+#include "parallel/validate.h"
+#include "serve/validate.h"
+
+namespace ndt {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+struct ValidateOptions {
+  std::string suite = "all";
+  std::string shared_dir = NDT_SHARED_DIR;
+};
+
+struct Summary {
+  int n = 0;
+  double mean = 0, median = 0, max = 0;
+  std::string worst;
+};
+
+Summary Summarize(const std::vector<ValidationRow>& rows) {
+  Summary s;
+  std::vector<double> errs;
+  for (const ValidationRow& r : rows) {
+    double e = std::fabs(r.error());
+    errs.push_back(e);
+    if (e >= s.max) {
+      s.max = e;
+      s.worst = r.case_id;
+    }
+  }
+  s.n = static_cast<int>(errs.size());
+  if (errs.empty()) return s;
+  double sum = 0;
+  for (double e : errs) sum += e;
+  s.mean = sum / errs.size();
+  std::sort(errs.begin(), errs.end());
+  size_t m = errs.size() / 2;
+  s.median = errs.size() % 2 ? errs[m] : (errs[m - 1] + errs[m]) / 2;
+  return s;
+}
+
+StatusOr<std::vector<ValidationRow>> RunSuite(const std::string& suite, const Catalog& catalog,
+                                              const std::string& shared_dir,
+                                              const std::string& data_dir) {
+  if (suite == "collectives") return ValidateCollectives(catalog, shared_dir);
+  if (suite == "training") return ValidateTraining(catalog, shared_dir, data_dir);
+  return ValidateInference(catalog, shared_dir, data_dir);
+}
+
+Json SummaryJson(const Summary& s) {
+  Json j;
+  j["cases"] = s.n;
+  j["mean_abs_error"] = s.mean;
+  j["median_abs_error"] = s.median;
+  j["max_abs_error"] = s.max;
+  j["worst_case"] = s.worst;
+  return j;
+}
+
+}  // namespace
+
+CommandRun SetupValidate(CLI::App* sub) {
+  auto opts = std::make_shared<ValidateOptions>();
+  sub->add_option("--suite", opts->suite, "Which suite to run")
+      ->check(CLI::IsMember({"all", "collectives", "training", "inference"}));
+  sub->add_option("--data", opts->shared_dir,
+                  "Folder holding validation/ (default: the shared/ folder beside the repo)");
+  return [opts](const GlobalOptions& g) -> Status {
+    std::string data_dir = g.data_dir.empty() ? Catalog::DefaultDataDir() : g.data_dir;
+    NDT_ASSIGN_OR_RETURN(Catalog catalog, Catalog::Load(data_dir));
+    std::vector<std::string> suites = {"collectives", "training", "inference"};
+    if (opts->suite != "all") suites = {opts->suite};
+    Json out;
+    out["schema"] = "ndtwin.validate/1";
+    out["ndtwin_version"] = NDT_VERSION;
+    out["data"] = opts->shared_dir;
+    Json jsuites = Json::array();
+    std::string text;
+    for (const std::string& suite : suites) {
+      std::fprintf(stderr, "ndtwin: validating %s...\n", suite.c_str());
+      StatusOr<std::vector<ValidationRow>> rows = RunSuite(suite, catalog, opts->shared_dir,
+                                                           data_dir);
+      if (!rows.ok()) return rows.status().WithPrefix("validate " + suite + ": ");
+      std::vector<ValidationRow> cal, val;
+      for (const ValidationRow& r : *rows) (r.calibration ? cal : val).push_back(r);
+      Summary sv = Summarize(val), sc = Summarize(cal);
+
+      text += fmt::format("== {} ({} validation cases, {} calibration cases)\n", suite, sv.n,
+                          sc.n);
+      text += fmt::format("{:<52} {:<18} {:>12} {:>12} {:>8}\n", "case", "metric", "measured",
+                          "predicted", "error");
+      Json jrows = Json::array();
+      for (const ValidationRow& r : *rows) {
+        text += fmt::format("{:<52} {:<18} {:>12.4g} {:>12.4g} {:>+7.1f}%{}\n", r.case_id,
+                            r.metric, r.measured, r.predicted, 100 * r.error(),
+                            r.calibration ? "  (calibration)" : "");
+        Json jr;
+        jr["case"] = r.case_id;
+        jr["metric"] = r.metric;
+        jr["unit"] = r.unit;
+        jr["measured"] = r.measured;
+        jr["predicted"] = r.predicted;
+        jr["error"] = r.error();
+        jr["calibration"] = r.calibration;
+        jr["source"] = r.source;
+        jrows.push_back(jr);
+      }
+      if (sv.n > 0) {
+        text += fmt::format(
+            "validation: mean |error| {:.1f}%, median {:.1f}%, max {:.1f}% ({})\n", 100 * sv.mean,
+            100 * sv.median, 100 * sv.max, sv.worst);
+      }
+      if (sc.n > 0) {
+        text += fmt::format(
+            "calibration fit: mean |error| {:.1f}%, median {:.1f}%, max {:.1f}% ({})\n",
+            100 * sc.mean, 100 * sc.median, 100 * sc.max, sc.worst);
+      }
+      text += "\n";
+      Json js;
+      js["suite"] = suite;
+      js["validation"] = SummaryJson(sv);
+      js["calibration"] = SummaryJson(sc);
+      js["rows"] = jrows;
+      jsuites.push_back(js);
+    }
+    out["suites"] = jsuites;
+    if (g.json) {
+      std::printf("%s\n", out.dump(2).c_str());
+    } else {
+      std::printf("%s", text.c_str());
+    }
+    return Status::Ok();
+  };
+}
+
+}  // namespace ndt
