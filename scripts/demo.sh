@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
 # The main job of `make demo`: the catalog, a cluster, a collective sweep, a training step and an
-# inference service, each printed as a user would see them.
+# inference service, each printed as a user would see them. Files (trace) go to out/.
 set -euo pipefail
 bin="${1:-build/ndtwin}"
 mkdir -p out
 step() { echo; echo "\$ ndtwin $*"; "$bin" "$@"; }
 step sku list
 step topo --sku Standard_ND96amsr_A100_v4 --vms 2
+step collective --sku Standard_ND96amsr_A100_v4 --vms 2 --op all_reduce --min-bytes 1M --max-bytes 1G --step-factor 8
+step train --sku Standard_ND96amsr_A100_v4 --vms 128 --model gpt3-175b --gbs 1536 --tp 8 --pp 8 \
+  --recompute full --tokens 300e9 --trace out/gpt3_175b_trace.json
+step infer --sku Standard_ND96amsr_A100_v4 --vms 1 --model llama2-70b --weights fp16 --output-tokens-mean 290
+step infer --sku Standard_ND128isr_GB300_v6 --vms 18 --model llama2-70b --weights fp4 --output-tokens-mean 274
+echo
+echo "trace written to out/gpt3_175b_trace.json (open it in https://ui.perfetto.dev)"

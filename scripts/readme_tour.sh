@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Regenerates the tour in README.md (between the tour markers) from real runs of build/ndtwin, so
+# the README stays true as the product grows. Usage: scripts/readme_tour.sh [path/to/ndtwin]
+set -euo pipefail
+bin="${1:-build/ndtwin}"
+readme="$(dirname "$0")/../README.md"
+tmp=$(mktemp)
+trap 'rm -f "$tmp" "$tmp.body"' EXIT
+# show TEXT MAXLINES ARGS...: a paragraph of text, then the command and its output (stdout and
+# stderr, as a terminal shows them), cut to MAXLINES lines when longer.
+show() {
+  local text="$1" max="$2"; shift 2
+  printf '%s\n\n```\n$ ndtwin %s\n' "$text" "$*"
+  local out; out=$("$bin" "$@" 2>&1 || true)
+  local n; n=$(printf '%s\n' "$out" | wc -l)
+  if [ "$n" -gt "$max" ]; then
+    printf '%s\n' "$out" | head -n "$max"
+    printf '... (%d more lines)\n' $((n - max))
+  else
+    printf '%s\n' "$out"
+  fi
+  printf '```\n\n'
+}
+{
+  show "The catalog: every VM size of the seeds and the family members with published measurements, each number with its source (\`sku show\` prints them, with the conflicts between sources)." 40 sku list
+  show "One size in full (cut here):" 30 sku show Standard_ND40rs_v2
+  show "The cluster graph of N VMs: GPUs, NVSwitches, PCIe switches, NICs and a rail-optimized fat tree; \`--path\` prints a route hop by hop, \`--dot\` writes Graphviz." 30 topo --sku Standard_ND96amsr_A100_v4 --vms 2 --path 0,8
+  show "An NVL72 rack: 18 VMs of 4 GPUs in one NVLink domain." 20 topo --sku ND128isr_GB300_v6 --vms 18
+  show "A collective sweep, like nccl-tests, with the algorithm and protocol NCCL's tuner would pick (\`--fidelity flow\` runs the max-min fair flow model instead of the closed form):" 40 collective --sku ND96isr_H100_v5 --vms 4 --op all_reduce --min-bytes 1K --max-bytes 4G --step-factor 16
+  show "The model zoo (\`--model NAME\`; also inline flags, \`--model-file\` YAML or \`--hf-config config.json\`):" 40 model list
+  show "One training iteration: strategy (omitted knobs are chosen), time, MFU, memory per GPU with its parts, a breakdown, the time and cost to train, and a Perfetto trace:" 30 train --sku Standard_ND96amsr_A100_v4 --vms 128 --model gpt3-175b --gbs 1536 --tp 8 --pp 8 --recompute full --tokens 300e9 --trace out/gpt3_175b_trace.json
+  show "A configuration that does not fit is an error that says what takes the memory and what would fit:" 10 train --sku Standard_ND96amsr_A100_v4 --vms 16 --model gpt3-175b --gbs 512 --tp 8 --pp 1 --recompute full
+  show "An LLM service: MLPerf Llama-2-70B Offline on one H100 VM with FP8 (deployment knobs left out are chosen):" 30 infer --sku ND96isr_H100_v5 --vms 1 --model llama2-70b --weights fp8 --kv fp8 --output-tokens-mean 290
+  show "The Server scenario: the highest Poisson rate that meets the p99 TTFT and TPOT limits:" 30 infer --sku ND96isr_H100_v5 --vms 1 --model llama2-70b --weights fp8 --kv fp8 --tp 2 --output-tokens-mean 290 --scenario server
+  show "Accuracy against published measurements (full tables in VALIDATION.md):" 30 validate --suite training
+  show "Bad input is one line on stderr and exit code 2:" 5 sku show ND97
+  printf 'Every command takes `--json` (schemas `ndtwin.<command>/1`), e.g. `ndtwin --json train ...`.\n'
+} >"$tmp.body"
+awk -v body="$tmp.body" '
+  /<!-- tour:begin -->/ { print; while ((getline l < body) > 0) print l; skip = 1; next }
+  /<!-- tour:end -->/ { skip = 0 }
+  !skip { print }' "$readme" >"$tmp"
+cp "$tmp" "$readme"
