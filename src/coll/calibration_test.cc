@@ -19,10 +19,14 @@ TEST(Calibration, YamlMatchesDefaults) {
   ss << in.rdbuf();
   const std::string text = ss.str();
   NcclCalibration cal;
-  EXPECT_DOUBLE_EQ(cal.bw_efficiency, 0.965);
+  EXPECT_DOUBLE_EQ(cal.bw_efficiency, 1.0);
   EXPECT_DOUBLE_EQ(cal.call_overhead_s, 30e-6);
-  EXPECT_NE(text.find("bw_efficiency:\n  value: 0.965"), std::string::npos);
+  EXPECT_DOUBLE_EQ(cal.simple_step_sync_s, 8e-6);
+  EXPECT_DOUBLE_EQ(cal.ll128_bw_ratio, 0.72);
+  EXPECT_NE(text.find("bw_efficiency:\n  value: 1.0\n"), std::string::npos);
   EXPECT_NE(text.find("call_overhead:\n  value: 30 us"), std::string::npos);
+  EXPECT_NE(text.find("simple_step_sync:\n  value: 8 us"), std::string::npos);
+  EXPECT_NE(text.find("ll128_bw_ratio:\n  value: 0.72\n"), std::string::npos);
 }
 
 TEST(Validate, LabelsArePowersOfTwo) {

@@ -1,15 +1,17 @@
 // File: coll/collective.cc
 // TimeCollective: NCCL's tuner (coll/nccl_model.h) picks the (algorithm, protocol) of least
-// predicted time; the prediction is call overhead + NCCL latency + bytes / (A x efficiency),
-// with the two calibrated constants of NcclCalibration. Fidelity kFlow replays the algorithm's
-// inter-node ring schedule on the max-min flow model and stretches the bandwidth term by the
-// contention it finds (flow time / uncontended closed-form time, >= 1): oversubscribed or
-// shared fabric links slow the collective. all_to_all and send_recv are point-to-point: their
+// predicted time; the prediction is call overhead + NCCL latency + bytes / (A x efficiency) +
+// the Ring/Simple per-loop step synchronisation (LoopSync), with the calibrated constants of
+// NcclCalibration (LL128 runs at ll128_bw_ratio of NCCL's LL128 bandwidth). Fidelity kFlow replays
+// the algorithm's inter-node ring schedule on the max-min flow model and stretches the bandwidth
+// term by the contention it finds (flow time / uncontended closed-form time, >= 1): oversubscribed
+// or shared fabric links slow the collective. all_to_all and send_recv are point-to-point: their
 // bandwidth term is the schedule's own time on the network model.
+#include "coll/collective.h"
+
 #include <algorithm>
 #include <set>
 
-#include "coll/collective.h"
 #include "coll/nccl_model.h"
 #include "coll/schedule.h"
 
@@ -32,6 +34,24 @@ Status CheckGroup(const Cluster& c, CollOp op, double bytes, std::span<const int
       return Status::InvalidInput("GPU rank " + std::to_string(r) + " appears twice in the group");
   }
   return Status::Ok();
+}
+
+// Achieved / NCCL-model bandwidth of a protocol: bw_efficiency, x ll128_bw_ratio for LL128.
+double ProtoRatio(Proto p, const NcclCalibration& cal) {
+  return cal.bw_efficiency * (p == Proto::kLL128 ? cal.ll128_bw_ratio : 1.0);
+}
+
+// Ring/Simple step synchronisation that NCCL's tuner leaves out: the kernel walks the buffer in
+// loops (RingSimpleLoops) and every loop runs all ring steps, each waiting on its peers' flags,
+// so the cost is loops x steps x simple_step_sync_s (all_reduce 2(n-1) steps, all_gather and
+// reduce_scatter n-1). It does not depend on contention, so both fidelities add the same term.
+double LoopSync(const NcclTopo& t, CollOp op, Algo a, Proto p, double bytes,
+                const NcclCalibration& cal) {
+  if (a != Algo::kRing || p != Proto::kSimple) return 0.0;
+  double steps = 0;
+  if (op == CollOp::kAllReduce) steps = 2.0 * (t.n - 1);
+  if (op == CollOp::kAllGather || op == CollOp::kReduceScatter) steps = t.n - 1.0;
+  return steps * RingSimpleLoops(t, bytes) * cal.simple_step_sync_s;
 }
 
 // Contention stretch of the bandwidth term (>= 1) under kFlow; 1 under kAnalytical.
@@ -80,8 +100,9 @@ StatusOr<CollResult> TimeCollective(const Cluster& c, CollOp op, double bytes,
     out = PointToPoint(c, op, bytes, group, t, o, cal);
   } else {
     const double stretch = Stretch(c, op, bytes, group, t, o);
-    const Algo algos[] = {Algo::kTree, Algo::kRing, Algo::kCollNetDirect, Algo::kCollNetChain,
-                          Algo::kNvls, Algo::kNvlsTree, Algo::kPat};
+    const Algo algos[] = {Algo::kTree,         Algo::kRing, Algo::kCollNetDirect,
+                          Algo::kCollNetChain, Algo::kNvls, Algo::kNvlsTree,
+                          Algo::kPat};
     const Proto protos[] = {Proto::kLL, Proto::kLL128, Proto::kSimple};
     bool found = false;
     std::string why;
@@ -96,7 +117,8 @@ StatusOr<CollResult> TimeCollective(const Cluster& c, CollOp op, double bytes,
           continue;
         }
         double time_s = cal.call_overhead_s + e.latency_us * 1e-6 +
-                        stretch * bytes / (e.algbw_GBps * 1e9 * cal.bw_efficiency);
+                        stretch * bytes / (e.algbw_GBps * 1e9 * ProtoRatio(p, cal)) +
+                        LoopSync(t, op, a, p, bytes, cal);
         if (!found || time_s < best.time_s) {  // strict: ties keep the earlier (NCCL order)
           found = true;
           best.time_s = time_s;

@@ -66,6 +66,19 @@ const double kHw[3][7][3] = {
     {{2.7, 4.0, 14.0}, {5.0, 8.5, 14}, {0, 0, 18}, {0, 0, 20.9}, {0, 0, 31}, {0, 0, 30}, {0, 0, 14}},
 };
 
+// Tree correction factors by protocol (LL, LL128, Simple) and log2(bytes / 64), 64 B .. 256 MiB;
+// 1 beyond (tuning.cc treeCorrectionFactor, topology.md §8.7).
+const double kTreeCorrection[3][23] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
+
+double TreeCorrection(int proto, double bytes) {
+  if (bytes < 64) return kTreeCorrection[proto][0];
+  const int log_size = static_cast<int>(std::floor(std::log2(bytes / 64)));
+  return log_size < 23 ? kTreeCorrection[proto][log_size] : 1.0;
+}
+
 int AIdx(Algo a) {
   switch (a) {
     case Algo::kRing: return 0;
@@ -148,6 +161,13 @@ StatusOr<NcclTopo> AnalyzeGroup(const Cluster& c, std::span<const int> group) {
   t.bw_inter_GBps = t.nodes > 1 ? speed : 0;
   if (t.nvls) t.nvls_channels = t.arch >= 3 ? (t.nodes > 1 ? 32 : 24) : 16;
   return t;
+}
+
+int RingSimpleLoops(const NcclTopo& t, double bytes) {
+  NDT_CHECK(t.ring_channels > 0 && t.n > 0, "RingSimpleLoops: empty topology");
+  const double chunk = kSimpleChunkSteps * kSimpleBufferBytes / kNcclSteps;
+  const double loop = 2.0 * t.ring_channels * t.n * chunk;
+  return bytes > 0 ? static_cast<int>(std::ceil(bytes / loop)) : 0;
 }
 
 AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, double bytes,
@@ -244,6 +264,7 @@ AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, 
   else if (algo == Algo::kTree || algo == Algo::kCollNetDirect || algo == Algo::kCollNetChain)
     A = 0.5 * B;
   else A = B * n / steps;
+  if (algo == Algo::kTree) A *= TreeCorrection(p, bytes);
   // Latency (§8.6).
   const int path = t.intra == PathType::kNvl ? 0 : 1;
   const double intra_lat = kHw[path][AIdx(algo)][p];
