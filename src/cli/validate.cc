@@ -1,12 +1,14 @@
 // File: cli/validate.cc
 // `ndtwin validate [--suite all|collectives|training|inference] [--data DIR]`: reproduces the
-// published measurements under DIR/validation/ (default: the shared/ folder beside the repo) and
+// published measurements under DIR/validation/ (default: ../shared/ beside the repo when it has
+// validation/, else the copy in this repo's validation/) and
 // prints predicted against measured, the signed error per case, and a summary per suite.
 // Rows used to fit a parameter (validation/calibration/) are marked and summarized apart: they
 // show the fit, not the model's accuracy.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,8 +29,17 @@ using Json = nlohmann::ordered_json;
 
 struct ValidateOptions {
   std::string suite = "all";
-  std::string shared_dir = NDT_SHARED_DIR;
+  std::string shared_dir;  // empty: DefaultSharedDir()
 };
+
+// ../shared/ beside the repo when it holds validation/ (it may have more cases than the copy),
+// else the repo itself, whose validation/ is a copy of the published measurements.
+std::string DefaultSharedDir() {
+  std::error_code ec;
+  const std::string sibling = NDT_SHARED_SIBLING_DIR;
+  if (std::filesystem::is_directory(sibling + "/validation", ec)) return sibling;
+  return NDT_SHARED_DIR;
+}
 
 struct Summary {
   int n = 0;
@@ -83,10 +94,12 @@ CommandRun SetupValidate(CLI::App* sub) {
   sub->add_option("--suite", opts->suite, "Which suite to run")
       ->check(CLI::IsMember({"all", "collectives", "training", "inference"}));
   sub->add_option("--data", opts->shared_dir,
-                  "Folder holding validation/ (default: the shared/ folder beside the repo)");
+                  "Folder holding validation/ (default: ../shared beside the repo, else the repo's copy)");
   return [opts](const GlobalOptions& g) -> Status {
     std::string data_dir = g.data_dir.empty() ? Catalog::DefaultDataDir() : g.data_dir;
     NDT_ASSIGN_OR_RETURN(Catalog catalog, Catalog::Load(data_dir));
+    if (opts->shared_dir.empty()) opts->shared_dir = DefaultSharedDir();
+    std::fprintf(stderr, "ndtwin: measurements from %s/validation\n", opts->shared_dir.c_str());
     std::vector<std::string> suites = {"collectives", "training", "inference"};
     if (opts->suite != "all") suites = {opts->suite};
     Json out;
