@@ -119,12 +119,17 @@ CommandRun SetupValidate(CLI::App* sub) {
 
       text += fmt::format("== {} ({} validation cases, {} calibration cases)\n", suite, sv.n,
                           sc.n);
-      text += fmt::format("{:<52} {:<18} {:>12} {:>12} {:>8}\n", "case", "metric", "measured",
-                          "predicted", "error");
+      size_t wc = 4, wm = 6;  // column widths: the longest case and metric of the suite
+      for (const ValidationRow& r : *rows) {
+        wc = std::max(wc, r.case_id.size());
+        wm = std::max(wm, r.metric.size());
+      }
+      text += fmt::format("{:<{}} {:<{}} {:>12} {:>12} {:>8}\n", "case", wc, "metric", wm,
+                          "measured", "predicted", "error");
       Json jrows = Json::array();
       for (const ValidationRow& r : *rows) {
-        text += fmt::format("{:<52} {:<18} {:>12.4g} {:>12.4g} {:>+7.1f}%{}\n", r.case_id,
-                            r.metric, r.measured, r.predicted, 100 * r.error(),
+        text += fmt::format("{:<{}} {:<{}} {:>12.4g} {:>12.4g} {:>+7.1f}%{}\n", r.case_id, wc,
+                            r.metric, wm, r.measured, r.predicted, 100 * r.error(),
                             r.calibration ? "  (calibration)" : "");
         Json jr;
         jr["case"] = r.case_id;
