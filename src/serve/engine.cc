@@ -141,6 +141,7 @@ EngineResult RunEngine(const std::vector<Request>& requests, const EngineConfig&
       now = std::max(now, requests[next_arrival].arrival_s);
       continue;
     }
+    const bool saturated = !waiting.empty();
     double dur = cost(shape);
     int batch = static_cast<int>(decoders.size() + prefillers.size());
     int64_t used = config.kv_blocks - free_blocks;
@@ -158,6 +159,7 @@ EngineResult RunEngine(const std::vector<Request>& requests, const EngineConfig&
       State& s = st[i];
       ++s.generated;
       ++res.output_tokens;
+      if (now > config.window_start_s && now <= config.window_end_s) ++res.window_tokens;
       if (s.generated == 1) res.requests[i].first_token_s = now;
       if (s.generated >= requests[i].output_tokens) {
         s.phase = Phase::kDone;
@@ -179,6 +181,14 @@ EngineResult RunEngine(const std::vector<Request>& requests, const EngineConfig&
         s.phase = Phase::kDecode;
         emit(i);
       }
+    }
+    if (res.warm_s == 0 && done >= config.max_batch) {
+      res.warm_s = now;
+      res.warm_tokens = res.output_tokens;
+    }
+    if (saturated) {
+      res.saturated_until_s = now;
+      res.saturated_tokens = res.output_tokens;
     }
     running.erase(std::remove_if(running.begin(), running.end(),
                                  [&](int i) { return st[i].phase == Phase::kDone; }),

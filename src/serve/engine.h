@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "serve/request.h"
@@ -42,6 +43,10 @@ struct EngineConfig {
   int64_t kv_blocks = 0;       // KV cache capacity in blocks
   int block_tokens = 32;       // tokens per KV block
   bool record_iterations = false;  // fill EngineResult::iterations (for traces)
+  // Measurement window: output tokens of iterations ending in (start, end] are counted in
+  // EngineResult::window_tokens (MLPerf Server's steady state between warm-up and drain).
+  double window_start_s = 0;
+  double window_end_s = std::numeric_limits<double>::infinity();
 };
 
 // What happened to one request.
@@ -81,6 +86,17 @@ struct EngineResult {
   int64_t kv_peak_blocks = 0;
   int64_t preemptions = 0;
   int64_t output_tokens = 0;
+  int64_t window_tokens = 0;     // output tokens inside the configured window
+  // Saturation: the end of the last iteration after whose admission step requests were still
+  // waiting (the engine full: batch, token budget or KV cache), and the output tokens emitted by
+  // then. After it the batch only drains. 0 if nothing ever waited.
+  double saturated_until_s = 0;
+  int64_t saturated_tokens = 0;
+  // Warm-up: the end of the iteration by which max_batch requests had finished (one batch
+  // turned over, so the start-up of an engine filled at once no longer shows) and the output
+  // tokens emitted by then. 0 if fewer finished.
+  double warm_s = 0;
+  int64_t warm_tokens = 0;
 };
 
 // Runs `requests` (sorted by arrival_s) through one engine until all finish.

@@ -34,6 +34,25 @@ TEST(Engine, OneRequestTpotEqualsOneDecodeIteration) {
   EXPECT_EQ(r.output_tokens, 10);
 }
 
+TEST(Engine, WindowWarmUpAndSaturationCountTheRightTokens) {
+  // Iterations cost 1 s each (Linear(1, 0)). Max batch 1, three requests at t = 0 of 10 prompt
+  // and 4 output tokens: request k emits at t = 4k+1 .. 4k+4 (prefill yields the first token,
+  // then 3 decodes). Window (1.5, 6]: tokens at t = 2, 3, 4, 5, 6 -> 5. Warm-up (max_batch = 1
+  // request finished) ends at t = 4 with 4 tokens. Request 2 waits until it is admitted at
+  // t = 8, so the last iteration with a request waiting ends at t = 8, after 8 tokens.
+  std::vector<Request> reqs = {{0, 0.0, 10, 4}, {1, 0.0, 10, 4}, {2, 0.0, 10, 4}};
+  EngineConfig c = Config(1, 4096, 1000);
+  c.window_start_s = 1.5;
+  c.window_end_s = 6;
+  EngineResult r = RunEngine(reqs, c, Linear(1, 0));
+  EXPECT_EQ(r.output_tokens, 12);
+  EXPECT_EQ(r.window_tokens, 5);
+  EXPECT_DOUBLE_EQ(r.warm_s, 4);
+  EXPECT_EQ(r.warm_tokens, 4);
+  EXPECT_DOUBLE_EQ(r.saturated_until_s, 8);
+  EXPECT_EQ(r.saturated_tokens, 8);
+}
+
 TEST(Engine, ChunkedPrefillSplitsThePromptByTheTokenBudget) {
   // 1000 prompt tokens with 256 tokens per iteration: chunks 256, 256, 256, 232 -> 4 iterations
   // of 1 ms each before the first token.

@@ -6,36 +6,12 @@
 
 #include "core/strings.h"
 #include "serve/cost.h"
+#include "serve/scenario.h"
 
 namespace ndt {
 namespace {
 
-constexpr int kOfflineBatchesPerEngine = 8;   // offline requests per engine >= 8 x max_batch
-constexpr int64_t kSimRequestBudget = 32768;  // requests simulated per evaluation (all engines)
-constexpr int kServerMinPerEngine = 2000;     // server requests per simulated engine, at least
-constexpr int kServerBatchesPerEngine = 8;    // ... and 8 x max_batch, so overload shows
-constexpr int kSearchSteps = 14;              // bisection steps over the rate (hi / 2^14)
 constexpr int kDefaultMaxNumTokens = 8192;    // TensorRT-LLM's default max_num_tokens
-
-uint64_t Mix(uint64_t seed, uint64_t i) {  // splitmix64 of seed + i
-  uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (i + 1);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-std::string Fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), f, v);
-  return buf;
-}
-
-struct Plan {
-  DeploymentInfo dep;
-  EngineConfig engine;
-  int engines = 0;  // replicas x pipeline groups
-  CostSpec cost;
-};
 
 struct Knobs {
   int tp = 1, pp = 1, max_batch = 256, max_num_tokens = kDefaultMaxNumTokens;
@@ -96,84 +72,6 @@ StatusOr<Plan> MakePlan(const InferContext& ctx, const InferOptions& o, const Kn
     p.cost.pp_sends_s = [fn, tp, pp](double bytes) { return fn(tp, pp, bytes); };
   }
   return p;
-}
-
-// Totals over the simulated engines.
-struct RunTotals {
-  std::vector<EngineResult> results;
-  int engines = 0;
-};
-
-void FillResult(const Plan& plan, const RunTotals& t, InferResult* r) {
-  double tokens = 0, reqs = 0, busy = 0, batch_w = 0, kv_w = 0, makespan = 0;
-  int64_t peak = 0, preempt = 0, sim_reqs = 0;
-  std::vector<const RequestRecord*> recs;
-  for (const EngineResult& e : t.results) {
-    tokens += static_cast<double>(e.output_tokens);
-    reqs += static_cast<double>(e.requests.size());
-    busy += e.busy_s;
-    batch_w += e.batch_token_weighted;
-    kv_w += e.kv_used_time_weighted;
-    makespan = std::max(makespan, e.makespan_s);
-    peak = std::max(peak, e.kv_peak_blocks);
-    preempt += e.preemptions;
-    sim_reqs += static_cast<int64_t>(e.requests.size());
-    for (const RequestRecord& q : e.requests) recs.push_back(&q);
-  }
-  double k = static_cast<double>(t.results.size());
-  double scale = static_cast<double>(plan.engines) / k;
-  r->deployment = plan.dep;
-  r->engines = plan.engines;
-  r->engines_simulated = static_cast<int>(t.results.size());
-  r->requests_simulated = sim_reqs;
-  r->duration_s = makespan;
-  r->output_tokens_per_s = makespan > 0 ? tokens * scale / makespan : 0;
-  r->requests_per_s = makespan > 0 ? reqs * scale / makespan : 0;
-  r->per_gpu_output_tokens_per_s = r->output_tokens_per_s / plan.dep.gpus_total;
-  r->mean_batch = busy > 0 ? batch_w / busy : 0;
-  double blocks = static_cast<double>(plan.engine.kv_blocks);
-  r->kv_mean_use_frac = busy > 0 && blocks > 0 ? kv_w / busy / blocks : 0;
-  r->kv_peak_use_frac = blocks > 0 ? static_cast<double>(peak) / blocks : 0;
-  r->preemptions = static_cast<int64_t>(std::llround(static_cast<double>(preempt) * scale));
-  r->stats = SummarizeRequests(recs);
-}
-
-// Offline: engine e serves dataset rows e, e + E, e + 2E, ... (round-robin), wrapping.
-RunTotals RunOffline(const Plan& plan, const InferOptions& o, int per_engine, int simulate,
-                     bool record) {
-  RunTotals t;
-  t.engines = plan.engines;
-  IterationCostModel cost(plan.cost);
-  IterationCostFn fn = cost.AsFn();
-  const size_t n = o.lengths.size();
-  for (int e = 0; e < simulate; ++e) {
-    std::vector<Request> reqs(per_engine);
-    for (int j = 0; j < per_engine; ++j) {
-      const RequestLengths& l = o.lengths[(static_cast<size_t>(e) +
-                                           static_cast<size_t>(j) * plan.engines) % n];
-      reqs[j] = {j, 0.0, l.input_tokens, l.output_tokens};
-    }
-    EngineConfig cfg = plan.engine;
-    cfg.record_iterations = record && e == 0;
-    t.results.push_back(RunEngine(reqs, cfg, fn));
-  }
-  return t;
-}
-
-RunTotals RunPoisson(const Plan& plan, const InferOptions& o, double qps, int per_engine,
-                     int simulate, bool record) {
-  RunTotals t;
-  t.engines = plan.engines;
-  IterationCostModel cost(plan.cost);
-  IterationCostFn fn = cost.AsFn();
-  for (int e = 0; e < simulate; ++e) {
-    std::vector<Request> reqs =
-        PoissonRequests(o.lengths, per_engine, qps / plan.engines, Mix(o.seed, e));
-    EngineConfig cfg = plan.engine;
-    cfg.record_iterations = record && e == 0;
-    t.results.push_back(RunEngine(reqs, cfg, fn));
-  }
-  return t;
 }
 
 RunTotals RunTrace(const Plan& plan, const InferOptions& o, bool record) {
@@ -257,93 +155,6 @@ RunTotals RunDisaggregated(const Plan& plan, const InferContext& ctx,
     }
   }
   return t;
-}
-
-int OfflinePerEngine(const Plan& plan, const InferOptions& o, bool quick) {
-  int share = static_cast<int>((o.lengths.size() + plan.engines - 1) / plan.engines);
-  int want = std::max(share, kOfflineBatchesPerEngine * plan.engine.max_batch);
-  if (quick) want = std::max(512, 4 * plan.engine.max_batch);
-  if (o.requests > 0) want = std::max(1, (o.requests + plan.engines - 1) / plan.engines);
-  return want;
-}
-
-int SimulatedEngines(const Plan& plan, int per_engine, bool quick) {
-  if (quick) return 1;
-  int64_t k = std::max<int64_t>(1, kSimRequestBudget / std::max(1, per_engine));
-  return static_cast<int>(std::min<int64_t>(plan.engines, k));
-}
-
-InferResult Offline(const Plan& plan, const InferOptions& o, bool quick) {
-  int per = OfflinePerEngine(plan, o, quick);
-  RunTotals t = RunOffline(plan, o, per, SimulatedEngines(plan, per, quick),
-                           o.record_trace && !quick);
-  InferResult r;
-  FillResult(plan, t, &r);
-  r.qps = r.requests_per_s;
-  if (o.record_trace && !quick && !t.results.empty()) {
-    r.trace_iterations = t.results[0].iterations;
-    r.trace_requests = t.results[0].requests;
-  }
-  return r;
-}
-
-InferResult AtRate(const Plan& plan, const InferOptions& o, double qps, bool quick, bool record) {
-  int per = quick ? std::max(1000, 4 * plan.engine.max_batch)
-                  : std::max(kServerMinPerEngine, kServerBatchesPerEngine * plan.engine.max_batch);
-  if (o.requests > 0) per = std::max(1, (o.requests + plan.engines - 1) / plan.engines);
-  int sim = quick ? 1 : SimulatedEngines(plan, per, false);
-  RunTotals t = RunPoisson(plan, o, qps, per, sim, record);
-  InferResult r;
-  FillResult(plan, t, &r);
-  r.qps = qps;
-  // A long run's completed tokens/s (MLPerf Server runs >= 600 s) tends to the offered rate
-  // times the mean output; our shorter run's drain at the end would understate it.
-  double tokens = 0, reqs = 0;
-  for (const EngineResult& e : t.results) {
-    tokens += static_cast<double>(e.output_tokens);
-    reqs += static_cast<double>(e.requests.size());
-  }
-  r.requests_per_s = qps;
-  r.output_tokens_per_s = reqs > 0 ? qps * tokens / reqs : 0;
-  r.per_gpu_output_tokens_per_s = r.output_tokens_per_s / plan.dep.gpus_total;
-  if (record && !t.results.empty()) {
-    r.trace_iterations = t.results[0].iterations;
-    r.trace_requests = t.results[0].requests;
-  }
-  return r;
-}
-
-bool Meets(const InferResult& r, double ttft, double tpot) {
-  return r.stats.ttft_s.p99 <= ttft && r.stats.tpot_s.p99 <= tpot;
-}
-
-// The highest rate meeting the limits; kInfeasible if even a light load misses them.
-StatusOr<InferResult> SearchRate(const Plan& plan, const InferOptions& o, double ttft,
-                                 double tpot, bool quick) {
-  double hi = Offline(plan, o, true).requests_per_s;
-  double lo = hi / 100;
-  InferResult best = AtRate(plan, o, lo, quick, false);
-  if (!Meets(best, ttft, tpot)) {
-    return Status::Infeasible(
-        "no request rate meets p99 TTFT <= " + Fmt("%g", ttft) + " s and p99 TPOT <= " +
-        Fmt("%g", tpot) + " s with TP" + std::to_string(plan.dep.tp) + " PP" +
-        std::to_string(plan.dep.pp) + " batch " + std::to_string(plan.dep.max_batch) + ": at " +
-        Fmt("%.3g", lo) + " req/s p99 TTFT is " + Fmt("%.3g", best.stats.ttft_s.p99) +
-        " s and p99 TPOT " + Fmt("%.3g", best.stats.tpot_s.p99) +
-        " s; relax --ttft-p99/--tpot-p99, raise --tp, lower --max-batch or the precision");
-  }
-  int steps = quick ? 8 : kSearchSteps;
-  for (int i = 0; i < steps; ++i) {
-    double mid = 0.5 * (lo + hi);
-    InferResult r = AtRate(plan, o, mid, quick, false);
-    if (Meets(r, ttft, tpot)) {
-      lo = mid;
-      best = std::move(r);
-    } else {
-      hi = mid;
-    }
-  }
-  return best;
 }
 
 double Objective(const InferResult& r) { return r.output_tokens_per_s; }
@@ -465,13 +276,13 @@ StatusOr<InferResult> RunInference(const InferContext& ctx, const InferOptions& 
     RunTotals t = RunDisaggregated(plan, ctx, reqs, pe, de);
     Plan decode_plan = plan;
     decode_plan.engines = de;
-    FillResult(decode_plan, t, &r);
+    FillResult(decode_plan, t, Measure::kMakespan, &r);
     r.engines = pe + de;
     r.engines_simulated = pe + de;
     r.qps = latency ? o.qps : r.requests_per_s;
   } else if (!o.trace.empty()) {
     RunTotals t = RunTrace(plan, o, o.record_trace);
-    FillResult(plan, t, &r);
+    FillResult(plan, t, Measure::kMakespan, &r);
     r.qps = r.requests_per_s;
     if (o.record_trace && !t.results.empty()) {
       r.trace_iterations = t.results[0].iterations;

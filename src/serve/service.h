@@ -1,16 +1,19 @@
 // File: serve/service.h
 // An LLM inference service on N VMs of one size: choose the deployment (TP, PP, batch, token
 // budget; omitted knobs are searched), build the per-iteration cost model, generate requests
-// and run the MLPerf scenarios:
-//   offline      all requests at t = 0; throughput = output tokens / time the last finishes.
+// and run the MLPerf scenarios (serve/scenario.h says how each is measured):
+//   offline      all requests at t = 0; throughput = the engines' batch-full output tokens/s.
 //   server       the highest Poisson rate whose p99 TTFT and p99 TPOT meet the limits
-//                (default MLPerf Llama-2-70B: 2 s, 200 ms), by bisection over the rate.
+//                (default MLPerf Llama-2-70B: 2 s, 200 ms), by bisection over the rate;
+//                throughput = output tokens emitted between warm-up and the last arrival, so it
+//                never exceeds what the engines complete (nor offline on the same deployment).
 //   interactive  the same with 450 ms and 40 ms.
 // Engines (replicas x pipeline groups) are identical and independent (offline: round-robin
 // share of the requests; server: each gets a Poisson stream of qps / engines), so only as many
 // are simulated as the request budget needs (DESIGN.md "symmetry first"); totals scale by
-// engines / simulated. Offline issues at least 8 x max_batch requests per engine, as MLPerf's
-// >= 600 s runs make the drain at the end negligible. Disaggregation P:D splits the replicas
+// engines / simulated. Offline issues at least 8 x max_batch requests per engine, server at
+// least MLPerf's 600 s of arrivals per engine. Traces and disaggregated runs report output
+// tokens / the time the last request finishes. Disaggregation P:D splits the replicas
 // in that ratio into a prefill pool (prompt + first token) and a decode pool, the K/V moved
 // between them by coll's send/recv over NVLink or InfiniBand; every engine is simulated, and it
 // runs offline, at a given --qps or from a trace (no SLO search).

@@ -93,5 +93,50 @@ TEST(Service, ImpossibleSloIsAnErrorWithTheNumbers) {
       << r.status().message();
 }
 
+// Server tokens/s can never beat offline on the same deployment: offline keeps every engine
+// full from t = 0, so its steady-state token rate is the most the engine can emit; a Poisson
+// stream at any rate is at best as full (and pays for queueing and partial batches). Checked
+// for the SLO search and for an offered rate twice the offline request rate (overload: the
+// window counts only tokens actually emitted, not rate x mean output). MLPerf's Llama-2-70B
+// lengths (outputs rescaled to the FP8 generated mean 290.3, inference_workloads.md §1.3): a
+// dataset of three lengths would make offline waves that no real dataset has.
+TEST(Service, ServerNeverBeatsOfflineOnTheSameDeployment) {
+  Fixture f;
+  StatusOr<std::vector<RequestLengths>> lengths = LoadDataset("mlperf-llama2-70b", "");
+  ASSERT_TRUE(lengths.ok()) << lengths.status().message();
+  RescaleOutputs(290.3, &*lengths);
+  for (int batch : {16, 64, 256}) {
+    InferOptions o = Fixture::Options();
+    o.lengths = *lengths;
+    o.max_batch = batch;
+    o.requests = 16000;
+    StatusOr<InferResult> off = RunInference(f.Context(), o);
+    ASSERT_TRUE(off.ok()) << off.status().message();
+    o.scenario = Scenario::kServer;
+    StatusOr<InferResult> srv = RunInference(f.Context(), o);
+    ASSERT_TRUE(srv.ok()) << srv.status().message();
+    EXPECT_LE(srv->output_tokens_per_s, off->output_tokens_per_s) << "batch " << batch;
+    o.qps = 2 * off->requests_per_s;
+    StatusOr<InferResult> over = RunInference(f.Context(), o);
+    ASSERT_TRUE(over.ok()) << over.status().message();
+    EXPECT_LE(over->output_tokens_per_s, off->output_tokens_per_s) << "batch " << batch;
+  }
+}
+
+// Below capacity a server completes what arrives: tokens/s = rate x mean output. The fixture's
+// lengths (outputs 120, 40, 250) are drawn in equal shares, mean 410 / 3 = 136.7 tokens; at a
+// tenth of the offline request rate the engine is far from full. Poisson sampling of a finite
+// window: within 5%.
+TEST(Service, LightServerLoadCompletesWhatArrives) {
+  Fixture f;
+  InferOptions o = Fixture::Options();
+  o.requests = 4000;
+  InferResult off = *RunInference(f.Context(), o);
+  o.scenario = Scenario::kServer;
+  o.qps = 0.1 * off.requests_per_s;
+  InferResult r = *RunInference(f.Context(), o);
+  EXPECT_NEAR(r.output_tokens_per_s, o.qps * 410.0 / 3.0, 0.05 * o.qps * 410.0 / 3.0);
+}
+
 }  // namespace
 }  // namespace ndt

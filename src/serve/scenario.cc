@@ -1,0 +1,215 @@
+#include "serve/scenario.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace ndt {
+namespace {
+
+constexpr int kServerMinPerEngine = 2000;    // server requests per simulated engine, at least
+constexpr int kServerBatchesPerEngine = 8;   // ... and 8 x max_batch, so overload shows
+constexpr double kServerMinDurationS = 600;  // mlperf.conf *.Server.min_duration = 600000 ms
+constexpr double kServerWarmupFrac = 0.2;    // arrivals before the window: the engine filling
+constexpr int kSearchSteps = 14;             // bisection steps over the rate (hi / 2^14)
+
+std::string Fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), f, v);
+  return buf;
+}
+
+// Engine e's steady-state output tokens/s under measure m.
+double EngineRate(const RunTotals& t, size_t e, Measure m) {
+  const EngineResult& r = t.results[e];
+  if (m == Measure::kWindow) {
+    double len = t.window_end_s[e] - t.window_start_s[e];
+    if (len > 0) return static_cast<double>(r.window_tokens) / len;
+  } else if (m == Measure::kSaturated && r.saturated_until_s > r.warm_s) {
+    return static_cast<double>(r.saturated_tokens - r.warm_tokens) /
+           (r.saturated_until_s - r.warm_s);
+  }
+  return r.makespan_s > 0 ? static_cast<double>(r.output_tokens) / r.makespan_s : 0;
+}
+
+// Offline: engine e serves dataset rows e, e + E, e + 2E, ... (round-robin), wrapping.
+RunTotals RunOffline(const Plan& plan, const InferOptions& o, int per_engine, int simulate,
+                     bool record) {
+  RunTotals t;
+  t.engines = plan.engines;
+  IterationCostModel cost(plan.cost);
+  IterationCostFn fn = cost.AsFn();
+  const size_t n = o.lengths.size();
+  for (int e = 0; e < simulate; ++e) {
+    std::vector<Request> reqs(per_engine);
+    for (int j = 0; j < per_engine; ++j) {
+      const RequestLengths& l =
+          o.lengths[(static_cast<size_t>(e) + static_cast<size_t>(j) * plan.engines) % n];
+      reqs[j] = {j, 0.0, l.input_tokens, l.output_tokens};
+    }
+    EngineConfig cfg = plan.engine;
+    cfg.record_iterations = record && e == 0;
+    t.results.push_back(RunEngine(reqs, cfg, fn));
+  }
+  return t;
+}
+
+// Server: engine e gets its own Poisson stream of qps / engines; its window runs from the
+// arrival that ends warm-up to the last arrival.
+RunTotals RunPoisson(const Plan& plan, const InferOptions& o, double qps, int per_engine,
+                     int simulate, bool record) {
+  RunTotals t;
+  t.engines = plan.engines;
+  IterationCostModel cost(plan.cost);
+  IterationCostFn fn = cost.AsFn();
+  for (int e = 0; e < simulate; ++e) {
+    std::vector<Request> reqs =
+        PoissonRequests(o.lengths, per_engine, qps / plan.engines, Mix(o.seed, e));
+    EngineConfig cfg = plan.engine;
+    cfg.record_iterations = record && e == 0;
+    const size_t warm = static_cast<size_t>(kServerWarmupFrac * static_cast<double>(reqs.size()));
+    cfg.window_start_s = reqs[std::min(warm, reqs.size() - 1)].arrival_s;
+    cfg.window_end_s = reqs.back().arrival_s;
+    t.window_start_s.push_back(cfg.window_start_s);
+    t.window_end_s.push_back(cfg.window_end_s);
+    t.results.push_back(RunEngine(reqs, cfg, fn));
+  }
+  return t;
+}
+
+int OfflinePerEngine(const Plan& plan, const InferOptions& o, bool quick) {
+  int share = static_cast<int>((o.lengths.size() + plan.engines - 1) / plan.engines);
+  int want = std::max(share, kOfflineBatchesPerEngine * plan.engine.max_batch);
+  if (quick) want = std::max(512, 4 * plan.engine.max_batch);
+  if (o.requests > 0) want = std::max(1, (o.requests + plan.engines - 1) / plan.engines);
+  return want;
+}
+
+int SimulatedEngines(const Plan& plan, int per_engine, bool quick) {
+  if (quick) return 1;
+  int64_t k = std::max<int64_t>(1, kSimRequestBudget / std::max(1, per_engine));
+  return static_cast<int>(std::min<int64_t>(plan.engines, k));
+}
+
+bool Meets(const InferResult& r, double ttft, double tpot) {
+  return r.stats.ttft_s.p99 <= ttft && r.stats.tpot_s.p99 <= tpot;
+}
+
+}  // namespace
+
+uint64_t Mix(uint64_t seed, uint64_t i) {
+  uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (i + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+void FillResult(const Plan& plan, const RunTotals& t, Measure m, InferResult* r) {
+  double tokens = 0, reqs = 0, busy = 0, batch_w = 0, kv_w = 0, makespan = 0, rate = 0;
+  int64_t peak = 0, preempt = 0, sim_reqs = 0;
+  std::vector<const RequestRecord*> recs;
+  for (size_t e = 0; e < t.results.size(); ++e) {
+    const EngineResult& x = t.results[e];
+    tokens += static_cast<double>(x.output_tokens);
+    reqs += static_cast<double>(x.requests.size());
+    busy += x.busy_s;
+    batch_w += x.batch_token_weighted;
+    kv_w += x.kv_used_time_weighted;
+    makespan = std::max(makespan, x.makespan_s);
+    peak = std::max(peak, x.kv_peak_blocks);
+    preempt += x.preemptions;
+    sim_reqs += static_cast<int64_t>(x.requests.size());
+    rate += EngineRate(t, e, m);
+    const double from = m == Measure::kWindow ? t.window_start_s[e] : -1.0;
+    for (const RequestRecord& q : x.requests) {
+      if (q.arrival_s >= from) recs.push_back(&q);
+    }
+  }
+  double k = static_cast<double>(t.results.size());
+  double scale = static_cast<double>(plan.engines) / k;
+  r->deployment = plan.dep;
+  r->engines = plan.engines;
+  r->engines_simulated = static_cast<int>(t.results.size());
+  r->requests_simulated = sim_reqs;
+  r->duration_s = makespan;
+  if (m == Measure::kMakespan) {
+    r->output_tokens_per_s = makespan > 0 ? tokens * scale / makespan : 0;
+    r->requests_per_s = makespan > 0 ? reqs * scale / makespan : 0;
+  } else {  // steady state: requests complete at the token rate over the mean output
+    r->output_tokens_per_s = rate * scale;
+    r->requests_per_s = tokens > 0 ? r->output_tokens_per_s * reqs / tokens : 0;
+  }
+  r->per_gpu_output_tokens_per_s = r->output_tokens_per_s / plan.dep.gpus_total;
+  r->mean_batch = busy > 0 ? batch_w / busy : 0;
+  double blocks = static_cast<double>(plan.engine.kv_blocks);
+  r->kv_mean_use_frac = busy > 0 && blocks > 0 ? kv_w / busy / blocks : 0;
+  r->kv_peak_use_frac = blocks > 0 ? static_cast<double>(peak) / blocks : 0;
+  r->preemptions = static_cast<int64_t>(std::llround(static_cast<double>(preempt) * scale));
+  r->stats = SummarizeRequests(recs);
+}
+
+InferResult Offline(const Plan& plan, const InferOptions& o, bool quick) {
+  int per = OfflinePerEngine(plan, o, quick);
+  RunTotals t =
+      RunOffline(plan, o, per, SimulatedEngines(plan, per, quick), o.record_trace && !quick);
+  InferResult r;
+  FillResult(plan, t, Measure::kSaturated, &r);
+  r.qps = r.requests_per_s;
+  if (o.record_trace && !quick && !t.results.empty()) {
+    r.trace_iterations = t.results[0].iterations;
+    r.trace_requests = t.results[0].requests;
+  }
+  return r;
+}
+
+InferResult AtRate(const Plan& plan, const InferOptions& o, double qps, bool quick, bool record) {
+  // MLPerf Server issues Poisson arrivals for at least min_duration: per engine, that many
+  // seconds of its share of the rate (and enough requests for the p99 to see overload).
+  const double engine_qps = qps / plan.engines;
+  int per = quick ? std::max(1000, 4 * plan.engine.max_batch)
+                  : std::max({kServerMinPerEngine, kServerBatchesPerEngine * plan.engine.max_batch,
+                              static_cast<int>(std::ceil(engine_qps * kServerMinDurationS))});
+  if (o.requests > 0) per = std::max(1, (o.requests + plan.engines - 1) / plan.engines);
+  int sim = quick ? 1 : SimulatedEngines(plan, per, false);
+  RunTotals t = RunPoisson(plan, o, qps, per, sim, record);
+  InferResult r;
+  FillResult(plan, t, Measure::kWindow, &r);
+  r.qps = qps;
+  if (record && !t.results.empty()) {
+    r.trace_iterations = t.results[0].iterations;
+    r.trace_requests = t.results[0].requests;
+  }
+  return r;
+}
+
+StatusOr<InferResult> SearchRate(const Plan& plan, const InferOptions& o, double ttft, double tpot,
+                                 bool quick) {
+  // No rate above the offline (batch-full) request rate can be sustained: that bounds the search.
+  double hi = Offline(plan, o, true).requests_per_s;
+  double lo = hi / 100;
+  InferResult best = AtRate(plan, o, lo, quick, false);
+  if (!Meets(best, ttft, tpot)) {
+    return Status::Infeasible(
+        "no request rate meets p99 TTFT <= " + Fmt("%g", ttft) +
+        " s and p99 TPOT <= " + Fmt("%g", tpot) + " s with TP" + std::to_string(plan.dep.tp) +
+        " PP" + std::to_string(plan.dep.pp) + " batch " + std::to_string(plan.dep.max_batch) +
+        ": at " + Fmt("%.3g", lo) + " req/s p99 TTFT is " + Fmt("%.3g", best.stats.ttft_s.p99) +
+        " s and p99 TPOT " + Fmt("%.3g", best.stats.tpot_s.p99) +
+        " s; relax --ttft-p99/--tpot-p99, raise --tp, lower --max-batch or the precision");
+  }
+  int steps = quick ? 8 : kSearchSteps;
+  for (int i = 0; i < steps; ++i) {
+    double mid = 0.5 * (lo + hi);
+    InferResult r = AtRate(plan, o, mid, quick, false);
+    if (Meets(r, ttft, tpot)) {
+      lo = mid;
+      best = std::move(r);
+    } else {
+      hi = mid;
+    }
+  }
+  return best;
+}
+
+}  // namespace ndt

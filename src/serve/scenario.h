@@ -1,0 +1,70 @@
+// File: serve/scenario.h
+// The MLPerf scenarios on a chosen deployment (serve/service.h builds the Plan and calls these).
+// Internal to serve/. MLPerf runs last >= 600 s (NVIDIA: 2400 s), so their tokens/s are the
+// engines' steady state; our shorter runs measure that steady state directly instead of
+// diluting it with a warm-up and a drain that a long run would not have:
+//   offline  output tokens emitted from the end of warm-up (max_batch requests finished: the
+//            engine, filled at once at t = 0, has turned over one batch) until the last
+//            iteration with requests still waiting (the engine full), over that time: the
+//            batch-full rate, without the start-up and the drain of the last batch.
+//   server   Poisson arrivals for >= min_duration (600 s, mlperf.conf); output tokens emitted
+//            between the end of warm-up (the first kServerWarmupFrac of the arrivals) and the
+//            last arrival, over that window. A stable engine completes what arrives (rate x
+//            mean output); an overloaded one only what it can, so an offered rate above capacity
+//            cannot raise it. The p99 TTFT and TPOT are over the requests arriving in the window.
+// Engines are identical and independent, so only as many are simulated as the request budget
+// needs; totals scale by engines / simulated.
+#ifndef NDTWIN_SERVE_SCENARIO_H_
+#define NDTWIN_SERVE_SCENARIO_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "serve/cost.h"
+#include "serve/engine.h"
+#include "serve/service.h"
+
+namespace ndt {
+
+constexpr int kOfflineBatchesPerEngine = 8;   // offline requests per engine >= 8 x max_batch
+constexpr int64_t kSimRequestBudget = 32768;  // requests simulated per evaluation (all engines)
+
+struct Plan {
+  DeploymentInfo dep;
+  EngineConfig engine;
+  int engines = 0;  // replicas x pipeline groups
+  CostSpec cost;
+};
+
+// How a run's throughput is measured (see the file comment).
+enum class Measure {
+  kMakespan,   // output tokens / the time the last request finishes (traces, disaggregation)
+  kSaturated,  // offline steady state
+  kWindow,     // server steady state: each engine's EngineConfig window
+};
+
+// The simulated engines of one run.
+struct RunTotals {
+  std::vector<EngineResult> results;
+  std::vector<double> window_start_s, window_end_s;  // kWindow: per simulated engine
+  int engines = 0;
+};
+
+uint64_t Mix(uint64_t seed, uint64_t i);  // splitmix64 of seed + i
+
+// Fills throughput, latency statistics, batch and KV use of `r` from `t`.
+void FillResult(const Plan& plan, const RunTotals& t, Measure m, InferResult* r);
+
+// MLPerf Offline: every engine gets its round-robin share of the dataset at t = 0 (at least
+// kOfflineBatchesPerEngine x max_batch requests). `quick`: one shorter engine (knob search).
+InferResult Offline(const Plan& plan, const InferOptions& o, bool quick);
+// MLPerf Server at `qps` (all engines together).
+InferResult AtRate(const Plan& plan, const InferOptions& o, double qps, bool quick, bool record);
+// The highest rate whose p99 TTFT and TPOT meet the limits (bisection); kInfeasible if even a
+// light load misses them.
+StatusOr<InferResult> SearchRate(const Plan& plan, const InferOptions& o, double ttft, double tpot,
+                                 bool quick);
+
+}  // namespace ndt
+
+#endif  // NDTWIN_SERVE_SCENARIO_H_
