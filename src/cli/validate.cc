@@ -5,19 +5,20 @@
 // prints predicted against measured, the signed error per case, and a summary per suite.
 // Rows used to fit a parameter (validation/calibration/) are marked and summarized apart: they
 // show the fit, not the model's accuracy.
+#include "coll/validate.h"
+
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
-
 #include "cli/commands.h"
-#include "coll/validate.h"
 #include "hw/catalog.h"
 #include "parallel/validate.h"
 #include "serve/validate.h"
@@ -43,6 +44,7 @@ std::string DefaultSharedDir() {
 
 struct Summary {
   int n = 0;
+  int refused = 0;  // cases the model would not run (listed, not in the errors)
   double mean = 0, median = 0, max = 0;
   std::string worst;
 };
@@ -51,6 +53,10 @@ Summary Summarize(const std::vector<ValidationRow>& rows) {
   Summary s;
   std::vector<double> errs;
   for (const ValidationRow& r : rows) {
+    if (!r.refused.empty()) {
+      ++s.refused;
+      continue;
+    }
     double e = std::fabs(r.error());
     errs.push_back(e);
     if (e >= s.max) {
@@ -84,6 +90,7 @@ Json SummaryJson(const Summary& s) {
   j["median_abs_error"] = s.median;
   j["max_abs_error"] = s.max;
   j["worst_case"] = s.worst;
+  j["refused"] = s.refused;
   return j;
 }
 
@@ -93,8 +100,9 @@ CommandRun SetupValidate(CLI::App* sub) {
   auto opts = std::make_shared<ValidateOptions>();
   sub->add_option("--suite", opts->suite, "Which suite to run")
       ->check(CLI::IsMember({"all", "collectives", "training", "inference"}));
-  sub->add_option("--data", opts->shared_dir,
-                  "Folder holding validation/ (default: ../shared beside the repo, else the repo's copy)");
+  sub->add_option(
+      "--data", opts->shared_dir,
+      "Folder holding validation/ (default: ../shared beside the repo, else the repo's copy)");
   return [opts](const GlobalOptions& g) -> Status {
     std::string data_dir = g.data_dir.empty() ? Catalog::DefaultDataDir() : g.data_dir;
     NDT_ASSIGN_OR_RETURN(Catalog catalog, Catalog::Load(data_dir));
@@ -110,15 +118,15 @@ CommandRun SetupValidate(CLI::App* sub) {
     std::string text;
     for (const std::string& suite : suites) {
       std::fprintf(stderr, "ndtwin: validating %s...\n", suite.c_str());
-      StatusOr<std::vector<ValidationRow>> rows = RunSuite(suite, catalog, opts->shared_dir,
-                                                           data_dir);
+      StatusOr<std::vector<ValidationRow>> rows =
+          RunSuite(suite, catalog, opts->shared_dir, data_dir);
       if (!rows.ok()) return rows.status().WithPrefix("validate " + suite + ": ");
       std::vector<ValidationRow> cal, val;
       for (const ValidationRow& r : *rows) (r.calibration ? cal : val).push_back(r);
       Summary sv = Summarize(val), sc = Summarize(cal);
 
-      text += fmt::format("== {} ({} validation cases, {} calibration cases)\n", suite, sv.n,
-                          sc.n);
+      text += fmt::format("== {} ({} validation cases, {} calibration cases)\n", suite,
+                          sv.n + sv.refused, sc.n);
       size_t wc = 4, wm = 6;  // column widths: the longest case and metric of the suite
       for (const ValidationRow& r : *rows) {
         wc = std::max(wc, r.case_id.size());
@@ -128,29 +136,58 @@ CommandRun SetupValidate(CLI::App* sub) {
                           "measured", "predicted", "error");
       Json jrows = Json::array();
       for (const ValidationRow& r : *rows) {
-        text += fmt::format("{:<{}} {:<{}} {:>12.4g} {:>12.4g} {:>+7.1f}%{}\n", r.case_id, wc,
-                            r.metric, wm, r.measured, r.predicted, 100 * r.error(),
-                            r.calibration ? "  (calibration)" : "");
         Json jr;
         jr["case"] = r.case_id;
         jr["metric"] = r.metric;
         jr["unit"] = r.unit;
         jr["measured"] = r.measured;
-        jr["predicted"] = r.predicted;
-        jr["error"] = r.error();
+        if (r.refused.empty()) {
+          text += fmt::format("{:<{}} {:<{}} {:>12.4g} {:>12.4g} {:>+7.1f}%{}\n", r.case_id, wc,
+                              r.metric, wm, r.measured, r.predicted, 100 * r.error(),
+                              r.calibration ? "  (calibration)" : "");
+          jr["predicted"] = r.predicted;
+          jr["error"] = r.error();
+        } else {
+          text += fmt::format("{:<{}} {:<{}} {:>12.4g} {:>12} {:>8}  refused: {}\n", r.case_id, wc,
+                              r.metric, wm, r.measured, "-", "-", r.refused);
+          jr["predicted"] = nullptr;
+          jr["error"] = nullptr;
+          jr["refused"] = r.refused;
+        }
         jr["calibration"] = r.calibration;
         jr["source"] = r.source;
         jrows.push_back(jr);
       }
       if (sv.n > 0) {
+        text += fmt::format("validation: mean |error| {:.1f}%, median {:.1f}%, max {:.1f}% ({})\n",
+                            100 * sv.mean, 100 * sv.median, 100 * sv.max, sv.worst);
+      }
+      // With several sources in a suite, each source's own summary: one bad family of cases
+      // should not hide (or be hidden by) the others.
+      std::vector<std::string> sources;
+      for (const ValidationRow& r : val) {
+        if (std::find(sources.begin(), sources.end(), r.source) == sources.end()) {
+          sources.push_back(r.source);
+        }
+      }
+      for (size_t i = 0; sources.size() > 1 && i < sources.size(); ++i) {
+        std::vector<ValidationRow> part;
+        for (const ValidationRow& r : val) {
+          if (r.source == sources[i]) part.push_back(r);
+        }
+        const Summary ss = Summarize(part);
+        if (ss.n < 2) continue;  // a one-case source is its own row above
+        text += fmt::format("  {}: {} cases, mean |error| {:.1f}%, max {:.1f}%\n", sources[i], ss.n,
+                            100 * ss.mean, 100 * ss.max);
+      }
+      if (sv.refused > 0) {
         text += fmt::format(
-            "validation: mean |error| {:.1f}%, median {:.1f}%, max {:.1f}% ({})\n", 100 * sv.mean,
-            100 * sv.median, 100 * sv.max, sv.worst);
+            "refused: {} case(s) that ran for real, which the model would not run\n", sv.refused);
       }
       if (sc.n > 0) {
-        text += fmt::format(
-            "calibration fit: mean |error| {:.1f}%, median {:.1f}%, max {:.1f}% ({})\n",
-            100 * sc.mean, 100 * sc.median, 100 * sc.max, sc.worst);
+        text +=
+            fmt::format("calibration fit: mean |error| {:.1f}%, median {:.1f}%, max {:.1f}% ({})\n",
+                        100 * sc.mean, 100 * sc.median, 100 * sc.max, sc.worst);
       }
       text += "\n";
       Json js;

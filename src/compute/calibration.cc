@@ -70,7 +70,8 @@ StatusOr<ArchCalibration> ParseArch(const YamlMap& y) {
   if (a.gemm.empty()) return y.Error("gemm", "needs at least one precision's fit");
   NDT_ASSIGN_OR_RETURN(a.attention_fraction, y.Number("attention_fraction"));
   NDT_ASSIGN_OR_RETURN(a.hbm_fraction, y.Number("hbm_fraction"));
-  for (double v : {a.attention_fraction, a.hbm_fraction}) {
+  NDT_ASSIGN_OR_RETURN(a.unfused_attention_efficiency, y.Number("unfused_attention_efficiency"));
+  for (double v : {a.attention_fraction, a.hbm_fraction, a.unfused_attention_efficiency}) {
     if (v <= 0 || v > 1) return y.Error("hbm_fraction", "fractions must be in (0, 1]");
   }
   NDT_ASSIGN_OR_RETURN(Sourced ko, y.Quantity("kernel_overhead", Dim::kTime));

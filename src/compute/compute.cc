@@ -51,16 +51,14 @@ Precision EffectiveOf(const GpuSpec& gpu, Precision p) {
         return BestOf(gpu, {Precision::kFp4, Precision::kFp8, Precision::kBf16, Precision::kFp16,
                             Precision::kFp32});
       case Precision::kFp8:
-        return BestOf(gpu, {Precision::kFp8, Precision::kBf16, Precision::kFp16,
-                            Precision::kFp32});
+        return BestOf(gpu, {Precision::kFp8, Precision::kBf16, Precision::kFp16, Precision::kFp32});
       default:
         return BestOf(gpu, {p, Precision::kFp16, Precision::kBf16, Precision::kFp32});
     }
   }
   switch (p) {
     case Precision::kFp4:
-      return BestOf(gpu, {Precision::kFp8, Precision::kBf16, Precision::kFp16,
-                          Precision::kFp32});
+      return BestOf(gpu, {Precision::kFp8, Precision::kBf16, Precision::kFp16, Precision::kFp32});
     case Precision::kFp8:
       return BestOf(gpu, {Precision::kBf16, Precision::kFp16, Precision::kFp32});
     case Precision::kBf16:
@@ -149,6 +147,9 @@ OpTiming OpTimeDetail(const GpuSpec& gpu, const Op& op, const ComputeCalibration
   t.memory_s = MemoryTime(gpu, cal, op.bytes);
   t.memory_bound = t.memory_s > t.compute_s;
   t.time_s = std::max(t.compute_s, t.memory_s) + t.launch_s;
+  if (op.kind != OpKind::kAttention && IsAttentionCore(op)) {
+    t.time_s /= cal.unfused_attention_efficiency;
+  }
   const double peak = Peak(gpu, p);
   t.efficiency = t.compute_s > 0 && peak > 0 ? op.flop / (peak * t.compute_s) : 0;
   return t;

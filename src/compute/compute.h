@@ -6,8 +6,10 @@
 // split-K when tiles < SMs (splits = min(SMs / tiles, k / 256)), waves = ceil(tiles * splits /
 // SMs), each wave costing one tile's k/splits work at a sustained fraction of peak plus a
 // per-wave overhead; plus a per-kernel launch (fitted per architecture and precision).
-// Attention: a FlashAttention fraction of peak per architecture. Element-wise and norms:
-// achievable HBM bandwidth (STREAM fraction). All fitted numbers come from
+// Attention: a FlashAttention fraction of peak per architecture; the unfused attention core's
+// GEMMs and score passes (model/ops.h) at the roofline above divided by an efficiency (measured
+// standard-attention speed / that roofline's). Element-wise and norms: achievable HBM bandwidth
+// (STREAM fraction). All fitted numbers come from
 // data/calibration/compute.yaml, fitted on ../shared/validation/calibration/microbench.csv
 // only; an architecture without microbench rows (blackwell_ultra, volta, ...) uses the
 // calibration of the architecture named by its `fallback:` with its own hardware facts (peak,
@@ -35,13 +37,15 @@ struct GemmFit {
 
 // Fitted per-architecture parameters (data/calibration/compute.yaml).
 struct ArchCalibration {
-  std::string arch;                 // "ampere", "hopper", "blackwell", ... or "default"
-  std::string fallback;             // non-empty: this arch uses that arch's fit (resolved on load)
-  int tile_m = 128, tile_n = 128;   // CTA output tile of the GEMM kernels
-  int sms_if_unknown = 0;           // SM count when the catalog has none (0: no wave model)
+  std::string arch;                // "ampere", "hopper", "blackwell", ... or "default"
+  std::string fallback;            // non-empty: this arch uses that arch's fit (resolved on load)
+  int tile_m = 128, tile_n = 128;  // CTA output tile of the GEMM kernels
+  int sms_if_unknown = 0;          // SM count when the catalog has none (0: no wave model)
   std::map<Precision, GemmFit> gemm;  // by precision; others use GemmFor's preference order
-  double attention_fraction = 0.5;  // FlashAttention forward fraction of the 16-bit dense peak
-  double hbm_fraction = 0.85;       // achievable fraction of memory_Bps (STREAM)
+  double attention_fraction = 0.5;    // FlashAttention forward fraction of the 16-bit dense peak
+  double hbm_fraction = 0.85;         // achievable fraction of memory_Bps (STREAM)
+  // Unfused attention core (model/ops.h): measured speed / the roofline's (standard attention).
+  double unfused_attention_efficiency = 1.0;
   double kernel_overhead_s = 3e-6;  // fixed cost of a non-GEMM kernel
   std::string how;                  // how it was fitted
 
@@ -51,7 +55,7 @@ struct ArchCalibration {
 
 struct ComputeCalibration {
   std::map<std::string, ArchCalibration> archs;  // by arch name; fallbacks already resolved
-  std::string source;  // file it was loaded from
+  std::string source;                            // file it was loaded from
   // Calibration for a GPU's arch, or the "default" entry (the loader requires one).
   const ArchCalibration& For(const std::string& arch) const;
 };
@@ -69,11 +73,11 @@ Precision ToPrecision(Dtype d);
 Precision EffectivePrecision(const GpuSpec& gpu, Dtype d);
 
 struct OpTiming {
-  double time_s = 0;       // total, including launch
-  double compute_s = 0;    // flop / (peak * efficiency)
-  double memory_s = 0;     // bytes / (memory_Bps * hbm_fraction)
+  double time_s = 0;     // total, including launch
+  double compute_s = 0;  // flop / (peak * efficiency)
+  double memory_s = 0;   // bytes / (memory_Bps * hbm_fraction)
   double launch_s = 0;
-  double efficiency = 0;   // fraction of peak assumed for the compute term
+  double efficiency = 0;  // fraction of peak assumed for the compute term
   bool memory_bound = false;
 };
 

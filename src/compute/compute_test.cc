@@ -61,9 +61,10 @@ Op Gemm(int64_t m, int64_t n, int64_t k, Dtype d = Dtype::kBf16) {
   return op;
 }
 
-// 4096^3 fp16 on A100-SXM4-80GB (108 SMs, 312 TFLOP/s, ampere fit 0.84, 1.75 us + 2 us/wave; 1024 tiles > 108 SMs: no split-K):
-// tiles 32*32 = 1024, waves ceil(1024/108) = 10, per wave 108*128*128*2*4096/(312e12*0.84)
-// = 55.31 us + 2 us; 10 waves = 573.1 us, + 1.75 us launch = 574.9 us (memory: 100 MB, 61 us).
+// 4096^3 fp16 on A100-SXM4-80GB (108 SMs, 312 TFLOP/s, ampere fit 0.84, 1.75 us + 2 us/wave; 1024
+// tiles > 108 SMs: no split-K): tiles 32*32 = 1024, waves ceil(1024/108) = 10, per wave
+// 108*128*128*2*4096/(312e12*0.84) = 55.31 us + 2 us; 10 waves = 573.1 us, + 1.75 us launch = 574.9
+// us (memory: 100 MB, 61 us).
 TEST(Gemm, HandDerivedA100Example) {
   const double t = OpTime(Gpu("A100-SXM4-80GB"), Gemm(4096, 4096, 4096, Dtype::kFp16), Cal());
   const double wave = 108.0 * 128 * 128 * 2 * 4096 / (312e12 * 0.84) + 2e-6;
@@ -171,10 +172,38 @@ TEST(Calibration, StrictLoaderRejectsUnknownKeysAndMissingDefault) {
   c = ParseComputeCalibration(
       "how: x\narchs:\n  - arch: a\n    tile: [128, 128]\n    gemm: {fp16: {fraction: 0.8, "
       "launch: 1 us, wave_overhead: 1 us, residuals: r}}\n    attention_fraction: 0.5\n"
-      "    hbm_fraction: 0.9\n    kernel_overhead: 2 us\n    how: h\n",
+      "    hbm_fraction: 0.9\n    unfused_attention_efficiency: 0.7\n    kernel_overhead: 2 us\n"
+      "    how: h\n",
       "c.yaml");
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().message(), "c.yaml: needs an arch 'default' entry");
+}
+
+// The 'Standard attention (PyTorch)' row on A100 (46.0 TFLOP/s): flash-attention's benchmark,
+// batch 2, seq 8192, head_dim 64, 32 heads, non-causal, no dropout, forward + backward credited
+// 3.5 x 4 b s^2 h d FLOPs. Its unfused ops (softmax, QK^T, PV and their gradients) at the fitted
+// unfused_attention_efficiency reproduce it (the efficiency is fitted on this row alone).
+TEST(Microbench, UnfusedAttentionReproducesStandardAttentionRow) {
+  TransformerSpec m;
+  m.hidden = 2048;
+  m.heads = m.kv_heads = 32;
+  m.head_dim = 64;
+  m.learned_positions = true;
+  OpShape shape;
+  shape.micro_batch = 2;
+  shape.seq_len = 8192;
+  shape.fused_attention = false;
+  shape.math = Dtype::kFp16;
+  std::vector<Op> core;
+  for (const Op& o : LayerForwardOps(m, 0, shape)) {
+    if (IsAttentionCore(o) && o.name != "attn_dropout") core.push_back(o);
+  }
+  ASSERT_EQ(core.size(), 3u);
+  const std::vector<Op> bwd = BackwardOps(core);
+  core.insert(core.end(), bwd.begin(), bwd.end());
+  const double flop = 3.5 * 4 * 2 * 8192.0 * 8192.0 * 32 * 64;
+  const double tflops = flop / OpsTime(Gpu("A100-SXM4-80GB"), core, Cal()) / 1e12;
+  EXPECT_NEAR(tflops, 46.0, 0.5);
 }
 
 // Every calibration row of microbench.csv, re-predicted through the public API. The fit's
@@ -221,7 +250,7 @@ TEST(Microbench, ResidualsStayWithinTheFit) {
       predicted = GemmFlops(g, m, n, k, p, Cal());
       ++gemm_rows;
     } else if (f[1].rfind("HBM", 0) == 0 && f[2] != "Dot") {  // STREAM and GB200's row
-      Op copy;  // 4 GB copied
+      Op copy;                                                // 4 GB copied
       copy.kind = OpKind::kElementwise;
       copy.bytes = 4e9;
       predicted = copy.bytes / (OpTime(g, copy, Cal()) - Cal().For(g.arch).kernel_overhead_s);

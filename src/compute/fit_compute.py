@@ -13,6 +13,12 @@ The model is the one of src/compute/compute.cc (keep them in step):
   HBM    hbm_fraction = mean(Copy, Mul, Add, Triad) / memory_Bps (Dot is read-only, excluded);
          GB200 has one 'HBM bandwidth, measured utilization' row (7.35 TB/s).
   Attn   attention_fraction = FlashAttention-2 forward TFLOP/s / dense fp16 peak.
+  Std    unfused_attention_efficiency = the model's time of the unfused attention core
+         (model/ops.cc UnfusedAttention: QK^T and PV batched GEMMs over the full s x s scores,
+         softmax 4 B/elem forward and 6 B/elem backward, no dropout as the benchmark runs it with
+         p = 0; the GEMMs' data and weight gradients) / the measured time of the 'Standard
+         attention (PyTorch)' row: flash-attention's benchmark_flash_attention.py, non-causal,
+         forward + backward, credited 3.5 x 4 b s^2 h d FLOPs, heads = 2048 / head_dim.
 Per architecture, (gemm_fraction, launch, wave_overhead) minimise the sum of squared log
 residuals of the GEMM TFLOP/s rows by grid search; Blackwell fits a separate fp4 fraction.
 Peaks, SMs and bandwidths are the catalog's (data/gpus/*.yaml), copied below.
@@ -58,8 +64,45 @@ def gemm_time(m, n, k, p, sms, bw, peak, tile, frac, launch, wave_ovh, hbm):
     return max(best, mem) + launch
 
 
+def gemm_time_batched(m, n, k, batch, p, sms, bw, peak, tile, frac, launch, wave_ovh, hbm,
+                      nbytes):
+    """gemm_time for `batch` GEMMs of one shape (tiles multiply) moving `nbytes`."""
+    best = None
+    for tm, tn in (tile, (tile[1], tile[0])):
+        tiles = math.ceil(m / tm) * math.ceil(n / tn) * batch
+        splits = max(1, min(sms // tiles, k // SPLIT_K_MIN))
+        waves = math.ceil(tiles * splits / sms)
+        c = waves * (sms * tm * tn * 2.0 * (k / splits) / (peak * frac) + wave_ovh)
+        best = c if best is None else min(best, c)
+    return max(best, nbytes / (bw * hbm)) + launch
+
+
+def unfused_attention_time(sysname, param, fit, hbm, kernel_overhead):
+    """Model time (s) and credited FLOPs of the benchmark's standard attention, fwd + bwd."""
+    _, arch, sms, bw, peaks = GPUS[sysname]
+    d = int(param.split("head_dim")[1].split(",")[0])
+    b = int(param.split("batch")[1].split(",")[0])
+    s = int(param.split("seq")[1].strip())
+    heads = 2048 // d
+    batch = b * heads
+    frac, launch, wave = fit
+    elems = batch * s * s
+    # Both GEMM shapes of ops.cc: bytes = rows (k + n) 2 + batch k n 2.
+    scores = (s, s, d, (batch * s * (d + s) + batch * d * s) * 2.0)
+    context = (s, d, s, (batch * s * (s + d) + batch * s * d) * 2.0)
+    shapes = [scores, context,            # forward
+              (s, s, d, context[3]), (s, d, s, context[3]),   # context dgrad, wgrad
+              (s, d, s, scores[3]), (d, s, s, scores[3])]     # scores dgrad, wgrad
+    t = 0.0
+    for m, n, k, nbytes in shapes:
+        t += gemm_time_batched(m, n, k, batch, "fp16", sms, bw, peaks["fp16"], TILES[arch], frac,
+                               launch, wave, hbm, nbytes)
+    t += (4.0 + 6.0) * elems / (bw * hbm) + 2 * kernel_overhead
+    return t, 3.5 * 4.0 * b * s * s * heads * d
+
+
 def main():
-    gemms, stream, attn = {}, {}, {}
+    gemms, stream, attn, std_attn = {}, {}, {}, {}
     for r in rows():
         sysname = r["system"]
         if sysname not in GPUS:
@@ -75,6 +118,8 @@ def main():
             stream.setdefault(sysname, []).append(float(r["value"]) * 1e12)
         elif b.startswith("attention") and r["parameter"].startswith("FlashAttention"):
             attn[sysname] = float(r["value"]) * 1e12
+        elif b.startswith("attention") and r["parameter"].startswith("Standard attention"):
+            std_attn[sysname] = (r["parameter"], float(r["value"]) * 1e12)
     hbm = {}
     for s, v in stream.items():
         hbm[s] = sum(v) / len(v) / GPUS[s][3]
@@ -84,6 +129,7 @@ def main():
     arch_hbm["blackwell"] = hbm["ND GB200 v6"]  # the Azure blog's measured 7.35 TB/s row
     for s, v in attn.items():
         print(f"attention {s}: {v / GPUS[s][4]['fp16']:.4f}")
+    fits = {}
     for arch, all_rs in gemms.items():
         tile = TILES[arch]
         for p in sorted({r[1] for r in all_rs}):
@@ -101,6 +147,7 @@ def main():
                         if best is None or e < best[0]:
                             best = (e, f, launch, wave)
             e, f, launch, wave = best
+            fits[(arch, p)] = (f, launch, wave)
             print(f"\n{arch} {p}: fraction={f:.3f} launch={launch * 1e6:.2f}us "
                   f"wave_overhead={wave * 1e6:.2f}us hbm={arch_hbm[arch]:.4f} "
                   f"rms_log={math.sqrt(e / len(rs)):.4f}")
@@ -111,6 +158,19 @@ def main():
                 pred = 2.0 * m * n * k / t
                 print(f"  {sysname:30s} {p} {m}x{n}x{k}: measured {meas / 1e12:8.1f} predicted "
                       f"{pred / 1e12:8.1f} TFLOP/s  {100 * (pred / meas - 1):+6.1f}%")
+    # Unfused attention: the 16-bit GEMM fit, else fp8's (compute.h GemmFor); kernel overhead =
+    # that fit's launch.
+    eff = {}
+    for sysname, (param, meas) in std_attn.items():
+        arch = GPUS[sysname][1]
+        fit = fits.get((arch, "fp16"), fits.get((arch, "fp8")))
+        t, flop = unfused_attention_time(sysname, param, fit, arch_hbm[arch], fit[1])
+        e = t / (flop / meas)
+        eff.setdefault(arch, []).append(e)
+        print(f"standard attention {sysname}: measured {meas / 1e12:.1f} TFLOP/s, model "
+              f"{flop / t / 1e12:.1f} at full efficiency -> efficiency {e:.4f}")
+    for arch, v in eff.items():
+        print(f"unfused_attention_efficiency {arch}: {sum(v) / len(v):.4f}")
 
 
 if __name__ == "__main__":

@@ -10,14 +10,18 @@
 namespace ndt {
 
 struct ValidationRow {
-  std::string suite;     // "collectives", "training", "inference"
-  std::string case_id;   // e.g. "ndm_a100_v4 1vm all_reduce 1G"
-  std::string metric;    // e.g. "busbw_GBps"
-  std::string unit;      // e.g. "GB/s"
+  std::string suite;    // "collectives", "training", "inference"
+  std::string case_id;  // e.g. "ndm_a100_v4 1vm all_reduce 1G"
+  std::string metric;   // e.g. "busbw_GBps"
+  std::string unit;     // e.g. "GB/s"
   double measured = 0;
   double predicted = 0;
   bool calibration = false;  // true if the case was used to fit a parameter (not validation)
   std::string source;
+  // Non-empty when the model refused the case (e.g. "does not fit: ..."): predicted is not set
+  // and the row is left out of the error summary but listed, since a refusal of a configuration
+  // that ran is itself a miss.
+  std::string refused;
   double error() const { return measured != 0 ? (predicted - measured) / measured : 0; }
 };
 

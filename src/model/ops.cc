@@ -71,9 +71,7 @@ struct Builder {
     out->push_back(op);
   }
   // Tokens seen by norms / residuals on this GPU (sequence parallel divides them by t).
-  double NormTokens(double tokens) const {
-    return shape.sequence_parallel ? tokens / t() : tokens;
-  }
+  double NormTokens(double tokens) const { return shape.sequence_parallel ? tokens / t() : tokens; }
   void Norm(const char* name, double tokens) {
     const double h = static_cast<double>(spec.hidden);
     Elementwise(name, OpKind::kNorm, NormTokens(tokens) * h, 1, 1, 5,
@@ -102,6 +100,8 @@ void PreAttention(Builder& b, double tokens, bool absorbed) {
   if (s.attention != AttentionKind::kMla) {
     const int64_t n = (HeadsLocal(s, t) + 2 * KvHeadsLocal(s, t)) * s.head_dim;
     b.Gemm("qkv_proj", tokens, n, h);
+    // Learned absolute positions (GPT) are added once at the embedding, not per layer.
+    if (s.learned_positions) return;
     b.Elementwise("rope", OpKind::kElementwise,
                   tokens * (HeadsLocal(s, t) + KvHeadsLocal(s, t)) * s.head_dim, 1, 1, 3);
     return;
@@ -162,8 +162,7 @@ void PostAttention(Builder& b, int64_t layer, double tokens, bool absorbed) {
     const double pairs = tokens * e.top_k * e.capacity_factor;
     const double local = std::max(1.0, static_cast<double>(e.experts) / ep);
     const double p_hit = static_cast<double>(e.top_k) / e.experts;
-    const double active =
-        std::max(1.0, local * (1.0 - std::pow(1.0 - p_hit, tokens * ep)));
+    const double active = std::max(1.0, local * (1.0 - std::pow(1.0 - p_hit, tokens * ep)));
     const int64_t active_n = std::max<int64_t>(1, Ceil(active));
     b.Elementwise("moe_dispatch", OpKind::kElementwise, pairs * hd, 1, 1, 0);
     mlp("experts_gate_up", "experts_act", "experts_down", pairs / active_n, e.expert_ffn_hidden,
@@ -219,6 +218,29 @@ Op AttentionImpl(const TransformerSpec& s, double seqs, double q_len, double kv_
   return op;
 }
 
+// Megatron-LM's attention core before FlashAttention, per GPU: baddbmm Q K^T into an
+// [b*heads, q, kv] 16-bit score tensor, fused scale + causal mask + softmax (reads and writes it:
+// 4 B/elem), dropout (reads it, writes it and a 1-byte mask: 5 B/elem), bmm P V. The GEMMs cover
+// the whole q x kv rectangle. Backward: the GEMMs' data and weight gradients (dP = dO V^T,
+// dV = P^T dO, dQ = dS K, dK = dS^T Q), dropout backward (reads dP and the mask, writes: 5 B/elem)
+// and softmax backward (reads P and dP, writes dS: 6 B/elem).
+void UnfusedAttention(Builder& b, double seqs, double q_len, double kv_len) {
+  const TransformerSpec& s = b.spec;
+  const int64_t heads = HeadsLocal(s, b.t());
+  const int64_t batch = std::max<int64_t>(1, Ceil(seqs * static_cast<double>(heads)));
+  const int64_t kv = std::max<int64_t>(1, Ceil(kv_len));
+  const double elems = seqs * static_cast<double>(heads) * q_len * kv_len;
+  b.Gemm("attn_scores", q_len, kv, s.head_dim, batch);
+  b.Elementwise("attn_softmax", OpKind::kElementwise, elems, 1, 1, 5);
+  b.out->back().backward_bytes = 6.0 / 4.0 * b.out->back().bytes;
+  b.Elementwise("attn_dropout", OpKind::kElementwise, elems, 1, 1, 2);
+  b.out->back().bytes += elems;  // the 1-byte keep mask
+  b.out->back().backward_bytes = b.out->back().bytes;
+  b.Gemm("attn_context", q_len, s.head_dim, kv, batch);
+  // Both GEMMs' right operands (K^T, V) are activations, not weights.
+  for (size_t i = b.out->size() - 4; i < b.out->size(); ++i) (*b.out)[i].weight_bytes = 0;
+}
+
 double SeqLen(const TransformerSpec& s, const OpShape& shape) {
   return shape.seq_len > 0 ? shape.seq_len : static_cast<double>(s.seq_len);
 }
@@ -237,8 +259,12 @@ std::vector<Op> LayerForwardOps(const TransformerSpec& spec, int64_t layer, cons
   // With CP the causal work is balanced across ranks (Megatron's load-balanced chunks): each
   // rank does 1/cp of the whole sequence's query-key pairs.
   const double pairs = cp > 1 ? Pairs(s, kv_len, shape.causal) / cp : -1;
-  ops.push_back(AttentionImpl(spec, shape.micro_batch, q_len, kv_len, shape.causal, shape,
-                              /*absorbed=*/false, pairs));
+  if (!shape.fused_attention && spec.attention != AttentionKind::kMla) {
+    UnfusedAttention(b, shape.micro_batch, q_len, kv_len);
+  } else {
+    ops.push_back(AttentionImpl(spec, shape.micro_batch, q_len, kv_len, shape.causal, shape,
+                                /*absorbed=*/false, pairs));
+  }
   PostAttention(b, layer, tokens, /*absorbed=*/false);
   return ops;
 }
@@ -271,14 +297,15 @@ std::vector<Op> BackwardOps(const std::vector<Op>& fwd) {
       b.pass = Pass::kBackward;
       b.flop = 2 * f.flop;
       b.bytes = f.kind == OpKind::kEmbedding ? f.bytes : 2 * f.bytes;
+      if (f.backward_bytes > 0) b.bytes = f.backward_bytes;
+      b.backward_bytes = 0;
       out.push_back(b);
     }
   }
   return out;
 }
 
-std::vector<Op> LayerBackwardOps(const TransformerSpec& spec, int64_t layer,
-                                 const OpShape& shape) {
+std::vector<Op> LayerBackwardOps(const TransformerSpec& spec, int64_t layer, const OpShape& shape) {
   return BackwardOps(LayerForwardOps(spec, layer, shape));
 }
 
@@ -323,6 +350,14 @@ std::vector<Op> LmHeadForwardOps(const TransformerSpec& spec, double tokens, con
     ops.back().kind = OpKind::kLoss;
   }
   return ops;
+}
+
+bool IsAttentionCore(const Op& op) {
+  if (op.kind == OpKind::kAttention) return true;
+  for (const char* p : {"attn_scores", "attn_softmax", "attn_dropout", "attn_context"}) {
+    if (op.name.starts_with(p)) return true;  // forward, _dgrad / _wgrad / _bwd
+  }
+  return false;
 }
 
 double TotalFlop(const std::vector<Op>& ops) {

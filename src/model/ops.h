@@ -2,12 +2,15 @@
 // The operators of one transformer layer on one GPU, with FLOPs and HBM bytes, for a micro-batch
 // b of sequences of s tokens under tensor parallelism t (Megatron column/row split), sequence
 // parallelism (norms and element-wise ops on s/t tokens) and context parallelism (s/cp query
-// tokens per rank attending over all s keys, ring attention). GEMMs are C[m x n] = A[m x k] B[k x n]
-// with m = tokens; FLOPs = 2 m n k per GEMM. Backward: each GEMM becomes a data-gradient GEMM and
-// a weight-gradient GEMM of the same FLOPs (2x forward); attention backward is 2x forward (QK^T,
-// AV -> dQ, dK, dV, dP); element-wise and norm backward move about twice the forward bytes.
+// tokens per rank attending over all s keys, ring attention). GEMMs are C[m x n] = A[m x k] B[k x
+// n] with m = tokens; FLOPs = 2 m n k per GEMM. Backward: each GEMM becomes a data-gradient GEMM
+// and a weight-gradient GEMM of the same FLOPs (2x forward); attention backward is 2x forward
+// (QK^T, AV -> dQ, dK, dV, dP); element-wise and norm backward move about twice the forward bytes.
 // Bytes: A, B and C of each GEMM once (weights at the weight dtype, activations at the activation
 // dtype); attention reads Q, K, V and writes O once (FlashAttention; K/V at the KV dtype).
+// Unfused attention (OpShape::fused_attention false, Megatron-LM before FlashAttention): batched
+// GEMMs QK^T and PV over the whole s x kv score matrix (the causal mask does not skip work), with
+// the scores through HBM: a fused scale-mask-softmax and a dropout that stores its 1-byte mask.
 // Communication is not an operator here (parallel/ and serve/ add it).
 #ifndef NDTWIN_MODEL_OPS_H_
 #define NDTWIN_MODEL_OPS_H_
@@ -49,24 +52,26 @@ struct Op {
   int64_t head_dim_qk = 0, head_dim_v = 0;
   bool causal = false;
   // Cost.
-  double flop = 0;          // floating-point operations the kernel executes
-  double bytes = 0;         // HBM bytes read + written
-  double weight_bytes = 0;  // part of `bytes` that is weights (or weight gradients)
+  double flop = 0;            // floating-point operations the kernel executes
+  double bytes = 0;           // HBM bytes read + written
+  double weight_bytes = 0;    // part of `bytes` that is weights (or weight gradients)
+  double backward_bytes = 0;  // HBM bytes of a non-GEMM op's backward (0: twice `bytes`)
   Dtype math = Dtype::kBf16;  // precision of the arithmetic
 };
 
 // How a layer is run on one GPU.
 struct OpShape {
-  double micro_batch = 1;    // b: sequences in the micro-batch (or requests)
-  double seq_len = 0;        // s: tokens per sequence before the CP split (0 = spec.seq_len)
-  double kv_len = 0;         // keys each query may attend to (0 = seq_len: self-attention)
-  bool causal = true;        // causal mask (training, prefill)
-  int tp = 1;                // tensor parallel degree (heads, ffn, experts' ffn split by t)
-  int cp = 1;                // context parallel degree (queries split by cp)
-  int ep = 1;                // expert parallel degree (routed experts split by ep)
+  double micro_batch = 1;          // b: sequences in the micro-batch (or requests)
+  double seq_len = 0;              // s: tokens per sequence before the CP split (0 = spec.seq_len)
+  double kv_len = 0;               // keys each query may attend to (0 = seq_len: self-attention)
+  bool causal = true;              // causal mask (training, prefill)
+  int tp = 1;                      // tensor parallel degree (heads, ffn, experts' ffn split by t)
+  int cp = 1;                      // context parallel degree (queries split by cp)
+  int ep = 1;                      // expert parallel degree (routed experts split by ep)
   bool sequence_parallel = false;  // norms / element-wise on tokens / t
-  Dtype math = Dtype::kBf16;         // GEMM and attention precision
-  Dtype weights = Dtype::kBf16;      // weight storage
+  bool fused_attention = true;     // false: unfused attention core (see the file comment)
+  Dtype math = Dtype::kBf16;       // GEMM and attention precision
+  Dtype weights = Dtype::kBf16;    // weight storage
   Dtype activations = Dtype::kBf16;  // activation storage
   Dtype kv = Dtype::kBf16;           // K/V storage read by attention
 };
@@ -96,6 +101,10 @@ std::vector<Op> EmbeddingForwardOps(const TransformerSpec& spec, double tokens,
 // Final norm + LM head GEMM (vocab split by t) + (with_loss) softmax cross-entropy.
 std::vector<Op> LmHeadForwardOps(const TransformerSpec& spec, double tokens, const OpShape& shape,
                                  bool with_loss);
+
+// Whether op is part of the attention core, forward or backward (fused kAttention, or an
+// unfused attn_* op): what selective recompute re-runs.
+bool IsAttentionCore(const Op& op);
 
 // Sums.
 double TotalFlop(const std::vector<Op>& ops);

@@ -42,8 +42,35 @@ TEST(LayerOps, GptForwardFlopsMatchHandDerivation) {
   EXPECT_DOUBLE_EQ(Find(ops, "attn_core").flop, 4 * sq * sq * h);
   // Causal: s(s+1)/2 query-key pairs instead of s^2.
   shape.causal = true;
-  EXPECT_DOUBLE_EQ(Find(LayerForwardOps(s, 0, shape), "attn_core").flop,
-                   4 * h * sq * (sq + 1) / 2);
+  EXPECT_DOUBLE_EQ(Find(LayerForwardOps(s, 0, shape), "attn_core").flop, 4 * h * sq * (sq + 1) / 2);
+}
+
+// Megatron-LM 2021's unfused core on the 18B layer (a = 48 heads of d = 128, t = 8, b = 1):
+// QK^T and PV each 2 (a/t) s^2 d FLOPs over the whole s x s rectangle even when causal (the
+// 4 s^2 h / t above), scores through HBM: softmax 2 + 2 B/elem, dropout 2 + 2 + 1 (mask);
+// backward softmax 6 and dropout 5 B/elem. GPT has learned positions: no per-layer RoPE.
+TEST(LayerOps, UnfusedAttentionDoesTheFullScoreMatrix) {
+  const TransformerSpec s = Preset("megatron-18b");
+  OpShape shape;
+  shape.seq_len = 2048;
+  shape.tp = 8;
+  shape.fused_attention = false;
+  const std::vector<Op> fwd = LayerForwardOps(s, 0, shape);
+  const double sq = 2048, d = 128, heads = 48.0 / 8, elems = heads * sq * sq;
+  const Op& qk = Find(fwd, "attn_scores");
+  EXPECT_EQ(qk.batch, 6);
+  EXPECT_DOUBLE_EQ(qk.flop, 2 * elems * d);
+  EXPECT_DOUBLE_EQ(Find(fwd, "attn_context").flop, 2 * elems * d);
+  EXPECT_DOUBLE_EQ(Find(fwd, "attn_softmax").bytes, 4 * elems);
+  EXPECT_DOUBLE_EQ(Find(fwd, "attn_dropout").bytes, 5 * elems);
+  const std::vector<Op> bwd = LayerBackwardOps(s, 0, shape);
+  EXPECT_DOUBLE_EQ(Find(bwd, "attn_softmax_bwd").bytes, 6 * elems);
+  EXPECT_DOUBLE_EQ(Find(bwd, "attn_dropout_bwd").bytes, 5 * elems);
+  EXPECT_TRUE(IsAttentionCore(Find(bwd, "attn_scores_dgrad")));
+  for (const Op& o : fwd) {
+    EXPECT_NE(o.kind, OpKind::kAttention);
+    EXPECT_NE(o.name, "rope");
+  }
 }
 
 TEST(LayerOps, TensorParallelDividesGemmFlops) {
@@ -85,9 +112,9 @@ TEST(LayerOps, SumToModelForwardFlops) {
     shape.seq_len = 1024;
     shape.causal = false;
     double flop = 0;
-    for (int64_t l = 0; l < s.layers; ++l) flop += GemmFlop(LayerForwardOps(s, l, shape)) +
-                                                   Find(LayerForwardOps(s, l, shape),
-                                                        "attn_core").flop;
+    for (int64_t l = 0; l < s.layers; ++l)
+      flop += GemmFlop(LayerForwardOps(s, l, shape)) +
+              Find(LayerForwardOps(s, l, shape), "attn_core").flop;
     flop += GemmFlop(LmHeadForwardOps(s, 1024, shape, true));
     // MoE routing is uniform with capacity 1: exactly top_k experts' work per token.
     EXPECT_NEAR(flop / (1024 * ForwardFlopsPerToken(s, 1024)), 1.0, 1e-9) << name;

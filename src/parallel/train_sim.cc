@@ -24,16 +24,17 @@ struct LayerCost {
   double fwd_compute_s = 0, bwd_compute_s = 0;  // bwd includes recompute kernels
   double fwd_tp_s = 0, bwd_tp_s = 0;            // bwd includes recomputed forward comm
   double fwd_ep_s = 0, bwd_ep_s = 0;
-  double fwd_cp_s = 0, bwd_cp_s = 0;            // exposed part
+  double fwd_cp_s = 0, bwd_cp_s = 0;      // exposed part
+  double fwd_zero_s = 0, bwd_zero_s = 0;  // exposed ZeRO-3 weight gather / grad scatter
   double fwd_flop = 0, bwd_flop = 0;
-  double params = 0;                            // per GPU, for DP buckets
-  double fwd_s() const { return fwd_compute_s + fwd_tp_s + fwd_ep_s + fwd_cp_s; }
-  double bwd_s() const { return bwd_compute_s + bwd_tp_s + bwd_ep_s + bwd_cp_s; }
+  double params = 0;  // per GPU, for DP buckets
+  double fwd_s() const { return fwd_compute_s + fwd_tp_s + fwd_ep_s + fwd_cp_s + fwd_zero_s; }
+  double bwd_s() const { return bwd_compute_s + bwd_tp_s + bwd_ep_s + bwd_cp_s + bwd_zero_s; }
 };
 
 struct ChunkCost {
-  LayerCost sum;                 // all layers + embedding / LM head
-  std::vector<double> layer_bwd_s;  // per layer (backward order), embedding/head folded in
+  LayerCost sum;                     // all layers + embedding / LM head
+  std::vector<double> layer_bwd_s;   // per layer (backward order), embedding/head folded in
   std::vector<double> layer_params;  // same order
 };
 
@@ -49,6 +50,7 @@ class Lowering {
     shape_.cp = s.cp;
     shape_.ep = s.ep;
     shape_.sequence_parallel = s.sp;
+    shape_.fused_attention = s.flash_attention;
     shape_.math = s.precision;
     tokens_ = static_cast<double>(s.mbs) * static_cast<double>(m.seq_len) / s.cp;
     act_bytes_ = tokens_ * static_cast<double>(m.hidden) * 2.0;
@@ -105,34 +107,11 @@ const LayerCost& Lowering::Layer(int64_t l) {
   const std::vector<Op> bwd = LayerBackwardOps(m_, l, shape_);
   std::vector<Op> attn;
   for (const Op& op : fwd) {
-    if (op.kind == OpKind::kAttention) attn.push_back(op);
+    if (IsAttentionCore(op)) attn.push_back(op);
   }
-  double attn_s = c_.OpsTime(attn);
+  const double attn_s = c_.OpsTime(attn);
   lc.fwd_compute_s = c_.OpsTime(fwd);
   lc.bwd_compute_s = c_.OpsTime(bwd);
-  if (!s_.flash_attention) {
-    // Unfused attention moves the b (a/t) s^2 score tensor through HBM: forward writes QK^T
-    // (2 B/elem), softmax reads and writes (4), dropout reads, writes and stores its mask (5),
-    // AV reads (2): 13 B/elem; backward about 21 B/elem (dV and dP GEMM reads, dropout and
-    // softmax backward, dQ/dK GEMM reads). Korthikanti et al.'s 5as/h activation term counts
-    // the same three stored tensors.
-    const double elems = static_cast<double>(s_.mbs) * static_cast<double>(m_.heads) / s_.tp *
-                         (static_cast<double>(m_.seq_len) / s_.cp) *
-                         static_cast<double>(m_.seq_len);
-    Op f;
-    f.name = "attn_scores_unfused";
-    f.kind = OpKind::kElementwise;
-    f.bytes = 13.0 * elems;
-    Op b = f;
-    b.name = "attn_scores_unfused_bwd";
-    b.pass = Pass::kBackward;
-    b.bytes = 21.0 * elems;
-    const double ft = c_.OpsTime({f});
-    lc.fwd_compute_s += ft;
-    lc.bwd_compute_s += c_.OpsTime({b});
-    attn_s += ft;
-    attn.push_back(f);
-  }
   lc.fwd_flop = TotalFlop(fwd);
   lc.bwd_flop = TotalFlop(bwd);
   lc.fwd_tp_s = TpPass();
@@ -166,6 +145,16 @@ const LayerCost& Lowering::Layer(int64_t l) {
   p += moe ? pc_.moe_mlp_per_layer / (static_cast<double>(s_.ep) * s_.tp)
            : pc_.dense_mlp_per_layer / s_.tp;
   lc.params = p;
+  if (s_.zero >= 3 && s_.dp > 1) {
+    // ZeRO-3 (DeepSpeed): each layer's 16-bit weights are all-gathered over DP before its
+    // forward and again before its backward (which also serves the recomputed forward), and its
+    // gradients reduce-scattered after it, every micro-batch; prefetched on the DP stream, so
+    // only what exceeds the layer's own compute is exposed.
+    const double gather = Comm(CommKind::kAllGather, p * 2.0, dp_group_);
+    const double scatter = Comm(CommKind::kReduceScatter, p * 2.0, dp_group_);
+    lc.fwd_zero_s = std::max(0.0, gather - lc.fwd_compute_s - lc.fwd_tp_s);
+    lc.bwd_zero_s = std::max(0.0, gather + scatter - lc.bwd_compute_s - lc.bwd_tp_s);
+  }
   return layer_cache_.emplace(moe, lc).first->second;
 }
 
@@ -184,6 +173,8 @@ ChunkCost Lowering::Chunk(int stage, int chunk) {
     a.bwd_ep_s += l.bwd_ep_s;
     a.fwd_cp_s += l.fwd_cp_s;
     a.bwd_cp_s += l.bwd_cp_s;
+    a.fwd_zero_s += l.fwd_zero_s;
+    a.bwd_zero_s += l.bwd_zero_s;
     a.fwd_flop += l.fwd_flop;
     a.bwd_flop += l.bwd_flop;
     a.params += l.params;
@@ -242,8 +233,8 @@ double Lowering::P2p() {
   double t = c_.P2pTime(act_bytes_, ra, rb);
   if (s_.scatter_gather && s_.tp > 1) {
     // Each TP rank sends 1/tp over its own NIC, the receivers all-gather on NVLink.
-    const double sg = c_.P2pTime(act_bytes_ / s_.tp, ra, rb) +
-                      Comm(CommKind::kAllGather, act_bytes_, tp_group_);
+    const double sg =
+        c_.P2pTime(act_bytes_ / s_.tp, ra, rb) + Comm(CommKind::kAllGather, act_bytes_, tp_group_);
     t = std::min(t, sg);
   }
   return t;
@@ -324,14 +315,14 @@ StatusOr<TrainSimResult> Lowering::Run() {
       const size_t idx = static_cast<size_t>(ps.chunk * m + ps.micro_batch);
       if (ps.forward && v + 1 < nv) {
         const int ns = (v + 1) % pp, nc = (v + 1) / pp;
-        const TaskId send = g.AddTask(res[st].send_fwd, send_s, kP2p,
-                                      name("send act", ps.chunk, ps.micro_batch));
+        const TaskId send =
+            g.AddTask(res[st].send_fwd, send_s, kP2p, name("send act", ps.chunk, ps.micro_batch));
         g.AddDep(pass[st][1][idx].second, send);
         g.AddDep(send, pass[ns][1][static_cast<size_t>(nc * m + ps.micro_batch)].first);
       } else if (!ps.forward && v > 0) {
         const int ns = (v - 1) % pp, nc = (v - 1) / pp;
-        const TaskId send = g.AddTask(res[st].send_bwd, send_s, kP2p,
-                                      name("send grad", ps.chunk, ps.micro_batch));
+        const TaskId send =
+            g.AddTask(res[st].send_bwd, send_s, kP2p, name("send grad", ps.chunk, ps.micro_batch));
         g.AddDep(pass[st][0][idx].second, send);
         g.AddDep(send, pass[ns][0][static_cast<size_t>(nc * m + ps.micro_batch)].first);
       }
@@ -344,7 +335,8 @@ StatusOr<TrainSimResult> Lowering::Run() {
   for (int st = 0; st < pp; ++st) {
     std::vector<TaskId> dp_tasks;
     double stage_params = 0;
-    if (s_.dp > 1) {
+    const bool per_layer = s_.zero >= 3;  // ZeRO-3 moves weights and gradients per layer
+    if (s_.dp > 1 && !per_layer) {
       // Chunks finish their last backward in reverse chunk order.
       for (int c = vpp - 1; c >= 0; --c) {
         const ChunkCost& cc = chunks[st][c];
@@ -372,10 +364,10 @@ StatusOr<TrainSimResult> Lowering::Run() {
     const double opt_s = c_.OpsTime({adam});
     opt_task[st] = g.AddTask(res[st].compute, opt_s, kOpt, trace ? "optimizer" : "");
     for (TaskId t : dp_tasks) g.AddDep(t, opt_task[st]);
-    if (s_.zero >= 1 && s_.dp > 1) {
-      const TaskId ag = g.AddTask(res[st].dp, Comm(CommKind::kAllGather, stage_params * 2.0,
-                                                   dp_group_),
-                                  kDp, trace ? "param all-gather" : "");
+    if (s_.zero >= 1 && s_.dp > 1 && !per_layer) {
+      const TaskId ag =
+          g.AddTask(res[st].dp, Comm(CommKind::kAllGather, stage_params * 2.0, dp_group_), kDp,
+                    trace ? "param all-gather" : "");
       g.AddDep(opt_task[st], ag);
     }
     if (st == 0) bd.optimizer_s = opt_s;
@@ -396,15 +388,16 @@ StatusOr<TrainSimResult> Lowering::Run() {
     bd.tp_comm_s += mm * (a.fwd_tp_s + a.bwd_tp_s);
     bd.ep_comm_s += mm * (a.fwd_ep_s + a.bwd_ep_s);
     bd.cp_comm_s += mm * (a.fwd_cp_s + a.bwd_cp_s);
-    busy += mm * (a.fwd_s() + a.bwd_s());
+    bd.dp_comm_s += mm * (a.fwd_zero_s + a.bwd_zero_s);
+    busy += mm * (a.fwd_s() + a.bwd_s() - a.fwd_zero_s - a.bwd_zero_s);
   }
   last_bwd_end = tl.spans[opt_task[0]].start_s;
   double compute_end = 0;
   for (TaskId t : g.queue(res[0].compute)) {
     if (g.tasks()[t].tag == kBwd) compute_end = std::max(compute_end, tl.spans[t].end_s);
   }
-  bd.dp_comm_s = std::max(0.0, last_bwd_end - compute_end) +
-                 std::max(0.0, r.step_time_s - tl.spans[opt_task[0]].end_s);
+  bd.dp_comm_s += std::max(0.0, last_bwd_end - compute_end) +
+                  std::max(0.0, r.step_time_s - tl.spans[opt_task[0]].end_s);
   bd.pp_bubble_s = std::max(0.0, r.step_time_s - busy - bd.optimizer_s - bd.dp_comm_s);
   r.breakdown = bd;
   // FLOPs: every GPU of a stage does the same work.
@@ -432,8 +425,7 @@ StatusOr<TrainSimResult> Lowering::Run() {
 }  // namespace
 
 StatusOr<TrainSimResult> SimulateTrainingStep(const TransformerSpec& model, const Strategy& s,
-                                              const TrainCosts& costs,
-                                              const TrainSimOptions& opt) {
+                                              const TrainCosts& costs, const TrainSimOptions& opt) {
   Lowering low(model, s, costs, opt);
   return low.Run();
 }

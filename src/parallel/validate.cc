@@ -1,5 +1,5 @@
 // File: parallel/validate.cc
-// Megatron Table 1 replay; see validate.h.
+// Megatron Table 1 and Table 2 replay; see validate.h.
 #include "parallel/validate.h"
 
 #include <cstdlib>
@@ -33,96 +33,191 @@ std::vector<std::string> SplitCsv(const std::string& line) {
   return out;
 }
 
-}  // namespace
+// One CSV file: rows of named fields, with file:line for errors.
+struct CsvRow {
+  std::map<std::string, std::string> field;
+  std::string where;  // "path:line"
+  std::string str(const std::string& c) const {
+    auto it = field.find(c);
+    return it == field.end() ? std::string() : it->second;
+  }
+  double num(const std::string& c) const {
+    const std::string t = str(c);
+    char* end = nullptr;
+    const double v = std::strtod(t.c_str(), &end);
+    return end == t.c_str() ? -1.0 : v;
+  }
+};
 
-StatusOr<std::vector<ValidationRow>> ValidateTraining(const Catalog& catalog,
-                                                      const std::string& shared_dir,
-                                                      const std::string& data_dir) {
-  const std::string path = shared_dir + "/validation/training/megatron_table1.csv";
+StatusOr<std::vector<CsvRow>> ReadCsv(const std::string& path,
+                                      const std::vector<const char*>& need) {
   std::ifstream in(path);
   if (!in) return Status::NotFound("cannot read '" + path + "'");
   std::string line;
   std::getline(in, line);
   const std::vector<std::string> header = SplitCsv(line);
-  std::map<std::string, size_t> col;
-  for (size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
-  for (const char* need : {"params_billion", "attention_heads", "hidden_size", "num_layers",
-                           "tensor_parallel", "pipeline_parallel", "num_gpus",
-                           "global_batch_size", "achieved_tflops_per_gpu", "seq_len", "vocab"}) {
-    if (!col.count(need)) return Status::InvalidInput(path + ": missing column '" + need + "'");
+  for (const char* c : need) {
+    bool found = false;
+    for (const std::string& h : header) found = found || h == c;
+    if (!found) return Status::InvalidInput(path + ": missing column '" + c + "'");
   }
-  NDT_ASSIGN_OR_RETURN(const SkuSpec* sku, catalog.FindSku(kSku));
-  const GpuSpec& gpu = catalog.GpuOf(*sku);
-  NDT_ASSIGN_OR_RETURN(ComputeCalibration cal, LoadComputeCalibration(data_dir));
-  std::vector<ValidationRow> rows;
+  std::vector<CsvRow> rows;
   int line_no = 1;
   while (std::getline(in, line)) {
     ++line_no;
     if (line.empty()) continue;
     const std::vector<std::string> f = SplitCsv(line);
-    auto num = [&](const char* c) {
-      const std::string& t = f.at(col[c]);
-      char* end = nullptr;
-      const double v = std::strtod(t.c_str(), &end);
-      return end == t.c_str() ? -1.0 : v;
-    };
     if (f.size() < header.size() - 1) {
       return Status::InvalidInput(path + ":" + std::to_string(line_no) + ": too few columns");
     }
-    if (num("num_gpus") <= 0 || num("achieved_tflops_per_gpu") <= 0) {
-      return Status::InvalidInput(path + ":" + std::to_string(line_no) + ": bad number");
-    }
-    InlineModelArgs a;
-    a.layers = static_cast<int64_t>(num("num_layers"));
-    a.hidden = static_cast<int64_t>(num("hidden_size"));
-    a.heads = static_cast<int64_t>(num("attention_heads"));
-    a.vocab = static_cast<int64_t>(num("vocab"));
-    a.seq = static_cast<int64_t>(num("seq_len"));
-    a.arch = "gpt";
-    a.name = "gpt-" + f.at(col["params_billion"]) + "b";
-    NDT_ASSIGN_OR_RETURN(TransformerSpec model, BuildInlineModel(a));
-    const int gpus = static_cast<int>(num("num_gpus"));
-    ClusterSpec cs;
-    cs.sku = sku;
-    cs.gpu = &gpu;
-    cs.vms = gpus / sku->gpus;
-    cs.fabric.tiers = ChooseTiers(cs);
-    NDT_ASSIGN_OR_RETURN(Cluster cluster, BuildCluster(cs));
-    ClusterCosts costs(cluster, cal, Dtype::kBf16, Fidelity::kAnalytical);
-    TrainJob job;
-    job.model = model;
-    job.strategy.tp = static_cast<int>(num("tensor_parallel"));
-    job.strategy.pp = static_cast<int>(num("pipeline_parallel"));
-    job.strategy.gbs = static_cast<int64_t>(num("global_batch_size"));
-    job.strategy.recompute = Recompute::kFull;
-    job.strategy.precision = Dtype::kFp16;
-    // Megatron-LM as the paper ran it (2021) computed attention unfused; FlashAttention is 2022.
-    job.strategy.flash_attention = false;
-    // ... and, as Megatron-LM v2 did: synchronous pipeline send/recv, and the data-parallel
-    // gradient all-reduce after the backward pass (local DDP), not overlapped with it.
-    job.strategy.overlap_p2p = false;
-    job.strategy.overlap_dp = false;
-    job.mbs_given = false;
-    job.vpp_given = false;
-    job.num_gpus = gpus;
-    job.nvlink_domain_gpus = sku->nvlink_domain_gpus;
-    job.gpu_memory_bytes = gpu.memory_bytes;
-    job.gpus_per_vm = sku->gpus;
-    NDT_ASSIGN_OR_RETURN(TrainReport rep, RunTraining(job, costs));
-    const double flop = NarayananIterationFlops(model, static_cast<double>(job.strategy.gbs),
-                                                model.seq_len, /*full_recompute=*/true);
+    CsvRow r;
+    r.where = path + ":" + std::to_string(line_no);
+    for (size_t i = 0; i < f.size() && i < header.size(); ++i) r.field[header[i]] = f[i];
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+struct Env {
+  const SkuSpec* sku;
+  const GpuSpec* gpu;
+  ComputeCalibration cal;
+};
+
+// One GPT run as Megatron-LM v2 (2021) ran it on `gpus` GPUs: fp16, full recompute, unfused
+// attention (FlashAttention is 2022), synchronous pipeline send/recv and the data-parallel
+// gradient reduction after the backward pass (local DDP), not overlapped with it. mbs 0: the
+// best feasible; VPP: the best feasible. Predicted = eq. (3) FLOPs / step time / GPUs.
+StatusOr<ValidationRow> RunCase(const Env& env, InlineModelArgs a, Strategy s, int64_t mbs,
+                                int gpus, const std::string& name, const std::string& source) {
+  a.arch = "gpt";
+  NDT_ASSIGN_OR_RETURN(TransformerSpec model, BuildInlineModel(a));
+  ClusterSpec cs;
+  cs.sku = env.sku;
+  cs.gpu = env.gpu;
+  cs.vms = gpus / env.sku->gpus;
+  cs.fabric.tiers = ChooseTiers(cs);
+  NDT_ASSIGN_OR_RETURN(Cluster cluster, BuildCluster(cs));
+  ClusterCosts costs(cluster, env.cal, Dtype::kBf16, Fidelity::kAnalytical);
+  TrainJob job;
+  job.model = model;
+  job.strategy = s;
+  job.strategy.recompute = Recompute::kFull;
+  job.strategy.precision = Dtype::kFp16;
+  job.strategy.flash_attention = false;
+  job.strategy.overlap_p2p = false;
+  job.strategy.overlap_dp = false;
+  job.strategy.mbs = mbs > 0 ? mbs : 1;
+  job.mbs_given = mbs > 0;
+  job.vpp_given = false;
+  job.num_gpus = gpus;
+  job.nvlink_domain_gpus = env.sku->nvlink_domain_gpus;
+  job.gpu_memory_bytes = env.gpu->memory_bytes;
+  job.gpus_per_vm = env.sku->gpus;
+  StatusOr<TrainReport> run = RunTraining(job, costs);
+  if (!run.ok() && run.status().code() == StatusCode::kInfeasible) {
     ValidationRow row;
     row.suite = "training";
-    row.case_id = "gpt " + f.at(col["params_billion"]) + "B " + std::to_string(gpus) +
-                  " GPUs tp" + std::to_string(rep.strategy.tp) + " pp" +
-                  std::to_string(rep.strategy.pp) + " dp" + std::to_string(rep.strategy.dp) +
-                  " vpp" + std::to_string(rep.strategy.vpp) + " mbs" +
-                  std::to_string(rep.strategy.mbs);
+    row.case_id = name + " " + std::to_string(gpus) + " GPUs" +
+                  (s.zero > 0 ? " zero" + std::to_string(s.zero) : "") + " mbs" +
+                  std::to_string(job.strategy.mbs);
     row.metric = "tflops_per_gpu";
     row.unit = "TFLOP/s";
-    row.measured = num("achieved_tflops_per_gpu");
-    row.predicted = flop / rep.sim.step_time_s / gpus / 1e12;
-    row.source = "Narayanan et al. SC21 (arXiv:2104.04473) Table 1";
+    row.source = source;
+    row.refused = run.status().message();
+    return row;
+  }
+  if (!run.ok()) return run.status();
+  const TrainReport& rep = *run;
+  const double flop = NarayananIterationFlops(model, static_cast<double>(job.strategy.gbs),
+                                              model.seq_len, /*full_recompute=*/true);
+  ValidationRow row;
+  row.suite = "training";
+  const Strategy& r = rep.strategy;
+  row.case_id = name + " " + std::to_string(gpus) + " GPUs tp" + std::to_string(r.tp) + " pp" +
+                std::to_string(r.pp) + " dp" + std::to_string(r.dp) +
+                (r.zero > 0 ? " zero" + std::to_string(r.zero) : " vpp" + std::to_string(r.vpp)) +
+                " mbs" + std::to_string(r.mbs);
+  row.metric = "tflops_per_gpu";
+  row.unit = "TFLOP/s";
+  row.predicted = flop / rep.sim.step_time_s / gpus / 1e12;
+  row.source = source;
+  return row;
+}
+
+}  // namespace
+
+StatusOr<std::vector<ValidationRow>> ValidateTraining(const Catalog& catalog,
+                                                      const std::string& shared_dir,
+                                                      const std::string& data_dir) {
+  NDT_ASSIGN_OR_RETURN(const SkuSpec* sku, catalog.FindSku(kSku));
+  NDT_ASSIGN_OR_RETURN(ComputeCalibration cal, LoadComputeCalibration(data_dir));
+  const Env env{sku, &catalog.GpuOf(*sku), cal};
+  const std::string dir = shared_dir + "/validation/training/";
+  NDT_ASSIGN_OR_RETURN(
+      std::vector<CsvRow> t1,
+      ReadCsv(dir + "megatron_table1.csv",
+              {"params_billion", "attention_heads", "hidden_size", "num_layers", "tensor_parallel",
+               "pipeline_parallel", "num_gpus", "global_batch_size", "achieved_tflops_per_gpu",
+               "seq_len", "vocab"}));
+  std::vector<ValidationRow> rows;
+  for (const CsvRow& f : t1) {
+    if (f.num("num_gpus") <= 0 || f.num("achieved_tflops_per_gpu") <= 0) {
+      return Status::InvalidInput(f.where + ": bad number");
+    }
+    InlineModelArgs a;
+    a.layers = static_cast<int64_t>(f.num("num_layers"));
+    a.hidden = static_cast<int64_t>(f.num("hidden_size"));
+    a.heads = static_cast<int64_t>(f.num("attention_heads"));
+    a.vocab = static_cast<int64_t>(f.num("vocab"));
+    a.seq = static_cast<int64_t>(f.num("seq_len"));
+    a.name = "gpt-" + f.str("params_billion") + "b";
+    Strategy s;
+    s.tp = static_cast<int>(f.num("tensor_parallel"));
+    s.pp = static_cast<int>(f.num("pipeline_parallel"));
+    s.gbs = static_cast<int64_t>(f.num("global_batch_size"));
+    NDT_ASSIGN_OR_RETURN(ValidationRow row,
+                         RunCase(env, a, s, /*mbs=*/0, static_cast<int>(f.num("num_gpus")),
+                                 "gpt " + f.str("params_billion") + "B",
+                                 "Narayanan et al. SC21 (arXiv:2104.04473) Table 1"));
+    row.measured = f.num("achieved_tflops_per_gpu");
+    rows.push_back(row);
+  }
+  // Table 2: PTD-P against ZeRO-3 on the same GPT-3 175B and 530B models.
+  NDT_ASSIGN_OR_RETURN(
+      std::vector<CsvRow> t2,
+      ReadCsv(dir + "megatron_other.csv", {"experiment", "model", "scheme", "num_gpus",
+                                           "global_batch_size", "microbatch_size", "value"}));
+  for (const CsvRow& f : t2) {
+    if (f.str("experiment") != "zero3_vs_ptdp") continue;
+    InlineModelArgs a;  // Table 2's shapes, with Table 1's vocabulary and sequence
+    const bool gpt3 = f.str("model") == "GPT-3";
+    if (!gpt3 && f.str("model") != "GPT-530B") {
+      return Status::InvalidInput(f.where + ": unknown model '" + f.str("model") + "'");
+    }
+    a.layers = gpt3 ? 96 : 105;
+    a.hidden = gpt3 ? 12288 : 20480;
+    a.heads = gpt3 ? 96 : 128;
+    a.vocab = 51200;
+    a.seq = 2048;
+    a.name = gpt3 ? "gpt3-175b" : "gpt-530b";
+    Strategy s;
+    s.gbs = static_cast<int64_t>(f.num("global_batch_size"));
+    const bool ptdp = f.str("scheme") == "PTD-P";
+    if (ptdp) {  // model_parallel_size 96 = TP8 x PP12 (175B), 280 = TP8 x PP35 (530B)
+      s.tp = 8;
+      s.pp = gpt3 ? 12 : 35;
+    } else {
+      s.zero = 3;
+    }
+    NDT_ASSIGN_OR_RETURN(
+        ValidationRow row,
+        RunCase(env, a, s, static_cast<int64_t>(f.num("microbatch_size")),
+                static_cast<int>(f.num("num_gpus")),
+                std::string(gpt3 ? "gpt3 175B" : "gpt 530B") + (ptdp ? " ptd-p" : " zero-3"),
+                std::string("Narayanan et al. SC21 (arXiv:2104.04473) Table 2, ") +
+                    (ptdp ? "PTD-P" : "ZeRO-3")));
+    row.measured = f.num("value");
     rows.push_back(row);
   }
   return rows;
