@@ -175,14 +175,15 @@ double GemmEfficiency(const GpuSpec& gpu, int64_t m, int64_t n, int64_t k, int64
 
 double GemmFlops(const GpuSpec& gpu, int64_t m, int64_t n, int64_t k, Precision p,
                  const ComputeCalibration& calib) {
-  // The microbenchmarks' layout: inputs at p, 16-bit output.
+  // The microbenchmarks' layout: inputs at p (fp4: NVFP4, values + E4M3 block scales, as
+  // cuBLASLt's block-scaled FP4 GEMM reads them), 16-bit output.
   Op op;
   op.kind = OpKind::kGemm;
   op.m = m;
   op.n = n;
   op.k = k;
   op.flop = 2.0 * static_cast<double>(m) * n * k;
-  const double in = BytesPer(p);
+  const double in = p == Precision::kFp4 ? DtypeBytes(Dtype::kFp4) : BytesPer(p);
   op.bytes = (static_cast<double>(m) * k + static_cast<double>(k) * n) * in +
              static_cast<double>(m) * n * 2.0;
   switch (p) {

@@ -41,7 +41,8 @@ GPUS = {
                     {"fp16": 2500e12, "fp8": 5000e12, "fp4": 10000e12}),
 }
 TILES = {"ampere": (128, 128), "hopper": (128, 256), "blackwell": (128, 256)}
-IN_BYTES = {"fp16": 2, "fp8": 1, "fp4": 0.5}
+# fp4: NVFP4 values (0.5 B) + one E4M3 block scale per 16 elements (1/16 B), as cuBLASLt reads.
+IN_BYTES = {"fp16": 2, "fp8": 1, "fp4": 0.5 + 1.0 / 16}
 SPLIT_K_MIN = 256  # smallest K chunk of a split-K GEMM (not fitted)
 
 

@@ -39,6 +39,20 @@ struct Builder {
   double a() const { return DtypeBytes(shape.activations); }
   double w() const { return DtypeBytes(shape.weights); }
   int t() const { return std::max(1, shape.tp); }
+  // fp4 (NVFP4) GEMMs take their activation operand quantized (values + block scales): the
+  // kernel before each GEMM writes it so. Wider math reads activations as stored.
+  bool quantized_inputs() const { return shape.math == Dtype::kFp4; }
+  double in() const { return quantized_inputs() ? DtypeBytes(shape.math) : a(); }
+  // Dynamic NVFP4 quantization of `elems` activations feeding a GEMM whose producer does not
+  // quantize (attention output, MLP activation): reads them at the activation dtype, writes
+  // values + block scales, ~3 FLOP per element (abs-max, scale, convert). A separate kernel
+  // (ASSUMPTION, conservative: TensorRT-LLM fuses it into the norm, norm_quant_fusion; other
+  // producers may fuse it too, saving its launch and write).
+  void Quantize(const char* name, double elems) {
+    if (!quantized_inputs()) return;
+    Elementwise(name, OpKind::kElementwise, elems, 1, 0, 3);
+    out->back().bytes += elems * in();
+  }
 
   // C[m x n] = A[m x k] W[k x n], `batch` times; `flop_m` is the exact (unquantized) row count
   // summed over the batch when it differs from m * batch (grouped expert GEMMs).
@@ -54,7 +68,8 @@ struct Builder {
     const double rows = rows_total >= 0 ? rows_total : m * static_cast<double>(batch);
     op.flop = 2.0 * rows * static_cast<double>(n) * static_cast<double>(k);
     op.weight_bytes = static_cast<double>(batch) * static_cast<double>(k) * n * w();
-    op.bytes = rows * static_cast<double>(k + n) * a() + op.weight_bytes;
+    op.bytes =
+        rows * (static_cast<double>(k) * in() + static_cast<double>(n) * a()) + op.weight_bytes;
     op.math = shape.math;
     out->push_back(op);
   }
@@ -74,8 +89,11 @@ struct Builder {
   double NormTokens(double tokens) const { return shape.sequence_parallel ? tokens / t() : tokens; }
   void Norm(const char* name, double tokens) {
     const double h = static_cast<double>(spec.hidden);
-    Elementwise(name, OpKind::kNorm, NormTokens(tokens) * h, 1, 1, 5,
+    // Fused norm + quantization (TensorRT-LLM norm_quant_fusion) writes the GEMM's input.
+    const double elems = NormTokens(tokens) * h;
+    Elementwise(name, OpKind::kNorm, elems, 1, quantized_inputs() ? 0 : 1, 5,
                 (spec.norm == NormType::kLayerNorm ? 2 : 1) * h * w());
+    if (quantized_inputs()) out->back().bytes += elems * in();
   }
 };
 
@@ -136,8 +154,10 @@ void PostAttention(Builder& b, int64_t layer, double tokens, bool absorbed) {
   if (s.attention == AttentionKind::kMla) {
     const int64_t hl = HeadsLocal(s, t);
     if (absorbed) b.Gemm("v_up", tokens, s.mla.v_head_dim, s.mla.kv_lora_rank, hl);
+    b.Quantize("attn_out_quant", tokens * static_cast<double>(hl * s.mla.v_head_dim));
     b.Gemm("out_proj", tokens, h, hl * s.mla.v_head_dim);
   } else {
+    b.Quantize("attn_out_quant", tokens * static_cast<double>(HeadsLocal(s, t) * s.head_dim));
     b.Gemm("out_proj", tokens, h, HeadsLocal(s, t) * s.head_dim);
   }
   b.Elementwise("residual_attn", OpKind::kElementwise, b.NormTokens(tokens) * hd, 2, 1, 1);
@@ -148,6 +168,7 @@ void PostAttention(Builder& b, int64_t layer, double tokens, bool absorbed) {
     b.Gemm(up, rows, swiglu ? 2 * f : f, h, batch, rows_total);
     const double act_rows = rows_total >= 0 ? rows_total : rows * batch;
     b.Elementwise(act, OpKind::kElementwise, act_rows * f, swiglu ? 2 : 1, 1, swiglu ? 5 : 8);
+    b.Quantize("act_quant", act_rows * f);
     b.Gemm(down, rows, h, f, batch, rows_total);
   };
   if (!s.IsMoeLayer(layer)) {

@@ -172,5 +172,34 @@ TEST(LayerOps, SequenceParallelShrinksNormsNotGemms) {
               8 * (Find(b, "norm_attn").bytes - Find(b, "norm_attn").weight_bytes), 1);
 }
 
+// NVFP4: 0.5 B of E2M1 values + one E4M3 scale per 16 elements = 0.5625 B per element.
+TEST(Nvfp4, BytesIncludeBlockScales) {
+  EXPECT_DOUBLE_EQ(DtypeBytes(Dtype::kFp4), 0.5625);
+  const TransformerSpec s = Preset("llama2-70b");
+  EXPECT_DOUBLE_EQ(WeightBytes(s, Dtype::kFp4), CountParams(s).total * 0.5625);
+}
+
+// llama2-70b decode, 1000 tokens, TP1, fp4 math and weights, 16-bit activations:
+//   norm_attn writes its output quantized: 1000 x 8192 x (2 + 0.5625) + 8192 x 0.5625 (gamma).
+//   attn_out_quant: 1000 x 64 x 128 = 8.192e6 elements read at 2 B, written at 0.5625 B.
+//   act_quant: 1000 x 28672 elements, same; qkv_proj's A operand 1000 x 8192 at 0.5625 B.
+TEST(Nvfp4, Fp4GemmsReadQuantizedActivations) {
+  const TransformerSpec s = Preset("llama2-70b");
+  OpShape shape;
+  shape.math = shape.weights = Dtype::kFp4;
+  shape.activations = shape.kv = Dtype::kBf16;
+  const std::vector<Op> ops = LayerTokenOps(s, 0, 1000, shape);
+  EXPECT_DOUBLE_EQ(Find(ops, "norm_attn").bytes, 1000.0 * 8192 * 2.5625 + 8192 * 0.5625);
+  EXPECT_DOUBLE_EQ(Find(ops, "attn_out_quant").bytes, 8.192e6 * 2.5625);
+  EXPECT_DOUBLE_EQ(Find(ops, "act_quant").bytes, 1000.0 * 28672 * 2.5625);
+  const Op& qkv = Find(ops, "qkv_proj");  // n = (64 + 2 x 8) x 128 = 10240
+  EXPECT_DOUBLE_EQ(qkv.bytes, 1000.0 * (8192 * 0.5625 + 10240 * 2) + 8192.0 * 10240 * 0.5625);
+  // fp8 and 16-bit math: no quantize kernels (per-tensor scales fused in the producers).
+  shape.math = shape.weights = Dtype::kFp8;
+  for (const Op& o : LayerTokenOps(s, 0, 1000, shape)) {
+    EXPECT_EQ(o.name.find("quant"), std::string::npos) << o.name;
+  }
+}
+
 }  // namespace
 }  // namespace ndt

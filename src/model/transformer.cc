@@ -20,7 +20,7 @@ double DtypeBytes(Dtype d) {
     case Dtype::kFp8:
       return 1;
     case Dtype::kFp4:
-      return 0.5;
+      return 0.5 + kNvfp4ScaleBytesPerElement;  // E2M1 values + E4M3 block scales
   }
   return 2;
 }
@@ -209,8 +209,7 @@ int64_t DenseLayers(const TransformerSpec& m) {
 double AttentionFlopPerQueryKey(const TransformerSpec& m) {
   if (m.attention == AttentionKind::kMla) {
     return 2.0 * m.heads *
-           static_cast<double>(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim +
-                               m.mla.v_head_dim);
+           static_cast<double>(m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim + m.mla.v_head_dim);
   }
   return 4.0 * m.heads * m.head_dim;
 }
@@ -279,8 +278,8 @@ double NarayananIterationFlops(const TransformerSpec& m, double global_batch, in
   return 72.0 * base * (1.0 + s / (6.0 * h) + v / (12.0 * l * h));
 }
 
-double ActivationBytesPerLayer(const TransformerSpec& m, int64_t layer, double b, double s,
-                               int tp, bool sp, Recompute r) {
+double ActivationBytesPerLayer(const TransformerSpec& m, int64_t layer, double b, double s, int tp,
+                               bool sp, Recompute r) {
   const double t = tp > 0 ? tp : 1;
   const double h = static_cast<double>(m.hidden);
   const double sbh = s * b * h;

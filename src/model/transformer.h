@@ -21,7 +21,16 @@ namespace ndt {
 // Number formats of weights, activations, KV cache and tensor math. The model module does not
 // depend on hw/, so it has its own enum; compute/compute.h maps it to hw's Precision.
 enum class Dtype { kFp32, kFp16, kBf16, kFp8, kFp4 };
-double DtypeBytes(Dtype d);  // 4, 2, 2, 1, 0.5
+// Bytes per stored element: 4, 2, 2, 1, 0.5625. fp4 is NVFP4 (Blackwell's block-scaled E2M1):
+// 4-bit values plus one FP8 E4M3 scale per 16-element block (+1/16 B per element; the per-tensor
+// FP32 scale is negligible), kNvfp4ScaleBytesPerElement.
+double DtypeBytes(Dtype d);
+// NVFP4 block scale: 1 byte (E4M3) per 16 elements. Source: NVIDIA, "Introducing NVFP4 for
+// Efficient and Accurate Low-Precision Inference" (developer.nvidia.com/blog, 2025: "each 16-value
+// micro-block shares an FP8 E4M3 scale ... plus a second-level FP32 per-tensor scale"); cuBLAS
+// docs, CUBLASLT_MATMUL_MATRIX_SCALE_VEC16_UE4M3 for CUDA_R_4F_E2M1 inputs. A format definition
+// (like fp4's 0.5 B), not a measurement.
+inline constexpr double kNvfp4ScaleBytesPerElement = 1.0 / 16.0;
 const char* DtypeName(Dtype d);  // "fp32", "fp16", "bf16", "fp8", "fp4"
 // Parses "bf16", "FP8", ... Returns false if unknown.
 bool ParseDtype(const std::string& s, Dtype* out);
@@ -35,21 +44,21 @@ const char* AttentionKindName(AttentionKind a);
 
 // Mixture of experts. experts == 0 means a dense model.
 struct MoeSpec {
-  int experts = 0;                 // routed experts per MoE layer
-  int top_k = 0;                   // routed experts per token
-  int shared_experts = 0;          // always-on experts (DeepSeek)
-  int64_t expert_ffn_hidden = 0;   // intermediate size of one expert (routed and shared)
-  int first_k_dense = 0;           // the first k layers are dense (ffn_hidden), the rest MoE
-  double capacity_factor = 1.0;    // tokens per expert = capacity * tokens * top_k / experts
+  int experts = 0;                // routed experts per MoE layer
+  int top_k = 0;                  // routed experts per token
+  int shared_experts = 0;         // always-on experts (DeepSeek)
+  int64_t expert_ffn_hidden = 0;  // intermediate size of one expert (routed and shared)
+  int first_k_dense = 0;          // the first k layers are dense (ffn_hidden), the rest MoE
+  double capacity_factor = 1.0;   // tokens per expert = capacity * tokens * top_k / experts
 };
 
 // Multi-head latent attention (DeepSeek-V2/V3). Used when attention == kMla.
 struct MlaSpec {
-  int64_t q_lora_rank = 0;        // 0: queries projected directly from hidden
-  int64_t kv_lora_rank = 0;       // compressed KV latent size (what the KV cache stores)
-  int64_t qk_rope_head_dim = 0;   // decoupled RoPE key dim (shared across heads, cached)
-  int64_t qk_nope_head_dim = 0;   // per-head non-RoPE query/key dim
-  int64_t v_head_dim = 0;         // per-head value dim
+  int64_t q_lora_rank = 0;       // 0: queries projected directly from hidden
+  int64_t kv_lora_rank = 0;      // compressed KV latent size (what the KV cache stores)
+  int64_t qk_rope_head_dim = 0;  // decoupled RoPE key dim (shared across heads, cached)
+  int64_t qk_nope_head_dim = 0;  // per-head non-RoPE query/key dim
+  int64_t v_head_dim = 0;        // per-head value dim
 };
 
 struct TransformerSpec {
@@ -63,12 +72,12 @@ struct TransformerSpec {
   int64_t head_dim = 0;    // usually hidden / heads
   int64_t ffn_hidden = 0;  // dense MLP intermediate size (4h for GPT)
   int64_t vocab = 0;
-  int64_t seq_len = 0;     // default / maximum training sequence length
+  int64_t seq_len = 0;  // default / maximum training sequence length
   Activation activation = Activation::kGelu;
   NormType norm = NormType::kLayerNorm;
   AttentionKind attention = AttentionKind::kMha;
-  bool tied_embeddings = false;  // LM head shares the input embedding matrix
-  bool biases = true;            // linear layers have biases (GPT yes, Llama no)
+  bool tied_embeddings = false;    // LM head shares the input embedding matrix
+  bool biases = true;              // linear layers have biases (GPT yes, Llama no)
   bool learned_positions = false;  // learned position embedding (seq_len x hidden), as GPT-3
   MoeSpec moe;
   MlaSpec mla;
@@ -113,11 +122,11 @@ StatusOr<TransformerSpec> ParseHfConfig(const std::string& json_text, const std:
 
 // ---- Parameters ----
 struct ParamCounts {
-  double total = 0;            // every parameter (embedding and LM head counted once if tied)
-  double embedding = 0;        // input token embedding (vocab x hidden)
-  double lm_head = 0;          // output projection (0 if tied)
-  double non_embedding = 0;    // total - embedding - lm_head
-  double active_per_token = 0; // parameters touched by one token (MoE: top_k + shared experts)
+  double total = 0;                // every parameter (embedding and LM head counted once if tied)
+  double embedding = 0;            // input token embedding (vocab x hidden)
+  double lm_head = 0;              // output projection (0 if tied)
+  double non_embedding = 0;        // total - embedding - lm_head
+  double active_per_token = 0;     // parameters touched by one token (MoE: top_k + shared experts)
   double attention_per_layer = 0;  // QKV + out projections (+ MLA low-rank parts), with biases
   double dense_mlp_per_layer = 0;  // one dense MLP (0 if no dense layer)
   double moe_mlp_per_layer = 0;    // router + all experts of one MoE layer (0 if dense)

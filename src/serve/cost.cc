@@ -24,6 +24,10 @@ IterationCostModel::IterationCostModel(CostSpec spec) : spec_(std::move(spec)) {
   shape_.weights = spec_.weights;
   shape_.activations = spec_.activations;
   shape_.kv = spec_.kv;
+  // The LM head stays 16-bit in fp8/fp4 checkpoints: NVIDIA ModelOpt's default quantization
+  // configs disable "*lm_head*" (TensorRT-LLM quantizes through ModelOpt).
+  head_shape_ = shape_;
+  if (DtypeBytes(spec_.weights) < 2) head_shape_.math = head_shape_.weights = Dtype::kBf16;
   for (int64_t l = 0; l < spec_.model->layers; ++l) {
     if (spec_.model->IsMoeLayer(l)) {
       if (first_moe_ < 0) first_moe_ = l;
@@ -36,8 +40,8 @@ IterationCostModel::IterationCostModel(CostSpec spec) : spec_(std::move(spec)) {
 
 double IterationCostModel::CommTerms(int tokens) {
   return CachedAt(&comm_cache_, tokens, [&] {
-    double act_bytes = tokens * static_cast<double>(spec_.model->hidden) *
-                       DtypeBytes(spec_.activations);
+    double act_bytes =
+        tokens * static_cast<double>(spec_.model->hidden) * DtypeBytes(spec_.activations);
     double t = 0;
     if (spec_.tp > 1 && spec_.tp_allreduce_s) {
       t += 2.0 * static_cast<double>(spec_.model->layers) * spec_.tp_allreduce_s(act_bytes);
@@ -66,7 +70,7 @@ double IterationCostModel::HeadTerms(int outputs) {
   return CachedAt(&head_cache_, outputs, [&] {
     const GpuSpec& g = *spec_.gpu;
     const ComputeCalibration& c = *spec_.calibration;
-    return OpsTime(g, LmHeadForwardOps(*spec_.model, outputs, shape_, false), c);
+    return OpsTime(g, LmHeadForwardOps(*spec_.model, outputs, head_shape_, false), c);
   });
 }
 

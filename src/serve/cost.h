@@ -4,7 +4,8 @@
 //   read once per iteration, at the weight precision's tensor rate) for the iteration's tokens,
 //   + the attention core per layer: decode sequences over their contexts (K/V bytes at the KV
 //   precision) and each prompt chunk over its prior context (causal),
-//   + embedding and the LM head for the sequences that emit a token,
+//   + embedding and the LM head for the sequences that emit a token (the head in 16-bit: fp8/fp4
+//   checkpoints leave it unquantized),
 //   + 2 TP all-reduces per layer of tokens x hidden activations, (pp - 1) stage-to-stage sends,
 //   + a fixed per-iteration overhead (scheduling, sampling; data/serve/engine.yaml).
 // Operator times come from compute/compute.h (roofline calibrated on microbenchmarks);
@@ -67,12 +68,13 @@ class IterationCostModel {
   const CostSpec& spec() const { return spec_; }
 
  private:
-  double TokenTerms(int tokens);    // layer ops + embedding for `tokens` tokens (cached)
-  double HeadTerms(int outputs);    // LM head for `outputs` sequences (cached)
+  double TokenTerms(int tokens);  // layer ops + embedding for `tokens` tokens (cached)
+  double HeadTerms(int outputs);  // LM head for `outputs` sequences (cached)
   double CommTerms(int tokens);
 
   CostSpec spec_;
   OpShape shape_;
+  OpShape head_shape_;  // shape_ with the LM head's 16-bit weights and math
   int64_t dense_layers_ = 0, moe_layers_ = 0, first_moe_ = -1;
   std::vector<double> token_cache_, comm_cache_, head_cache_;
 };

@@ -1,0 +1,44 @@
+#include "serve/cost.h"
+
+#include <gtest/gtest.h>
+
+#include "hw/catalog.h"
+
+namespace ndt {
+namespace {
+
+// The LM head of an fp4 (or fp8) checkpoint runs in bf16 (ModelOpt leaves "*lm_head*"
+// unquantized): an fp4 iteration's head_s equals the bf16 head's time on the same GPU, and is
+// longer than the same head at fp4 would be (GB200: 10 PF fp4 vs 2.5 PF bf16 dense).
+TEST(IterationCost, LmHeadStays16Bit) {
+  StatusOr<Catalog> cat = Catalog::Load(Catalog::DefaultDataDir());
+  ASSERT_TRUE(cat.ok()) << cat.status().message();
+  StatusOr<const GpuSpec*> gpu = cat->FindGpu("GB200");
+  ASSERT_TRUE(gpu.ok());
+  StatusOr<TransformerSpec> model = LoadModel("llama2-70b", ModelsDir(""));
+  ASSERT_TRUE(model.ok());
+  StatusOr<ComputeCalibration> cal = LoadComputeCalibration("");
+  ASSERT_TRUE(cal.ok());
+  CostSpec spec;
+  spec.model = &*model;
+  spec.gpu = *gpu;
+  spec.calibration = &*cal;
+  spec.weights = Dtype::kFp4;
+  spec.kv = Dtype::kFp8;
+  spec.activations = Dtype::kBf16;
+  IterationCostModel cost(spec);
+  BatchShape b;
+  b.decode_seqs = 1024;
+  b.decode_context_tokens = 1024.0 * 500;
+  const IterationTime t = cost.Detail(b);
+  OpShape bf16;
+  bf16.math = bf16.weights = bf16.activations = Dtype::kBf16;
+  OpShape fp4 = bf16;
+  fp4.math = fp4.weights = Dtype::kFp4;
+  const double want = OpsTime(**gpu, LmHeadForwardOps(*model, 1024, bf16, false), *cal);
+  EXPECT_DOUBLE_EQ(t.head_s, want);
+  EXPECT_GT(want, OpsTime(**gpu, LmHeadForwardOps(*model, 1024, fp4, false), *cal));
+}
+
+}  // namespace
+}  // namespace ndt
