@@ -3,18 +3,18 @@
 // size (coll/collective.h): size, count, type (float), time (us), algbw and busbw (GB/s =
 // 1e9 B/s, nccl-tests' bus-bandwidth factors), and the algorithm and protocol NCCL's tuner
 // would pick. Sizes accept units (ParseSizeBytes: "8", "1M", "8G", powers of 1024).
-#include <cstdio>
-#include <memory>
+#include "coll/collective.h"
+
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "cli/commands.h"
-#include "coll/collective.h"
 #include "core/units.h"
 #include "hw/catalog.h"
 #include "topo/builders.h"
@@ -37,6 +37,7 @@ struct CollectiveOptions {
   int radix = FabricSpec{}.switch_radix;
   int vms_per_leaf = 0;
   double oversubscription = 1.0;
+  bool ecmp_spread = false;
 };
 
 Status Run(const CollectiveOptions& o, const GlobalOptions& g) {
@@ -55,7 +56,8 @@ Status Run(const CollectiveOptions& o, const GlobalOptions& g) {
     NDT_RETURN_IF_ERROR(ParseProto(o.proto, &p));
     co.proto = p;
   }
-  if (o.fidelity == "flow") co.fidelity = Fidelity::kFlow;
+  if (o.fidelity == "flow")
+    co.fidelity = Fidelity::kFlow;
   else if (o.fidelity != "analytical")
     return Status::InvalidInput("--fidelity must be analytical or flow (got '" + o.fidelity + "')");
   NDT_ASSIGN_OR_RETURN(double lo, ParseSizeBytes(o.min_bytes));
@@ -77,6 +79,7 @@ Status Run(const CollectiveOptions& o, const GlobalOptions& g) {
   spec.fabric.switch_radix = o.radix;
   spec.fabric.vms_per_leaf = o.vms_per_leaf;
   spec.fabric.oversubscription = o.oversubscription;
+  spec.fabric.ecmp_spread = o.ecmp_spread;
   spec.fabric.tiers = o.tiers == 0 ? ChooseTiers(spec) : o.tiers;
   NDT_ASSIGN_OR_RETURN(Cluster c, BuildCluster(spec, fp));
   std::vector<int> group(c.num_gpus());
@@ -97,8 +100,8 @@ Status Run(const CollectiveOptions& o, const GlobalOptions& g) {
   if (!g.json) {
     std::printf("# ndtwin collective: %s, %d VM(s) of %s, %d GPUs, %s model\n", CollOpName(op),
                 o.vms, sku->name.c_str(), n, o.fidelity.c_str());
-    std::printf("%12s %12s %6s %10s %9s %9s  %-13s %s\n", "size(B)", "count", "type",
-                "time(us)", "algbw", "busbw", "algorithm", "protocol");
+    std::printf("%12s %12s %6s %10s %9s %9s  %-13s %s\n", "size(B)", "count", "type", "time(us)",
+                "algbw", "busbw", "algorithm", "protocol");
   }
   for (const auto& [b, r] : results) {
     double count = std::floor(b / 4);  // float elements
@@ -143,7 +146,9 @@ CommandRun SetupCollective(CLI::App* sub) {
   sub->add_option("--min-bytes", o->min_bytes, "Smallest size, e.g. 8, 1M (default 8)");
   sub->add_option("--max-bytes", o->max_bytes, "Largest size, e.g. 8G (default 128M)");
   sub->add_option("--step-factor", o->step_factor, "Size multiplier per row (default 2)");
-  sub->add_option("--algo", o->algo, "Force an algorithm: ring, tree, nvls, nvlstree, collnetdirect, collnetchain, pat");
+  sub->add_option(
+      "--algo", o->algo,
+      "Force an algorithm: ring, tree, nvls, nvlstree, collnetdirect, collnetchain, pat");
   sub->add_option("--proto", o->proto, "Force a protocol: ll, ll128, simple");
   sub->add_option("--fidelity", o->fidelity, "analytical (default) or flow (max-min contention)");
   sub->add_flag("--collnet", o->collnet, "Enable CollNet / IB SHARP (off by default)");
@@ -152,6 +157,9 @@ CommandRun SetupCollective(CLI::App* sub) {
   sub->add_option("--vms-per-leaf", o->vms_per_leaf, "VMs per leaf group (default radix/2)");
   sub->add_option("--oversubscription", o->oversubscription,
                   "Leaf down:up bandwidth ratio (default 1 = non-blocking)");
+  sub->add_flag("--ecmp-spread", o->ecmp_spread,
+                "Spread each flow over all uplinks, like adaptive routing (default: one hashed "
+                "uplink per GPU pair)");
   return [o](const GlobalOptions& g) -> Status { return Run(*o, g); };
 }
 

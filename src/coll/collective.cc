@@ -3,13 +3,15 @@
 // predicted time; the prediction is call overhead + NCCL latency + bytes / (A x efficiency) +
 // the Ring/Simple per-loop step synchronisation (LoopSync), with the calibrated constants of
 // NcclCalibration (LL128 runs at ll128_bw_ratio of NCCL's LL128 bandwidth). Fidelity kFlow replays
-// the algorithm's inter-node ring schedule on the max-min flow model and stretches the bandwidth
-// term by the contention it finds (flow time / uncontended closed-form time, >= 1): oversubscribed
-// or shared fabric links slow the collective. all_to_all and send_recv are point-to-point: their
+// each algorithm's own inter-node schedule (ring, double binary tree, PAT) on the max-min flow
+// model and stretches its bandwidth term by the contention found (flow time / uncontended
+// closed-form time, >= 1): oversubscribed or shared fabric links slow the collective, and may
+// change the tuner's choice. all_to_all and send_recv are point-to-point: their
 // bandwidth term is the schedule's own time on the network model.
 #include "coll/collective.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "coll/nccl_model.h"
@@ -54,14 +56,28 @@ double LoopSync(const NcclTopo& t, CollOp op, Algo a, Proto p, double bytes,
   return steps * RingSimpleLoops(t, bytes) * cal.simple_step_sync_s;
 }
 
-// Contention stretch of the bandwidth term (>= 1) under kFlow; 1 under kAnalytical.
-double Stretch(const Cluster& c, CollOp op, double bytes, std::span<const int> group,
-               const NcclTopo& t, const CollOptions& o) {
+// Contention stretch of algorithm a's bandwidth term (>= 1) under kFlow; 1 under kAnalytical.
+// The algorithm's inter-node schedule is replayed on the max-min flow model and compared with
+// its closed form (each transfer alone): Ring's ring, Tree's and NVLS+Tree's double binary tree,
+// PAT's doubling exchanges. NVLS stays inside one NVLink domain and CollNet reduces in the
+// switches (no GPU-to-GPU schedule): 1. `cache` keeps one value per schedule kind.
+double Stretch(const Cluster& c, CollOp op, Algo a, double bytes, std::span<const int> group,
+               const NcclTopo& t, const CollOptions& o, std::map<int, double>* cache) {
   if (o.fidelity != Fidelity::kFlow || t.nodes == 1 || bytes <= 0) return 1.0;
-  Schedule s = RingSchedule(c, op, bytes, group);
-  double alone = EvaluateClosedForm(c, s);
-  double flow = EvaluateOnNetwork(c, s, NetFidelity::kFlow);
-  return alone > 0 ? std::max(1.0, flow / alone) : 1.0;
+  const int kind = a == Algo::kRing                             ? 0
+                   : (a == Algo::kTree || a == Algo::kNvlsTree) ? 1
+                   : a == Algo::kPat                            ? 2
+                                                                : -1;
+  if (kind < 0) return 1.0;
+  if (auto it = cache->find(kind); it != cache->end()) return it->second;
+  const Schedule s = kind == 0   ? RingSchedule(c, op, bytes, group)
+                     : kind == 1 ? TreeSchedule(c, op, bytes, group)
+                                 : PatSchedule(c, op, bytes, group);
+  const double alone = EvaluateClosedForm(c, s);
+  const double flow = EvaluateOnNetwork(c, s, NetFidelity::kFlow);
+  const double r = alone > 0 ? std::max(1.0, flow / alone) : 1.0;
+  cache->emplace(kind, r);
+  return r;
 }
 
 StatusOr<CollResult> PointToPoint(const Cluster& c, CollOp op, double bytes,
@@ -99,7 +115,7 @@ StatusOr<CollResult> TimeCollective(const Cluster& c, CollOp op, double bytes,
   if (op == CollOp::kAllToAll || op == CollOp::kSendRecv) {
     out = PointToPoint(c, op, bytes, group, t, o, cal);
   } else {
-    const double stretch = Stretch(c, op, bytes, group, t, o);
+    std::map<int, double> stretch_cache;
     const Algo algos[] = {Algo::kTree,         Algo::kRing, Algo::kCollNetDirect,
                           Algo::kCollNetChain, Algo::kNvls, Algo::kNvlsTree,
                           Algo::kPat};
@@ -116,6 +132,7 @@ StatusOr<CollResult> TimeCollective(const Cluster& c, CollOp op, double bytes,
           if (why.empty()) why = e.why;
           continue;
         }
+        const double stretch = Stretch(c, op, a, bytes, group, t, o, &stretch_cache);
         double time_s = cal.call_overhead_s + e.latency_us * 1e-6 +
                         stretch * bytes / (e.algbw_GBps * 1e9 * ProtoRatio(p, cal)) +
                         LoopSync(t, op, a, p, bytes, cal);

@@ -39,6 +39,25 @@ using Schedule = std::vector<Step>;
 // node v+1 (cyclic), each carrying a 1/rails share. Chunk = per-rank chunk bytes / n.
 Schedule RingSchedule(const Cluster& cluster, CollOp op, double bytes, std::span<const int> group);
 
+// NCCL's double binary tree between nodes (Tree, and the inter-node part of NVLS+Tree), built as
+// NCCL's trees.cc does: tree 0 over node indices, rank r (r > 0) with lowest set bit b has parent
+// (r ^ b) | (b << 1), or r ^ b when that is out of range; tree 1 mirrors tree 0 (even node
+// count: r -> N-1-r) or shifts it by one (odd). Each tree carries half the buffer, each rail a
+// 1/rails share (one tree channel per NIC, rail r of a node to rail r of its parent). The reduce
+// (up) and broadcast (down) phases are split into steps in which every node sends at most one and
+// receives at most one transfer (children below the parent, then above), so on a non-blocking
+// fabric nothing shares a link and the replay differs from the closed form only by fabric
+// contention: the algorithm's own fan-in is priced by NCCL's tree bandwidth, not again here.
+// all_reduce runs up then down; reduce only up; broadcast only down. Empty on one node.
+Schedule TreeSchedule(const Cluster& cluster, CollOp op, double bytes, std::span<const int> group);
+// Node-level parent of `r` in NCCL's tree `t` (0 or 1) over `n` nodes; -1 for the root.
+int TreeParent(int t, int r, int n);
+
+// PAT (all_gather / reduce_scatter with one rank per node): log2(N) steps; in step k every node
+// exchanges with the node 2^k away, carrying 2^k / N of the buffer (aggregated). Empty on one
+// node.
+Schedule PatSchedule(const Cluster& cluster, CollOp op, double bytes, std::span<const int> group);
+
 // All-to-all: one step, every rank sends bytes/n to every other rank.
 Schedule AllToAllSchedule(double bytes, std::span<const int> group);
 
