@@ -38,7 +38,14 @@ struct CollectiveOptions {
   int vms_per_leaf = 0;
   double oversubscription = 1.0;
   bool ecmp_spread = false;
+  std::string nccl;  // e.g. "2.18.5"; empty: the pinned release
 };
+
+// 21805 -> "2.18.5".
+std::string NcclVersionName(int v) {
+  return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
+         std::to_string(v % 100);
+}
 
 Status Run(const CollectiveOptions& o, const GlobalOptions& g) {
   if (o.sku.empty()) return Status::InvalidInput("--sku is required (see: ndtwin sku list)");
@@ -55,6 +62,14 @@ Status Run(const CollectiveOptions& o, const GlobalOptions& g) {
     Proto p;
     NDT_RETURN_IF_ERROR(ParseProto(o.proto, &p));
     co.proto = p;
+  }
+  if (!o.nccl.empty()) {
+    int major = 0, minor = 0, patch = 0;
+    char extra = 0;
+    const int got = std::sscanf(o.nccl.c_str(), "%d.%d.%d%c", &major, &minor, &patch, &extra);
+    if (got < 2 || got > 3 || major != 2 || minor < 0 || patch < 0)
+      return Status::InvalidInput("--nccl-version must look like 2.18.5 (got '" + o.nccl + "')");
+    co.nccl_version = major * 10000 + minor * 100 + patch;
   }
   if (o.fidelity == "flow")
     co.fidelity = Fidelity::kFlow;
@@ -98,8 +113,9 @@ Status Run(const CollectiveOptions& o, const GlobalOptions& g) {
   }
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   if (!g.json) {
-    std::printf("# ndtwin collective: %s, %d VM(s) of %s, %d GPUs, %s model\n", CollOpName(op),
-                o.vms, sku->name.c_str(), n, o.fidelity.c_str());
+    std::printf("# ndtwin collective: %s, %d VM(s) of %s, %d GPUs, %s model, NCCL %s tuner\n",
+                CollOpName(op), o.vms, sku->name.c_str(), n, o.fidelity.c_str(),
+                NcclVersionName(co.nccl_version).c_str());
     std::printf("%12s %12s %6s %10s %9s %9s  %-13s %s\n", "size(B)", "count", "type", "time(us)",
                 "algbw", "busbw", "algorithm", "protocol");
   }
@@ -128,6 +144,7 @@ Status Run(const CollectiveOptions& o, const GlobalOptions& g) {
     j["gpus"] = n;
     j["op"] = CollOpName(op);
     j["fidelity"] = o.fidelity;
+    j["nccl_version"] = NcclVersionName(co.nccl_version);
     j["rows"] = rows;
     std::printf("%s\n", j.dump(2).c_str());
   }
@@ -157,6 +174,9 @@ CommandRun SetupCollective(CLI::App* sub) {
   sub->add_option("--vms-per-leaf", o->vms_per_leaf, "VMs per leaf group (default radix/2)");
   sub->add_option("--oversubscription", o->oversubscription,
                   "Leaf down:up bandwidth ratio (default 1 = non-blocking)");
+  sub->add_option("--nccl-version", o->nccl,
+                  "NCCL release whose tuner picks algorithm and protocol, e.g. 2.18.5 (default "
+                  "2.30.4)");
   sub->add_flag("--ecmp-spread", o->ecmp_spread,
                 "Spread each flow over all uplinks, like adaptive routing (default: one hashed "
                 "uplink per GPU pair)");

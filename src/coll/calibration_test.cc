@@ -20,13 +20,15 @@ TEST(Calibration, YamlMatchesDefaults) {
   const std::string text = ss.str();
   NcclCalibration cal;
   EXPECT_DOUBLE_EQ(cal.bw_efficiency, 1.0);
-  EXPECT_DOUBLE_EQ(cal.call_overhead_s, 30e-6);
-  EXPECT_DOUBLE_EQ(cal.simple_step_sync_s, 8e-6);
-  EXPECT_DOUBLE_EQ(cal.ll128_bw_ratio, 0.72);
+  EXPECT_DOUBLE_EQ(cal.call_overhead_s, 42.8e-6);
+  EXPECT_DOUBLE_EQ(cal.kernel_gap_s, 3e-6);
+  EXPECT_DOUBLE_EQ(cal.simple_step_sync_s, 10e-6);
+  EXPECT_DOUBLE_EQ(cal.ll128_bw_ratio, 0.59);
   EXPECT_NE(text.find("bw_efficiency:\n  value: 1.0\n"), std::string::npos);
-  EXPECT_NE(text.find("call_overhead:\n  value: 30 us"), std::string::npos);
-  EXPECT_NE(text.find("simple_step_sync:\n  value: 8 us"), std::string::npos);
-  EXPECT_NE(text.find("ll128_bw_ratio:\n  value: 0.72\n"), std::string::npos);
+  EXPECT_NE(text.find("call_overhead:\n  value: 42.8 us"), std::string::npos);
+  EXPECT_NE(text.find("kernel_gap:\n  value: 3 us"), std::string::npos);
+  EXPECT_NE(text.find("simple_step_sync:\n  value: 10 us"), std::string::npos);
+  EXPECT_NE(text.find("ll128_bw_ratio:\n  value: 0.59\n"), std::string::npos);
 }
 
 TEST(Validate, LabelsArePowersOfTwo) {
@@ -37,6 +39,9 @@ TEST(Validate, LabelsArePowersOfTwo) {
             "Standard_ND96amsr_A100_v4");
   EXPECT_EQ(*SkuForSystem("ND H200 v5"), "Standard_ND96isr_H200_v5");
   EXPECT_FALSE(SkuForSystem("TPU v5").ok());
+  EXPECT_EQ(NcclVersionOf("NCCL 2.18.5, CUDA 12.5"), 21805);
+  EXPECT_EQ(NcclVersionOf("NCCL 2.23"), 22300);
+  EXPECT_EQ(NcclVersionOf("CUDA 12.5"), kPinnedNcclVersion);
 }
 
 TEST(Validate, CalibrationSweepRowsAreMarkedAndLargeSizesWithinFivePercent) {
@@ -49,7 +54,9 @@ TEST(Validate, CalibrationSweepRowsAreMarkedAndLargeSizesWithinFivePercent) {
     ++calib;
     // Sizes >= 256 MiB are bandwidth-bound: the efficiency fit must hold there.
     std::string label = r.case_id.substr(r.case_id.rfind(' ') + 1);
-    if (*LabelBytes(label) >= 256.0 * (1 << 20)) {
+    // Every size >= 1 MiB within 5%, except 134M: an outlier of the sweep (174.2 GB/s, where
+    // its own 64M and 256M points, same kernel, imply 195; data/calibration/nccl.yaml).
+    if (*LabelBytes(label) >= (1 << 20) && label != "134M") {
       EXPECT_LT(std::abs(r.error()), 0.05) << r.case_id;
     }
   }

@@ -1,13 +1,14 @@
 // File: coll/collective.cc
-// TimeCollective: NCCL's tuner (coll/nccl_model.h) picks the (algorithm, protocol) of least
-// predicted time; the prediction is call overhead + NCCL latency + bytes / (A x efficiency) +
-// the Ring/Simple per-loop step synchronisation (LoopSync), with the calibrated constants of
-// NcclCalibration (LL128 runs at ll128_bw_ratio of NCCL's LL128 bandwidth). Fidelity kFlow replays
-// each algorithm's own inter-node schedule (ring, double binary tree, PAT) on the max-min flow
-// model and stretches its bandwidth term by the contention found (flow time / uncontended
-// closed-form time, >= 1): oversubscribed or shared fabric links slow the collective, and may
-// change the tuner's choice. all_to_all and send_recv are point-to-point: their
-// bandwidth term is the schedule's own time on the network model.
+// TimeCollective: NCCL's tuner (coll/nccl_model.h) picks the (algorithm, protocol) of least time
+// in NCCL's own model (latency + bytes / A), as NCCL does; the calibrated constants of
+// NcclCalibration then price what that choice achieves. Device time = kernel gap + NCCL latency
+// + bytes / (A x efficiency) + the Ring/Simple per-loop step synchronisation (LoopSync); LL128
+// runs at ll128_bw_ratio of NCCL's LL128 bandwidth. nccl-tests issues calls back to back, so a
+// call costs max(host call overhead, device time). Fidelity kFlow replays each algorithm's own
+// inter-node schedule (ring, double binary tree, PAT) on the max-min flow model and stretches
+// its bandwidth term by the contention found (flow time / uncontended closed-form time, >= 1):
+// oversubscribed or shared fabric links slow the collective. all_to_all and send_recv are
+// point-to-point: their bandwidth term is the schedule's own time on the network model.
 #include "coll/collective.h"
 
 #include <algorithm>
@@ -39,8 +40,11 @@ Status CheckGroup(const Cluster& c, CollOp op, double bytes, std::span<const int
 }
 
 // Achieved / NCCL-model bandwidth of a protocol: bw_efficiency, x ll128_bw_ratio for LL128.
-double ProtoRatio(Proto p, const NcclCalibration& cal) {
-  return cal.bw_efficiency * (p == Proto::kLL128 ? cal.ll128_bw_ratio : 1.0);
+// The LL128 ratio was fitted on one NVSwitch node, where LL128 runs at NVLink rates and the
+// GPUs' flag-polling stores set its pace; between nodes the NICs (12x slower per channel) set
+// it, and the fit says nothing about that regime, so NCCL's own LL128 model stands there.
+double ProtoRatio(Proto p, const NcclCalibration& cal, const NcclTopo& t) {
+  return cal.bw_efficiency * (p == Proto::kLL128 && t.nodes == 1 ? cal.ll128_bw_ratio : 1.0);
 }
 
 // Ring/Simple step synchronisation that NCCL's tuner leaves out: the kernel walks the buffer in
@@ -54,6 +58,13 @@ double LoopSync(const NcclTopo& t, CollOp op, Algo a, Proto p, double bytes,
   if (op == CollOp::kAllReduce) steps = 2.0 * (t.n - 1);
   if (op == CollOp::kAllGather || op == CollOp::kReduceScatter) steps = t.n - 1.0;
   return steps * RingSimpleLoops(t, bytes) * cal.simple_step_sync_s;
+}
+
+// Time of one call in nccl-tests' back-to-back loop (src/common.cu BenchTime: iterations are
+// launched without waiting and the total is divided by their count): the host cost of a call
+// and the device time overlap, so the slower of the two sets the pace.
+double CallTime(const NcclCalibration& cal, double device_s) {
+  return std::max(cal.call_overhead_s, cal.kernel_gap_s + device_s);
 }
 
 // Contention stretch of algorithm a's bandwidth term (>= 1) under kFlow; 1 under kAnalytical.
@@ -94,7 +105,7 @@ StatusOr<CollResult> PointToPoint(const Cluster& c, CollOp op, double bytes,
   const bool net = t.nodes > 1;
   double lat_us = 8.4 + (net ? 14.0 : (t.intra == PathType::kNvl ? 3.4 : 5.7));
   CollResult r;
-  r.time_s = cal.call_overhead_s + lat_us * 1e-6 + net_s / cal.bw_efficiency;
+  r.time_s = CallTime(cal, lat_us * 1e-6 + net_s / cal.bw_efficiency);
   r.algo = Algo::kP2p;
   r.proto = o.proto.value_or(Proto::kSimple);
   r.channels = t.ring_channels;
@@ -108,7 +119,8 @@ StatusOr<CollResult> TimeCollective(const Cluster& c, CollOp op, double bytes,
   if (Status s = CheckGroup(c, op, bytes, group); !s.ok()) return s;
   StatusOr<NcclTopo> ts = AnalyzeGroup(c, group);
   if (!ts.ok()) return ts.status();
-  const NcclTopo& t = *ts;
+  NcclTopo t = *ts;
+  t.nccl_version = o.nccl_version;
   const NcclCalibration cal;
   const int n = static_cast<int>(group.size());
   StatusOr<CollResult> out = Status::Internal("unset");
@@ -123,6 +135,7 @@ StatusOr<CollResult> TimeCollective(const Cluster& c, CollOp op, double bytes,
     bool found = false;
     std::string why;
     CollResult best;
+    double best_model_us = 0;
     for (Algo a : algos) {
       if (o.algo && *o.algo != a) continue;
       for (Proto p : protos) {
@@ -133,12 +146,16 @@ StatusOr<CollResult> TimeCollective(const Cluster& c, CollOp op, double bytes,
           continue;
         }
         const double stretch = Stretch(c, op, a, bytes, group, t, o, &stretch_cache);
-        double time_s = cal.call_overhead_s + e.latency_us * 1e-6 +
-                        stretch * bytes / (e.algbw_GBps * 1e9 * ProtoRatio(p, cal)) +
-                        LoopSync(t, op, a, p, bytes, cal);
-        if (!found || time_s < best.time_s) {  // strict: ties keep the earlier (NCCL order)
+        // NCCL's tuner: time = L + bytes / (1000 x A) us; strict <, ties keep NCCL's order.
+        const double model_us = e.latency_us + bytes / (1e3 * e.algbw_GBps);
+        if (!found || model_us < best_model_us) {
           found = true;
-          best.time_s = time_s;
+          best_model_us = model_us;
+          best.time_s =
+              CallTime(cal, e.latency_us * 1e-6 +
+                                stretch * bytes /
+                                    (AchievedAlgbwGBps(t, op, a, e) * 1e9 * ProtoRatio(p, cal, t)) +
+                                LoopSync(t, op, a, p, bytes, cal));
           best.algo = a;
           best.proto = p;
           best.channels = e.channels;

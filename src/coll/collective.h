@@ -22,25 +22,38 @@
 
 namespace ndt {
 
-enum class CollOp { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kAllToAll, kSendRecv };
+enum class CollOp {
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kBroadcast,
+  kReduce,
+  kAllToAll,
+  kSendRecv
+};
 enum class Algo { kRing, kTree, kNvls, kNvlsTree, kCollNetDirect, kCollNetChain, kPat, kP2p };
 // kP2p: all_to_all and send_recv, which NCCL runs as point-to-point transfers (no tuner).
 enum class Proto { kLL, kLL128, kSimple };
 enum class Fidelity { kAnalytical, kFlow };
 
-const char* CollOpName(CollOp op);      // "all_reduce", ...
-const char* AlgoName(Algo a);           // "Ring", "Tree", "NVLS", "NVLSTree", "CollNetDirect", ...
-const char* ProtoName(Proto p);         // "LL", "LL128", "Simple"
+const char* CollOpName(CollOp op);  // "all_reduce", ...
+const char* AlgoName(Algo a);       // "Ring", "Tree", "NVLS", "NVLSTree", "CollNetDirect", ...
+const char* ProtoName(Proto p);     // "LL", "LL128", "Simple"
 // Accept nccl-tests / NCCL spellings, case-insensitive: "allreduce", "all_reduce", "ar", ...
 Status ParseCollOp(const std::string& s, CollOp* out);
 Status ParseAlgo(const std::string& s, Algo* out);
 Status ParseProto(const std::string& s, Proto* out);
 
+// The NCCL release whose tuner the model follows unless a caller names another (v2.30.4, what
+// Azure images install; data/nccl.yaml). Encoded major*10000 + minor*100 + patch.
+inline constexpr int kPinnedNcclVersion = 23004;
+
 struct CollOptions {
   std::optional<Algo> algo;    // force (NCCL_ALGO); error if not available here
   std::optional<Proto> proto;  // force (NCCL_PROTO)
   Fidelity fidelity = Fidelity::kAnalytical;
-  bool collnet = false;        // NCCL_COLLNET_ENABLE=1 (IB SHARP), off by default
+  bool collnet = false;                   // NCCL_COLLNET_ENABLE=1 (IB SHARP), off by default
+  int nccl_version = kPinnedNcclVersion;  // NCCL release whose tuner picks (algo, proto)
 };
 
 struct CollResult {

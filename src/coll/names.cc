@@ -20,49 +20,74 @@ std::string Norm(const std::string& s) {
 
 const char* CollOpName(CollOp op) {
   switch (op) {
-    case CollOp::kAllReduce: return "all_reduce";
-    case CollOp::kAllGather: return "all_gather";
-    case CollOp::kReduceScatter: return "reduce_scatter";
-    case CollOp::kBroadcast: return "broadcast";
-    case CollOp::kReduce: return "reduce";
-    case CollOp::kAllToAll: return "all_to_all";
-    case CollOp::kSendRecv: return "send_recv";
+    case CollOp::kAllReduce:
+      return "all_reduce";
+    case CollOp::kAllGather:
+      return "all_gather";
+    case CollOp::kReduceScatter:
+      return "reduce_scatter";
+    case CollOp::kBroadcast:
+      return "broadcast";
+    case CollOp::kReduce:
+      return "reduce";
+    case CollOp::kAllToAll:
+      return "all_to_all";
+    case CollOp::kSendRecv:
+      return "send_recv";
   }
   return "?";
 }
 
 const char* AlgoName(Algo a) {
   switch (a) {
-    case Algo::kRing: return "Ring";
-    case Algo::kTree: return "Tree";
-    case Algo::kNvls: return "NVLS";
-    case Algo::kNvlsTree: return "NVLSTree";
-    case Algo::kCollNetDirect: return "CollNetDirect";
-    case Algo::kCollNetChain: return "CollNetChain";
-    case Algo::kPat: return "PAT";
-    case Algo::kP2p: return "P2P";
+    case Algo::kRing:
+      return "Ring";
+    case Algo::kTree:
+      return "Tree";
+    case Algo::kNvls:
+      return "NVLS";
+    case Algo::kNvlsTree:
+      return "NVLSTree";
+    case Algo::kCollNetDirect:
+      return "CollNetDirect";
+    case Algo::kCollNetChain:
+      return "CollNetChain";
+    case Algo::kPat:
+      return "PAT";
+    case Algo::kP2p:
+      return "P2P";
   }
   return "?";
 }
 
 const char* ProtoName(Proto p) {
   switch (p) {
-    case Proto::kLL: return "LL";
-    case Proto::kLL128: return "LL128";
-    case Proto::kSimple: return "Simple";
+    case Proto::kLL:
+      return "LL";
+    case Proto::kLL128:
+      return "LL128";
+    case Proto::kSimple:
+      return "Simple";
   }
   return "?";
 }
 
 Status ParseCollOp(const std::string& s, CollOp* out) {
   std::string n = Norm(s);
-  if (n == "allreduce" || n == "ar") *out = CollOp::kAllReduce;
-  else if (n == "allgather" || n == "ag") *out = CollOp::kAllGather;
-  else if (n == "reducescatter" || n == "rs") *out = CollOp::kReduceScatter;
-  else if (n == "broadcast" || n == "bcast") *out = CollOp::kBroadcast;
-  else if (n == "reduce") *out = CollOp::kReduce;
-  else if (n == "alltoall" || n == "a2a") *out = CollOp::kAllToAll;
-  else if (n == "sendrecv" || n == "p2p") *out = CollOp::kSendRecv;
+  if (n == "allreduce" || n == "ar")
+    *out = CollOp::kAllReduce;
+  else if (n == "allgather" || n == "ag")
+    *out = CollOp::kAllGather;
+  else if (n == "reducescatter" || n == "rs")
+    *out = CollOp::kReduceScatter;
+  else if (n == "broadcast" || n == "bcast")
+    *out = CollOp::kBroadcast;
+  else if (n == "reduce")
+    *out = CollOp::kReduce;
+  else if (n == "alltoall" || n == "a2a")
+    *out = CollOp::kAllToAll;
+  else if (n == "sendrecv" || n == "p2p")
+    *out = CollOp::kSendRecv;
   else
     return Status::InvalidInput("unknown collective '" + s +
                                 "'; use one of allreduce, allgather, reducescatter, broadcast, "
@@ -72,13 +97,20 @@ Status ParseCollOp(const std::string& s, CollOp* out) {
 
 Status ParseAlgo(const std::string& s, Algo* out) {
   std::string n = Norm(s);
-  if (n == "ring") *out = Algo::kRing;
-  else if (n == "tree") *out = Algo::kTree;
-  else if (n == "nvls") *out = Algo::kNvls;
-  else if (n == "nvlstree") *out = Algo::kNvlsTree;
-  else if (n == "collnetdirect" || n == "collnet") *out = Algo::kCollNetDirect;
-  else if (n == "collnetchain") *out = Algo::kCollNetChain;
-  else if (n == "pat") *out = Algo::kPat;
+  if (n == "ring")
+    *out = Algo::kRing;
+  else if (n == "tree")
+    *out = Algo::kTree;
+  else if (n == "nvls")
+    *out = Algo::kNvls;
+  else if (n == "nvlstree")
+    *out = Algo::kNvlsTree;
+  else if (n == "collnetdirect" || n == "collnet")
+    *out = Algo::kCollNetDirect;
+  else if (n == "collnetchain")
+    *out = Algo::kCollNetChain;
+  else if (n == "pat")
+    *out = Algo::kPat;
   else
     return Status::InvalidInput("unknown algorithm '" + s +
                                 "'; use one of ring, tree, nvls, nvlstree, collnetdirect, "
@@ -88,9 +120,12 @@ Status ParseAlgo(const std::string& s, Algo* out) {
 
 Status ParseProto(const std::string& s, Proto* out) {
   std::string n = Norm(s);
-  if (n == "ll") *out = Proto::kLL;
-  else if (n == "ll128") *out = Proto::kLL128;
-  else if (n == "simple") *out = Proto::kSimple;
+  if (n == "ll")
+    *out = Proto::kLL;
+  else if (n == "ll128")
+    *out = Proto::kLL128;
+  else if (n == "simple")
+    *out = Proto::kSimple;
   else
     return Status::InvalidInput("unknown protocol '" + s + "'; use one of ll, ll128, simple");
   return Status::Ok();
@@ -98,11 +133,14 @@ Status ParseProto(const std::string& s, Proto* out) {
 
 double BusBwFactor(CollOp op, int n) {
   switch (op) {
-    case CollOp::kAllReduce: return 2.0 * (n - 1) / n;
+    case CollOp::kAllReduce:
+      return 2.0 * (n - 1) / n;
     case CollOp::kAllGather:
     case CollOp::kReduceScatter:
-    case CollOp::kAllToAll: return static_cast<double>(n - 1) / n;
-    default: return 1.0;
+    case CollOp::kAllToAll:
+      return static_cast<double>(n - 1) / n;
+    default:
+      return 1.0;
   }
 }
 

@@ -31,12 +31,12 @@ const std::vector<double>& IntraSpeeds(int arch) {
   return arch >= 3 ? bw : arch == 2 ? hop : pre;
 }
 const std::vector<double>& InterSpeeds(int arch) {
-  static const std::vector<double> pre = {48, 30, 28, 24, 20, 18, 15, 12, 10, 9,
+  static const std::vector<double> pre = {48, 30, 28, 24, 20, 18,  15,  12,   10,  9,
                                           7,  6,  5,  4,  3,  2.4, 1.2, 0.24, 0.12};
-  static const std::vector<double> hop = {48, 45, 42, 40, 30, 24, 22, 20, 17.5,
+  static const std::vector<double> hop = {48, 45, 42, 40, 30,  24,  22,   20,  17.5,
                                           15, 12, 6,  3,  2.4, 1.2, 0.24, 0.12};
-  static const std::vector<double> bw = {96, 86, 80, 48, 45.1, 42, 40, 30, 24, 22,
-                                         20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12};
+  static const std::vector<double> bw = {96, 86,   80, 48, 45.1, 42, 40,  30,  24,   22,
+                                         20, 17.5, 15, 12, 6,    3,  2.4, 1.2, 0.24, 0.12};
   return arch >= 3 ? bw : arch == 2 ? hop : pre;
 }
 double FirstFit(const std::vector<double>& speeds, double limit) {
@@ -46,31 +46,50 @@ double FirstFit(const std::vector<double>& speeds, double limit) {
 }
 
 // Tables indexed [arch][nodes index 0/1/2] (tuning.cc).
-const double kLlMaxBw[4][3] = {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141, 45, 35}, {282, 90, 70}};
-const double kPerChMaxRingLL128[4][3] = {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}, {40, 40, 40}};
-const double kPerChMaxTreeLL128[4][3] = {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
-const double kPerChMaxTree[4][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
-const double kPerChMaxNvlsTree[4][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0, 57.7, 45.5}, {0, 96.0, 80.0}};
+const double kLlMaxBw[4][3] = {
+    {39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141, 45, 35}, {282, 90, 70}};
+const double kPerChMaxRingLL128[4][3] = {
+    {20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}, {40, 40, 40}};
+const double kPerChMaxTreeLL128[4][3] = {
+    {20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
+const double kPerChMaxTree[4][3] = {
+    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
+const double kPerChMaxNvlsTree[4][3] = {
+    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0, 57.7, 45.5}, {0, 96.0, 80.0}};
 const double kNvlsEff[4] = {0, 0, 0.85, 0.74};
 
 // Latencies (us): base[algo][proto] and hw[path][algo][proto]; algo order as enum Algo.
-const double kBase[7][3] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0},
+const double kBase[7][3] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0},      {0, 0, 0},
                             {0, 0, 0},        {0, 0, 0},        {8.0, 8.0, 8.0}};
 // Indexed by Algo order: Ring, Tree, NVLS, NVLSTree, CollNetDirect, CollNetChain, PAT.
 const double kHw[3][7][3] = {
     // NVLink
-    {{0.6, 1.9, 3.4}, {0.6, 1.25, 4.0}, {0, 0, 25}, {0, 0, 25}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 4.0}},
+    {{0.6, 1.9, 3.4},
+     {0.6, 1.25, 4.0},
+     {0, 0, 25},
+     {0, 0, 25},
+     {0, 0, 3.7},
+     {0, 0, 2.8},
+     {0, 0, 4.0}},
     // PCI
     {{1.0, 2.5, 5.7}, {1.0, 1.9, 4.0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 4.0}},
     // NET
-    {{2.7, 4.0, 14.0}, {5.0, 8.5, 14}, {0, 0, 18}, {0, 0, 20.9}, {0, 0, 31}, {0, 0, 30}, {0, 0, 14}},
+    {{2.7, 4.0, 14.0},
+     {5.0, 8.5, 14},
+     {0, 0, 18},
+     {0, 0, 20.9},
+     {0, 0, 31},
+     {0, 0, 30},
+     {0, 0, 14}},
 };
 
 // Tree correction factors by protocol (LL, LL128, Simple) and log2(bytes / 64), 64 B .. 256 MiB;
 // 1 beyond (tuning.cc treeCorrectionFactor, topology.md §8.7).
 const double kTreeCorrection[3][23] = {
-    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
-    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
+     .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6, .6,
+     .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0},
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
 
 double TreeCorrection(int proto, double bytes) {
@@ -81,13 +100,20 @@ double TreeCorrection(int proto, double bytes) {
 
 int AIdx(Algo a) {
   switch (a) {
-    case Algo::kRing: return 0;
-    case Algo::kTree: return 1;
-    case Algo::kNvls: return 2;
-    case Algo::kNvlsTree: return 3;
-    case Algo::kCollNetDirect: return 4;
-    case Algo::kCollNetChain: return 5;
-    default: return 6;
+    case Algo::kRing:
+      return 0;
+    case Algo::kTree:
+      return 1;
+    case Algo::kNvls:
+      return 2;
+    case Algo::kNvlsTree:
+      return 3;
+    case Algo::kCollNetDirect:
+      return 4;
+    case Algo::kCollNetChain:
+      return 5;
+    default:
+      return 6;
   }
 }
 // kBase is ordered Tree, Ring, ... in topology.md; map explicitly.
@@ -142,11 +168,13 @@ StatusOr<NcclTopo> AnalyzeGroup(const Cluster& c, std::span<const int> group) {
   } else {
     // Multi-node: one channel per NIC speed slot; intra and inter share the speed.
     if (nics.size() != per_domain.size() || !c.sku().infiniband)
-      return Status::InvalidInput(c.sku().name + " has no InfiniBand: a collective across VMs "
+      return Status::InvalidInput(c.sku().name +
+                                  " has no InfiniBand: a collective across VMs "
                                   "needs a scale-out network; use ranks of one VM");
     const double nic_GBps = c.sku().infiniband ? c.sku().infiniband->port_Bps / 1e9 : 0;
     int nics_per_node = 1 << 30;
-    for (const auto& [d, s] : nics) nics_per_node = std::min(nics_per_node, static_cast<int>(s.size()));
+    for (const auto& [d, s] : nics)
+      nics_per_node = std::min(nics_per_node, static_cast<int>(s.size()));
     speed = FirstFit(InterSpeeds(t.arch), std::min(nic_GBps, t.total_intra_GBps));
     int per_nic = std::max(1, static_cast<int>(std::floor(nic_GBps / speed + 1e-9)));
     channels = std::min(32, nics_per_node * per_nic);
@@ -186,20 +214,29 @@ AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, 
   };
   // Availability (§8.3, §8.7).
   switch (algo) {
-    case Algo::kRing: break;
+    case Algo::kRing:
+      break;
     case Algo::kTree:
       if (!ar) return no("Tree is modelled by NCCL for all_reduce only");
       break;
     case Algo::kNvls:
-      if (!t.nvls) return no("NVLS needs NVSwitch multicast (Hopper or newer with NVSwitch); this GPU/VM has none");
+      if (!t.nvls)
+        return no(
+            "NVLS needs NVSwitch multicast (Hopper or newer with NVSwitch); this GPU/VM has none");
       if (!(ar || agrs)) return no("NVLS runs all_reduce, all_gather, reduce_scatter only");
       if (N > 1 && !collnet) return no("multi-node NVLS needs CollNet (IB SHARP): pass --collnet");
-      if (agrs && N > 1) return no("NVLS all_gather/reduce_scatter across nodes needs a CollNet plugin with iallgather");
-      if (agrs && ppn > 32) return no("NVLS all_gather/reduce_scatter is limited to 32 local ranks");
+      if (agrs && N > 1)
+        return no(
+            "NVLS all_gather/reduce_scatter across nodes needs a CollNet plugin with iallgather");
+      if (agrs && ppn > 32)
+        return no("NVLS all_gather/reduce_scatter is limited to 32 local ranks");
       if (proto != Proto::kSimple) return no("NVLS runs the Simple protocol only");
       break;
     case Algo::kNvlsTree:
-      if (!t.nvls) return no("NVLSTree needs NVSwitch multicast (Hopper or newer with NVSwitch); this GPU/VM has none");
+      if (!t.nvls)
+        return no(
+            "NVLSTree needs NVSwitch multicast (Hopper or newer with NVSwitch); this GPU/VM has "
+            "none");
       if (!ar) return no("NVLSTree runs all_reduce only");
       if (N == 1) return no("NVLSTree is off on a single node");
       if (proto != Proto::kSimple) return no("NVLSTree runs the Simple protocol only");
@@ -210,7 +247,8 @@ AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, 
       if (N == 1) return no("CollNet needs more than one node");
       if (algo == Algo::kCollNetDirect && !t.nvswitch) return no("CollNetDirect needs NVSwitch");
       if (ppn > 8) return no("CollNet is skipped with more than 8 local GPUs");
-      if (!(ar || (agrs && algo == Algo::kCollNetDirect))) return no("CollNet does not run this operation");
+      if (!(ar || (agrs && algo == Algo::kCollNetDirect)))
+        return no("CollNet does not run this operation");
       if (proto != Proto::kSimple) return no("CollNet runs the Simple protocol only");
       break;
     case Algo::kPat:
@@ -223,7 +261,8 @@ AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, 
   if (proto == Proto::kLL128 && t.intra != PathType::kNvl && N == 1)
     return no("LL128 is off when GPUs are not connected by NVLink");
   const double steps = ar ? 2.0 * (n - 1) : agrs ? n - 1.0 : static_cast<double>(n);
-  const int C = (algo == Algo::kNvls || algo == Algo::kNvlsTree) ? t.nvls_channels : t.ring_channels;
+  const int C =
+      (algo == Algo::kNvls || algo == Algo::kNvlsTree) ? t.nvls_channels : t.ring_channels;
   const double b = (N <= 2 || algo == Algo::kCollNetDirect || algo == Algo::kCollNetChain)
                        ? t.bw_intra_GBps
                        : t.bw_inter_GBps;
@@ -231,7 +270,12 @@ AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, 
   const int llrow = N == 1 ? t.arch : (t.amd_cpu ? 1 : 0);
   const double ll_max = kLlMaxBw[llrow][ni];
   if (algo == Algo::kRing) {
-    if (proto == Proto::kLL) B = std::min(ll_max, 0.5 * B);
+    if (proto == Proto::kLL) {
+      // Pre-2.22 tuners: B/4 for all_reduce, reduce or multi-node, B/3 otherwise; later B/2.
+      const bool quarter = ar || op == CollOp::kReduce || N > 1;
+      const double f = t.nccl_version >= kNcclRingLLHalfSince ? 0.5 : quarter ? 0.25 : 1.0 / 3.0;
+      B = std::min(ll_max, f * B);
+    }
     if (proto == Proto::kLL128) B = std::min(0.92 * B, C * kPerChMaxRingLL128[t.arch][ni]);
   } else if (algo == Algo::kTree) {
     B = std::min(0.92 * B, C * kPerChMaxTree[t.arch][ni]);
@@ -260,10 +304,12 @@ AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, 
   }
   if (B <= 0) return no("bandwidth 0 in NCCL's model for this combination");
   double A;
-  if (agrs && algo != Algo::kRing) A = B;
+  if (agrs && algo != Algo::kRing)
+    A = B;
   else if (algo == Algo::kTree || algo == Algo::kCollNetDirect || algo == Algo::kCollNetChain)
     A = 0.5 * B;
-  else A = B * n / steps;
+  else
+    A = B * n / steps;
   if (algo == Algo::kTree) A *= TreeCorrection(p, bytes);
   // Latency (§8.6).
   const int path = t.intra == PathType::kNvl ? 0 : 1;
@@ -285,21 +331,42 @@ AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, 
           L *= t.arch >= 1 ? 1.4 : 1.9;
       }
       break;
-    case Algo::kTree: L = Base(algo, p) + 2 * ((ppn - 1) * intra_lat + log2N * inter_lat); break;
+    case Algo::kTree:
+      L = Base(algo, p) + 2 * ((ppn - 1) * intra_lat + log2N * inter_lat);
+      break;
     case Algo::kCollNetDirect:
       L = 2 * (std::min(1, ppn - 1) * intra_lat + 0.4 * (ppn - 1)) + inter_lat;
       break;
-    case Algo::kCollNetChain: L = 2 * (ppn - 1) * intra_lat + inter_lat; break;
-    case Algo::kNvls: L = intra_lat + (N > 1 ? inter_lat : 0); break;
-    case Algo::kNvlsTree: L = intra_lat + 2 * log2N * inter_lat; break;
-    case Algo::kPat: L = 8 + log2N * inter_lat / 3.5 + 2.8 * n; break;
-    default: break;
+    case Algo::kCollNetChain:
+      L = 2 * (ppn - 1) * intra_lat + inter_lat;
+      break;
+    case Algo::kNvls:
+      L = intra_lat + (N > 1 ? inter_lat : 0);
+      break;
+    case Algo::kNvlsTree:
+      L = intra_lat + 2 * log2N * inter_lat;
+      break;
+    case Algo::kPat:
+      L = 8 + log2N * inter_lat / 3.5 + 2.8 * n;
+      break;
+    default:
+      break;
   }
   e.ok = true;
   e.algbw_GBps = A;
   e.latency_us = L;
   e.channels = C;
   return e;
+}
+
+double AchievedAlgbwGBps(const NcclTopo& t, CollOp op, Algo algo, const AlgoEstimate& e) {
+  if (algo == Algo::kNvls && op == CollOp::kAllReduce && t.nodes == 1 && t.n > 1) {
+    const double n = t.n;
+    const double nvls = t.total_intra_GBps * kNvlsEff[t.arch] * n / (n + 1);
+    const AlgoEstimate ring = EstimateNccl(t, op, Algo::kRing, Proto::kSimple, 1 << 30, false);
+    return std::min(e.algbw_GBps, std::max(nvls, ring.ok ? ring.algbw_GBps : 0.0));
+  }
+  return e.algbw_GBps;
 }
 
 }  // namespace ndt

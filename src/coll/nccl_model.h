@@ -19,17 +19,20 @@ namespace ndt {
 // Values and the fitting procedure are recorded in data/calibration/nccl.yaml; a test checks the
 // file and these defaults agree.
 struct NcclCalibration {
-  // Achieved / NCCL-model bandwidth. 1.0: the shortfall at 8 GiB (231.58 of 240 GB/s) is the
-  // per-loop step synchronisation below, not a bandwidth loss.
+  // Achieved / NCCL-model bandwidth of every algorithm (1.0).
   double bw_efficiency = 1.0;
-  // Per-call overhead outside NCCL's latency model (launch, nccl-tests timing): median over
-  // 1 KiB..64 KiB of measured time minus the model LL ring latency, rounded (30 us).
-  double call_overhead_s = 30e-6;
+  // Host time of one call (enqueue + launch). nccl-tests (src/common.cu BenchTime) issues its
+  // iterations back to back and divides the wall time by their count, so a call costs
+  // max(call_overhead_s, device time): the host cost hides under kernels longer than it. Fitted
+  // as the median measured time over 1 KiB..64 KiB (42.8 us).
+  double call_overhead_s = 42.8e-6;
+  // Device-side gap between back-to-back kernels, added to the device time (3 us).
+  double kernel_gap_s = 3e-6;
   // Ring/Simple: synchronisation cost of one ring step (flag wait, fence, post over both slices
-  // of a chunk), paid by each of the steps of every loop (see RingSimpleLoops). 8 us.
-  double simple_step_sync_s = 8e-6;
-  // LL128 achieved / NCCL-model bandwidth (0.72).
-  double ll128_bw_ratio = 0.72;
+  // of a chunk), paid by each of the steps of every loop (see RingSimpleLoops). 10 us.
+  double simple_step_sync_s = 10e-6;
+  // LL128 achieved / NCCL-model bandwidth (0.59).
+  double ll128_bw_ratio = 0.59;
 };
 
 // NCCL device-code constants of the Simple ring (src/device/all_reduce.h, common.h, via
@@ -58,7 +61,13 @@ struct NcclTopo {
   double bw_inter_GBps = 0;     // per channel (0 on one node)
   int nvls_channels = 0;
   bool amd_cpu = false;
+  int nccl_version = kPinnedNcclVersion;  // major*10000 + minor*100 + patch (tuner revision)
 };
+
+// NCCL releases before this one price Ring LL at 1/4 of the ring bus bandwidth for all_reduce,
+// reduce and multi-node (1/3 otherwise); later ones at 1/2 (src/graph/tuning.cc; see
+// data/nccl.yaml ring_ll_bus_factor).
+inline constexpr int kNcclRingLLHalfSince = 22200;
 
 StatusOr<NcclTopo> AnalyzeGroup(const Cluster& cluster, std::span<const int> group);
 
@@ -74,6 +83,19 @@ struct AlgoEstimate {
 // reduce only. `collnet` is NCCL_COLLNET_ENABLE.
 AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, double bytes,
                           bool collnet);
+
+// The algorithm bandwidth a choice achieves where the physics differs from the tuner's model
+// (otherwise e.algbw_GBps). NVLS all_reduce inside one NVLink domain: each rank reduces its 1/n
+// slice with multimem.ld_reduce (the switches pull that slice from all n ranks) and multicasts
+// the result with multimem.st, so S + S/n leave and S/n + S arrive per rank:
+// A = per-rank NVLink bandwidth x NVLS efficiency x n / (n + 1). NCCL's tuner counts
+// 2 x bw x eff x (C-1)/C x n / (2(n-1)), 20% more on 8 H100. Not fitted; checked against NCCL
+// maintainers' published figures (nccl-tests #212: 8x H100 NVLS all_reduce peaks near 480 GB/s
+// bus bandwidth, algbw ~275; the model gives 490 / 280). With few ranks this bound falls below
+// the ring's, and forced-NVLS runs on 2-4 H100s report the ring's 365-370 GB/s bus bandwidth
+// (NVIDIA/nccl #1455; 5-8 ranks: 258-273 algbw, the model 263-280), so the achieved bandwidth
+// is the larger of the two, and never above the tuner's.
+double AchievedAlgbwGBps(const NcclTopo& t, CollOp op, Algo algo, const AlgoEstimate& e);
 
 // Loops of NCCL's Simple ring kernel for a buffer of `bytes` (nccl-tests size): each loop moves
 // 2 x ring_channels x n chunks of kSimpleChunkSteps x buffer/kNcclSteps bytes and runs every

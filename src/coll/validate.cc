@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -59,15 +60,26 @@ StatusOr<std::string> SkuForSystem(const std::string& s) {
       Has(s, "ND96amsr"))
     return std::string("Standard_ND96amsr_A100_v4");
   if (Has(s, "A100")) return std::string("Standard_ND96asr_v4");
-  if (Has(s, "V100") || Has(s, "NDv2") || Has(s, "ND40rs")) return std::string("Standard_ND40rs_v2");
-  return Status::NotFound("no VM size matches system '" + s +
-                          "'; name the GPU (A100, H100, H200, GB200, GB300, V100) in the system column");
+  if (Has(s, "V100") || Has(s, "NDv2") || Has(s, "ND40rs"))
+    return std::string("Standard_ND40rs_v2");
+  return Status::NotFound(
+      "no VM size matches system '" + s +
+      "'; name the GPU (A100, H100, H200, GB200, GB300, V100) in the system column");
 }
 
 StatusOr<double> LabelBytes(const std::string& label) {
   NDT_ASSIGN_OR_RETURN(double b, ParseSizeBytes(label));
   if (b <= 0) return Status::InvalidInput("size label '" + label + "' must be > 0");
   return std::exp2(std::round(std::log2(b)));
+}
+
+int NcclVersionOf(const std::string& software) {
+  const size_t at = software.find("NCCL ");
+  if (at == std::string::npos) return kPinnedNcclVersion;
+  int major = 0, minor = 0, patch = 0;
+  if (std::sscanf(software.c_str() + at + 5, "%d.%d.%d", &major, &minor, &patch) < 2)
+    return kPinnedNcclVersion;
+  return major * 10000 + minor * 100 + patch;
 }
 
 StatusOr<std::vector<ValidationRow>> ValidateCollectives(const Catalog& cat,
@@ -92,7 +104,7 @@ StatusOr<std::vector<ValidationRow>> ValidateCollectives(const Catalog& cat,
     std::vector<std::string> head = SplitCsv(line);
     std::map<std::string, int> col;
     for (int i = 0; i < static_cast<int>(head.size()); ++i) col[head[i]] = i;
-    const char* need[] = {"system", "nodes", "gpus", "collective", "message_size_label",
+    const char* need[] = {"system",    "nodes", "gpus", "collective", "message_size_label",
                           "busbw_GBps"};
     bool ok = true;
     for (const char* k : need) ok = ok && col.count(k);
@@ -134,7 +146,9 @@ StatusOr<std::vector<ValidationRow>> ValidateCollectives(const Catalog& cat,
       NDT_ASSIGN_OR_RETURN(Cluster c, BuildCluster(spec, fp));
       std::vector<int> group(c.num_gpus());
       std::iota(group.begin(), group.end(), 0);
-      NDT_ASSIGN_OR_RETURN(CollResult r, TimeCollective(c, op, bytes, group, CollOptions{}));
+      CollOptions opts;
+      if (col.count("software")) opts.nccl_version = NcclVersionOf(get("software"));
+      NDT_ASSIGN_OR_RETURN(CollResult r, TimeCollective(c, op, bytes, group, opts));
       ValidationRow row;
       row.suite = "collectives";
       row.case_id = sku_name + " " + std::to_string(nodes) + "vm " + CollOpName(op) + " " +

@@ -8,7 +8,8 @@
 // "H200" -> Standard_ND96isr_H200_v5, "GB200" -> Standard_ND128isr_NDR_GB200_v6, "GB300" ->
 // Standard_ND128isr_GB300_v6, "V100"/"NDv2" -> Standard_ND40rs_v2). Size labels are powers of
 // two as nccl-tests prints them ("33M" = 2^25 bytes): the label wins over message_bytes. Rows
-// from files under validation/calibration/ are marked calibration = true.
+// from files under validation/calibration/ are marked calibration = true. A "software" column
+// naming "NCCL x.y.z" selects that release's tuner (NcclVersionOf); otherwise the pinned one.
 #ifndef NDTWIN_COLL_VALIDATE_H_
 #define NDTWIN_COLL_VALIDATE_H_
 
@@ -29,6 +30,10 @@ StatusOr<std::string> SkuForSystem(const std::string& system);
 
 // Bytes of an nccl-tests size label: the power of two nearest to ParseSizeBytes(label).
 StatusOr<double> LabelBytes(const std::string& label);
+
+// The NCCL release named in a "software" string ("NCCL 2.18.5, CUDA 12.5" -> 21805), encoded
+// major*10000 + minor*100 + patch; kPinnedNcclVersion when it names none.
+int NcclVersionOf(const std::string& software);
 
 }  // namespace ndt
 
