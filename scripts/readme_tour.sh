@@ -3,6 +3,7 @@
 # the README stays true as the product grows. Usage: scripts/readme_tour.sh [path/to/ndtwin]
 set -euo pipefail
 bin="${1:-build/ndtwin}"
+mkdir -p out  # the tour writes a trace there, as make demo does
 readme="$(dirname "$0")/../README.md"
 tmp=$(mktemp)
 trap 'rm -f "$tmp" "$tmp.body"' EXIT
