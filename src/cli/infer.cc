@@ -5,11 +5,11 @@
 // million output tokens; --json for machines, --trace for a Perfetto timeline of engine 0.
 #include <cstdio>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "cli/commands.h"
+#include "compute/compute.h"
 #include "core/units.h"
 #include "hw/catalog.h"
 #include "model/transformer.h"
@@ -44,7 +44,8 @@ StatusOr<TransformerSpec> ResolveModel(const InferFlags& f, const std::string& d
 StatusOr<Dtype> ParseDtypeFlag(const std::string& flag, const std::string& v) {
   Dtype d;
   if (!ParseDtype(v, &d)) {
-    return Status::InvalidInput(flag + " '" + v + "' is not a precision; use fp16, bf16, fp8 or fp4");
+    return Status::InvalidInput(flag + " '" + v +
+                                "' is not a precision; use fp16, bf16, fp8 or fp4");
   }
   return d;
 }
@@ -60,7 +61,8 @@ StatusOr<double> ParseLimit(const std::string& flag, const std::string& v) {
 Status BuildOptions(const InferFlags& f, const std::string& data_dir, InferOptions* o) {
   o->vms = f.vms;
   if (f.tp < 0 || f.pp < 0 || f.ep < 1 || f.max_batch < 0 || f.max_num_tokens < 0) {
-    return Status::InvalidInput("--tp, --pp, --max-batch, --max-num-tokens must be >= 1 (or omitted), --ep >= 1");
+    return Status::InvalidInput(
+        "--tp, --pp, --max-batch, --max-num-tokens must be >= 1 (or omitted), --ep >= 1");
   }
   o->tp = f.tp;
   o->pp = f.pp;
@@ -73,14 +75,17 @@ Status BuildOptions(const InferFlags& f, const std::string& data_dir, InferOptio
     o->kv = DtypeBytes(o->weights) <= 1 ? Dtype::kFp8 : Dtype::kFp16;
   } else {
     NDT_ASSIGN_OR_RETURN(o->kv, ParseDtypeFlag("--kv", f.kv));
-    if (o->kv == Dtype::kFp4) return Status::InvalidInput("--kv fp4 is not supported; use fp16, bf16 or fp8");
+    if (o->kv == Dtype::kFp4)
+      return Status::InvalidInput("--kv fp4 is not supported; use fp16, bf16 or fp8");
   }
   if (!ParseScenario(f.scenario, &o->scenario)) {
-    return Status::InvalidInput("--scenario '" + f.scenario + "' is not one of offline, server, interactive");
+    return Status::InvalidInput("--scenario '" + f.scenario +
+                                "' is not one of offline, server, interactive");
   }
   if (f.qps < 0) return Status::InvalidInput("--qps must be > 0");
   if (f.qps > 0 && o->scenario == Scenario::kOffline) {
-    return Status::InvalidInput("--qps needs --scenario server or interactive (offline sends all requests at t = 0)");
+    return Status::InvalidInput(
+        "--qps needs --scenario server or interactive (offline sends all requests at t = 0)");
   }
   o->qps = f.qps;
   NDT_ASSIGN_OR_RETURN(o->ttft_p99_s, ParseLimit("--ttft-p99", f.ttft_p99));
@@ -97,7 +102,8 @@ Status BuildOptions(const InferFlags& f, const std::string& data_dir, InferOptio
   }
   if (!f.trace_file.empty()) {
     if (fixed || !f.dataset.empty()) {
-      return Status::InvalidInput("--trace-file gives the requests; drop --dataset/--input-len/--output-len");
+      return Status::InvalidInput(
+          "--trace-file gives the requests; drop --dataset/--input-len/--output-len");
     }
     NDT_ASSIGN_OR_RETURN(o->trace, LoadTraceCsv(f.trace_file));
     for (const Request& r : o->trace) o->lengths.push_back({r.input_tokens, r.output_tokens});
@@ -109,15 +115,17 @@ Status BuildOptions(const InferFlags& f, const std::string& data_dir, InferOptio
   }
   if (f.output_tokens_mean != 0) {
     if (f.output_tokens_mean < 1) return Status::InvalidInput("--output-tokens-mean must be >= 1");
-    if (!o->trace.empty()) return Status::InvalidInput("--output-tokens-mean does not apply to --trace-file");
+    if (!o->trace.empty())
+      return Status::InvalidInput("--output-tokens-mean does not apply to --trace-file");
     RescaleOutputs(f.output_tokens_mean, &o->lengths);
   }
   if (!f.disaggregate.empty()) {
     int p = 0, d = 0;
     char extra = 0;
     if (std::sscanf(f.disaggregate.c_str(), "%d:%d%c", &p, &d, &extra) != 2 || p < 1 || d < 1) {
-      return Status::InvalidInput("--disaggregate wants P:D, prefill and decode replica counts >= 1 (got '" +
-                                  f.disaggregate + "')");
+      return Status::InvalidInput(
+          "--disaggregate wants P:D, prefill and decode replica counts >= 1 (got '" +
+          f.disaggregate + "')");
     }
     o->disaggregate_prefill = p;
     o->disaggregate_decode = d;
@@ -156,10 +164,16 @@ nlohmann::ordered_json ToJson(const InferFlags& f, const TransformerSpec& m, con
   if (r.scenario != Scenario::kOffline) {
     j["slo"] = {{"ttft_p99_s", r.ttft_limit_s}, {"tpot_p99_s", r.tpot_limit_s}};
   }
-  j["deployment"] = {{"tp", d.tp}, {"pp", d.pp}, {"ep", d.ep}, {"replicas", d.replicas},
-                     {"gpus_used", d.gpus_used}, {"gpus_total", d.gpus_total},
-                     {"max_batch", d.max_batch}, {"max_num_tokens", d.max_num_tokens},
-                     {"weights", DtypeName(d.weights)}, {"kv", DtypeName(d.kv)},
+  j["deployment"] = {{"tp", d.tp},
+                     {"pp", d.pp},
+                     {"ep", d.ep},
+                     {"replicas", d.replicas},
+                     {"gpus_used", d.gpus_used},
+                     {"gpus_total", d.gpus_total},
+                     {"max_batch", d.max_batch},
+                     {"max_num_tokens", d.max_num_tokens},
+                     {"weights", DtypeName(d.weights)},
+                     {"kv", DtypeName(d.kv)},
                      {"chosen", d.chosen}};
   if (d.prefill_replicas > 0) {
     j["deployment"]["prefill_replicas"] = d.prefill_replicas;
@@ -169,7 +183,8 @@ nlohmann::ordered_json ToJson(const InferFlags& f, const TransformerSpec& m, con
                    {"weight_bytes_per_gpu", d.memory.weight_bytes_per_gpu},
                    {"tokens_per_replica", d.memory.kv_tokens_per_replica},
                    {"blocks_per_replica", d.memory.kv_blocks_per_replica},
-                   {"mean_use", r.kv_mean_use_frac}, {"peak_use", r.kv_peak_use_frac},
+                   {"mean_use", r.kv_mean_use_frac},
+                   {"peak_use", r.kv_peak_use_frac},
                    {"preemptions", r.preemptions}};
   j["mean_batch"] = r.mean_batch;
   j["requests_simulated"] = r.requests_simulated;
@@ -191,9 +206,11 @@ void PrintText(const InferFlags& f, const TransformerSpec& m, const InferResult&
   std::printf("Model:          %s (weights %s, KV %s)\n", m.name.c_str(), DtypeName(d.weights),
               DtypeName(d.kv));
   std::printf("Cluster:        %d x %s = %d GPUs\n", f.vms, f.sku.c_str(), d.gpus_total);
-  std::printf("Deployment:     %d replicas of TP%d x PP%d (%d GPUs used), max batch %d, max tokens %d%s%s\n",
-              d.replicas, d.tp, d.pp, d.gpus_used, d.max_batch, d.max_num_tokens,
-              d.chosen.empty() ? "" : "; chosen: ", Join(d.chosen).c_str());
+  std::printf(
+      "Deployment:     %d replicas of TP%d x PP%d (%d GPUs used), max batch %d, max tokens "
+      "%d%s%s\n",
+      d.replicas, d.tp, d.pp, d.gpus_used, d.max_batch, d.max_num_tokens,
+      d.chosen.empty() ? "" : "; chosen: ", Join(d.chosen).c_str());
   if (d.prefill_replicas > 0) {
     std::printf("Disaggregated:  %d prefill replicas, %d decode replicas\n", d.prefill_replicas,
                 d.decode_replicas);
@@ -203,9 +220,11 @@ void PrintText(const InferFlags& f, const TransformerSpec& m, const InferResult&
     std::printf(" at %.2f req/s (p99 limits: TTFT %.0f ms, TPOT %.0f ms)", r.qps,
                 ms(r.ttft_limit_s), ms(r.tpot_limit_s));
   }
-  std::printf("\nRequests:       mean input %.1f, mean output %.1f tokens; %lld simulated on %d of %d engines\n",
-              r.mean_input_tokens, r.mean_output_tokens,
-              static_cast<long long>(r.requests_simulated), r.engines_simulated, r.engines);
+  std::printf(
+      "\nRequests:       mean input %.1f, mean output %.1f tokens; %lld simulated on %d of %d "
+      "engines\n",
+      r.mean_input_tokens, r.mean_output_tokens, static_cast<long long>(r.requests_simulated),
+      r.engines_simulated, r.engines);
   std::printf("Throughput:     %.1f output tokens/s (%.1f per GPU), %.2f requests/s\n",
               r.output_tokens_per_s, r.per_gpu_output_tokens_per_s, r.requests_per_s);
   std::printf("TTFT:           p50 %.1f ms, p90 %.1f ms, p99 %.1f ms\n", ms(r.stats.ttft_s.p50),
@@ -215,10 +234,11 @@ void PrintText(const InferFlags& f, const TransformerSpec& m, const InferResult&
   std::printf("End to end:     p50 %.2f s, p90 %.2f s, p99 %.2f s\n", r.stats.e2e_s.p50,
               r.stats.e2e_s.p90, r.stats.e2e_s.p99);
   std::printf("Batch:          mean %.1f sequences per iteration\n", r.mean_batch);
-  std::printf("KV cache:       %.1f GB per GPU (%lld tokens per replica), mean use %.0f%%, peak %.0f%%, %lld preemptions\n",
-              d.memory.kv_bytes_per_gpu / 1e9, static_cast<long long>(d.memory.kv_tokens_per_replica),
-              r.kv_mean_use_frac * 100, r.kv_peak_use_frac * 100,
-              static_cast<long long>(r.preemptions));
+  std::printf(
+      "KV cache:       %.1f GB per GPU (%lld tokens per replica), mean use %.0f%%, peak %.0f%%, "
+      "%lld preemptions\n",
+      d.memory.kv_bytes_per_gpu / 1e9, static_cast<long long>(d.memory.kv_tokens_per_replica),
+      r.kv_mean_use_frac * 100, r.kv_peak_use_frac * 100, static_cast<long long>(r.preemptions));
   if (r.usd_per_million_tokens) {
     std::printf("Cost:           $%.3f per million output tokens ($%.2f/h)\n",
                 *r.usd_per_million_tokens, r.usd_per_hour);
@@ -232,9 +252,10 @@ Trace BuildTrace(const InferResult& r) {
   t.title = "ndtwin infer: engine 0";
   t.tracks.push_back({0, 0, "engine 0", "iterations"});
   for (const IterationRecord& it : r.trace_iterations) {
-    t.spans.push_back({0, "iter b" + std::to_string(it.batch) + " p" +
-                              std::to_string(it.prefill_tokens) + " d" +
-                              std::to_string(it.decode_tokens),
+    t.spans.push_back({0,
+                       "iter b" + std::to_string(it.batch) + " p" +
+                           std::to_string(it.prefill_tokens) + " d" +
+                           std::to_string(it.decode_tokens),
                        "compute", it.start_s, it.dur_s});
   }
   // Requests on lanes: each goes to the lowest lane free at its arrival (deterministic).
@@ -251,7 +272,8 @@ Trace BuildTrace(const InferResult& r) {
     int track = static_cast<int>(lane) + 1;
     std::string id = "req " + std::to_string(q.id);
     t.spans.push_back({track, id + " ttft", "prefill", q.arrival_s, q.ttft_s()});
-    t.spans.push_back({track, id + " decode", "decode", q.first_token_s, q.finish_s - q.first_token_s});
+    t.spans.push_back(
+        {track, id + " decode", "decode", q.first_token_s, q.finish_s - q.first_token_s});
   }
   return t;
 }
@@ -273,24 +295,33 @@ CommandRun SetupInfer(CLI::App* sub) {
   sub->add_option("--seq", f->inline_model.seq, "Inline model: max sequence length");
   sub->add_option("--arch", f->inline_model.arch, "Inline model: gpt | llama");
   sub->add_option("--weights", f->weights, "Weight precision: fp16, bf16, fp8, fp4 (default fp16)");
-  sub->add_option("--kv", f->kv, "KV-cache precision: fp16, bf16, fp8 (default fp8 for 8/4-bit weights, else fp16)");
+  sub->add_option(
+      "--kv", f->kv,
+      "KV-cache precision: fp16, bf16, fp8 (default fp8 for 8/4-bit weights, else fp16)");
   sub->add_option("--tp", f->tp, "Tensor parallel degree (default: best feasible)");
   sub->add_option("--pp", f->pp, "Pipeline parallel degree (default: best feasible)");
   sub->add_option("--ep", f->ep, "Expert parallel degree (MoE)");
-  sub->add_option("--max-batch", f->max_batch, "Max sequences in flight per engine (default: best)");
+  sub->add_option("--max-batch", f->max_batch,
+                  "Max sequences in flight per engine (default: best)");
   sub->add_option("--max-num-tokens", f->max_num_tokens, "Max tokens per iteration (default 8192)");
   sub->add_option("--scenario", f->scenario, "offline | server | interactive (default offline)");
-  sub->add_option("--qps", f->qps, "Server/interactive: run this Poisson rate instead of searching");
-  sub->add_option("--ttft-p99", f->ttft_p99, "p99 TTFT limit, e.g. \"2 s\" (default: the scenario's)");
-  sub->add_option("--tpot-p99", f->tpot_p99, "p99 TPOT limit, e.g. \"200 ms\" (default: the scenario's)");
-  sub->add_option("--dataset", f->dataset, "Length dataset preset or CSV (default mlperf-llama2-70b)");
+  sub->add_option("--qps", f->qps,
+                  "Server/interactive: run this Poisson rate instead of searching");
+  sub->add_option("--ttft-p99", f->ttft_p99,
+                  "p99 TTFT limit, e.g. \"2 s\" (default: the scenario's)");
+  sub->add_option("--tpot-p99", f->tpot_p99,
+                  "p99 TPOT limit, e.g. \"200 ms\" (default: the scenario's)");
+  sub->add_option("--dataset", f->dataset,
+                  "Length dataset preset or CSV (default mlperf-llama2-70b)");
   sub->add_option("--input-len", f->input_len, "Fixed input tokens per request");
   sub->add_option("--output-len", f->output_len, "Fixed output tokens per request");
-  sub->add_option("--output-tokens-mean", f->output_tokens_mean, "Rescale output lengths to this mean");
+  sub->add_option("--output-tokens-mean", f->output_tokens_mean,
+                  "Rescale output lengths to this mean");
   sub->add_option("--requests", f->requests, "Requests to simulate (default: automatic)");
   sub->add_option("--seed", f->seed, "Seed of the Poisson arrivals (default 1)");
   sub->add_option("--trace", f->trace, "Write a Perfetto/Chrome trace of engine 0 to FILE");
-  sub->add_option("--trace-file", f->trace_file, "Replay arrivals from CSV arrival_s,input_tokens,output_tokens");
+  sub->add_option("--trace-file", f->trace_file,
+                  "Replay arrivals from CSV arrival_s,input_tokens,output_tokens");
   sub->add_option("--disaggregate", f->disaggregate, "P:D prefill and decode replicas");
   return [f](const GlobalOptions& g) -> Status {
     const std::string dir = g.data_dir.empty() ? Catalog::DefaultDataDir() : g.data_dir;
@@ -299,6 +330,9 @@ CommandRun SetupInfer(CLI::App* sub) {
     NDT_ASSIGN_OR_RETURN(TransformerSpec model, ResolveModel(*f, dir));
     InferOptions o;
     NDT_RETURN_IF_ERROR(BuildOptions(*f, dir, &o));
+    if (const std::string note = PrecisionNote(cat.GpuOf(*sku), o.weights); !note.empty()) {
+      Warn(note);
+    }
     NDT_ASSIGN_OR_RETURN(InferResult r, RunInferenceOn(cat, sku->name, model, o, dir));
     if (!f->trace.empty()) NDT_RETURN_IF_ERROR(WriteTrace(BuildTrace(r), f->trace));
     if (g.json) {

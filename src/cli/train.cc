@@ -3,17 +3,17 @@
 // tokens/s, model and hardware TFLOP/s per GPU, MFU, memory per GPU with its parts, a time
 // breakdown, the chosen strategy, and for --tokens the time to train and its cost. Optionally a
 // Chrome/Perfetto trace (--trace FILE). The numbers come from parallel/train.h.
+#include "parallel/train.h"
+
 #include <cstdio>
 #include <memory>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "cli/commands.h"
 #include "compute/compute.h"
 #include "hw/catalog.h"
 #include "parallel/cluster_costs.h"
-#include "parallel/train.h"
 #include "report/trace.h"
 #include "topo/builders.h"
 
@@ -33,8 +33,8 @@ struct TrainFlags {
 };
 
 StatusOr<TransformerSpec> ResolveModel(const TrainFlags& f, const std::string& data_dir) {
-  const int given = !f.model.empty() + !f.model_file.empty() + !f.hf_config.empty() +
-                    (f.inline_model.layers > 0);
+  const int given =
+      !f.model.empty() + !f.model_file.empty() + !f.hf_config.empty() + (f.inline_model.layers > 0);
   if (given != 1) {
     return Status::InvalidInput(
         "give exactly one of --model NAME, --model-file FILE, --hf-config FILE or inline "
@@ -114,21 +114,21 @@ void PrintText(const TrainJob& job, const SkuSpec& sku, const TrainReport& r) {
   std::printf("Throughput:    %.0f tokens/s\n", r.tokens_per_s);
   std::printf("Model FLOP/s:  %.1f TFLOP/s per GPU, MFU %.1f%% of %.0f TFLOP/s peak\n",
               r.model_tflops_per_gpu, 100 * r.mfu, r.peak_flops / 1e12);
-  std::printf("Hardware:      %.1f TFLOP/s per GPU (with recompute)\n",
-              r.hardware_tflops_per_gpu);
-  std::printf("Memory/GPU:    %.1f GiB of %.1f GiB (stage %d): weights %.1f, grads %.1f, "
-              "optimizer %.1f, activations %.1f, comm %.1f, workspace %.1f\n",
-              GiB(m.total_bytes()), GiB(job.gpu_memory_bytes), m.peak_stage,
-              GiB(m.weights_bytes), GiB(m.gradients_bytes), GiB(m.optimizer_bytes),
-              GiB(m.activations_bytes), GiB(m.comm_buffers_bytes), GiB(m.workspace_bytes));
+  std::printf("Hardware:      %.1f TFLOP/s per GPU (with recompute)\n", r.hardware_tflops_per_gpu);
+  std::printf(
+      "Memory/GPU:    %.1f GiB of %.1f GiB (stage %d): weights %.1f, grads %.1f, "
+      "optimizer %.1f, activations %.1f, comm %.1f, workspace %.1f\n",
+      GiB(m.total_bytes()), GiB(job.gpu_memory_bytes), m.peak_stage, GiB(m.weights_bytes),
+      GiB(m.gradients_bytes), GiB(m.optimizer_bytes), GiB(m.activations_bytes),
+      GiB(m.comm_buffers_bytes), GiB(m.workspace_bytes));
   auto pct = [&](double x) { return t > 0 ? 100 * x / t : 0.0; };
-  std::printf("Breakdown:     compute %.4f s (%.1f%%), TP %.4f s (%.1f%%), CP %.4f s (%.1f%%), "
-              "EP %.4f s (%.1f%%), bubble %.4f s (%.1f%%), DP %.4f s (%.1f%%), optimizer "
-              "%.4f s (%.1f%%)\n",
-              b.compute_s, pct(b.compute_s), b.tp_comm_s, pct(b.tp_comm_s), b.cp_comm_s,
-              pct(b.cp_comm_s), b.ep_comm_s, pct(b.ep_comm_s), b.pp_bubble_s,
-              pct(b.pp_bubble_s), b.dp_comm_s, pct(b.dp_comm_s), b.optimizer_s,
-              pct(b.optimizer_s));
+  std::printf(
+      "Breakdown:     compute %.4f s (%.1f%%), TP %.4f s (%.1f%%), CP %.4f s (%.1f%%), "
+      "EP %.4f s (%.1f%%), bubble %.4f s (%.1f%%), DP %.4f s (%.1f%%), optimizer "
+      "%.4f s (%.1f%%)\n",
+      b.compute_s, pct(b.compute_s), b.tp_comm_s, pct(b.tp_comm_s), b.cp_comm_s, pct(b.cp_comm_s),
+      b.ep_comm_s, pct(b.ep_comm_s), b.pp_bubble_s, pct(b.pp_bubble_s), b.dp_comm_s,
+      pct(b.dp_comm_s), b.optimizer_s, pct(b.optimizer_s));
   if (job.tokens > 0) {
     std::printf("Time to train: %.2f days for %.3g tokens", r.time_to_train_s / 86400, job.tokens);
     if (job.vm_usd_per_hour > 0) {
@@ -168,9 +168,9 @@ nlohmann::ordered_json ToJson(const TrainJob& job, const SkuSpec& sku, const Tra
                      {"comm_buffers_bytes", m.comm_buffers_bytes},
                      {"workspace_bytes", m.workspace_bytes},
                      {"inflight_microbatches", m.inflight_microbatches}};
-  j["breakdown"] = Json{{"compute_s", b.compute_s},       {"tp_comm_s", b.tp_comm_s},
-                        {"cp_comm_s", b.cp_comm_s},       {"ep_comm_s", b.ep_comm_s},
-                        {"pp_bubble_s", b.pp_bubble_s},   {"dp_comm_s", b.dp_comm_s},
+  j["breakdown"] = Json{{"compute_s", b.compute_s},     {"tp_comm_s", b.tp_comm_s},
+                        {"cp_comm_s", b.cp_comm_s},     {"ep_comm_s", b.ep_comm_s},
+                        {"pp_bubble_s", b.pp_bubble_s}, {"dp_comm_s", b.dp_comm_s},
                         {"optimizer_s", b.optimizer_s}};
   Json chosen = Json::array();
   for (const std::string& c : r.chosen) chosen.push_back(c);
@@ -209,8 +209,7 @@ Trace BuildTrace(const TrainReport& r) {
     }
   }
   for (const StepSpan& sp : r.sim.spans) {
-    t.spans.push_back({sp.stage * streams + sp.stream, sp.name, sp.category, sp.start_s,
-                       sp.dur_s});
+    t.spans.push_back({sp.stage * streams + sp.stream, sp.name, sp.category, sp.start_s, sp.dur_s});
   }
   return t;
 }
@@ -266,6 +265,9 @@ CommandRun SetupTrain(CLI::App* sub) {
     job.model = model;
     NDT_RETURN_IF_ERROR(BuildStrategy(*f, &job));
     const GpuSpec& gpu = cat.GpuOf(*sku);
+    if (const std::string note = PrecisionNote(gpu, job.strategy.precision); !note.empty()) {
+      Warn(note);
+    }
     ClusterSpec cs;
     cs.sku = sku;
     cs.gpu = &gpu;

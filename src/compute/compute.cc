@@ -119,6 +119,14 @@ Precision EffectivePrecision(const GpuSpec& gpu, Dtype d) {
   return EffectiveOf(gpu, ToPrecision(d));
 }
 
+std::string PrecisionNote(const GpuSpec& gpu, Dtype d) {
+  const Precision p = EffectivePrecision(gpu, d);
+  if (p == ToPrecision(d)) return "";
+  return gpu.name + " has no " + DtypeName(d) + " tensor cores: " + DtypeName(d) +
+         " is storage only and the GEMMs run in " + PrecisionName(p) +
+         " (weight-only quantization)";
+}
+
 OpTiming OpTimeDetail(const GpuSpec& gpu, const Op& op, const ComputeCalibration& calib) {
   const ArchCalibration& cal = calib.For(gpu.arch);
   OpTiming t;

@@ -71,6 +71,10 @@ Precision ToPrecision(Dtype d);
 // The precision the GPU actually computes `d` in: `d` if it has a tensor path for it, else the
 // next wider one it has (fp4 -> fp8 -> bf16 -> fp16 -> fp32): e.g. fp8 math on A100 runs at bf16.
 Precision EffectivePrecision(const GpuSpec& gpu, Dtype d);
+// A one-line note when the GPU has no tensor path for `d` (EffectivePrecision differs), e.g.
+// "A100-SXM4-80GB has no fp8 tensor cores: fp8 is storage only and the GEMMs run in bf16
+// (weight-only quantization)"; empty when it has one.
+std::string PrecisionNote(const GpuSpec& gpu, Dtype d);
 
 struct OpTiming {
   double time_s = 0;     // total, including launch

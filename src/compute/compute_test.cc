@@ -147,6 +147,10 @@ TEST(Precision, UnsupportedFormatsRunAtTheNextWiderRate) {
   EXPECT_EQ(EffectivePrecision(Gpu("H100-SXM5-80GB"), Dtype::kFp4), Precision::kFp8);
   EXPECT_EQ(EffectivePrecision(Gpu("GB200"), Dtype::kFp4), Precision::kFp4);
   EXPECT_EQ(EffectivePrecision(Gpu("V100-SXM2-32GB"), Dtype::kBf16), Precision::kFp16);
+  EXPECT_EQ(PrecisionNote(Gpu("A100-SXM4-80GB"), Dtype::kFp4),
+            "A100-SXM4-80GB has no fp4 tensor cores: fp4 is storage only and the GEMMs run in "
+            "bf16 (weight-only quantization)");
+  EXPECT_EQ(PrecisionNote(Gpu("GB200"), Dtype::kFp4), "");
 }
 
 // GB300 has no microbench rows: Blackwell's fit on GB300's own peaks. Its fp4 peak is 1.5x
