@@ -56,7 +56,8 @@ void Run(benchmark::State& state, int vms, Fidelity fid) {
     StatusOr<CollResult> r = TimeCollective(f.cluster, CollOp::kAllReduce, 1 << 30, f.group, o);
     NDT_CHECK(r.ok(), r.status().message());
     time_s = r->time_s;
-    benchmark::ClobberMemory();  // DoNotOptimize(double&) garbles doubles with GCC 12 + benchmark 1.7
+    benchmark::ClobberMemory();  // DoNotOptimize(double&) garbles doubles with GCC 12 +
+                                 // benchmark 1.7
   }
   state.counters["gpus"] = f.cluster.num_gpus();
   state.counters["predicted_us"] = time_s * 1e6;

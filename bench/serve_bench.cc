@@ -6,8 +6,6 @@
 // cluster, as the CLI does. Counters: output tokens/s predicted, requests simulated.
 #include <benchmark/benchmark.h>
 
-
-
 #include "core/check.h"
 #include "hw/catalog.h"
 #include "serve/request.h"
@@ -57,8 +55,7 @@ void Run(benchmark::State& state, const InferOptions& o) {
   double tps = 0;
   int64_t reqs = 0;
   for (auto _ : state) {
-    StatusOr<InferResult> r =
-        RunInferenceOn(f.catalog, "Standard_ND96isr_H100_v5", f.model, o, "");
+    StatusOr<InferResult> r = RunInferenceOn(f.catalog, "Standard_ND96isr_H100_v5", f.model, o, "");
     NDT_CHECK(r.ok(), r.status().message());
     tps = r->output_tokens_per_s;
     reqs = r->requests_simulated;
@@ -79,9 +76,7 @@ void BM_OfflineDefaultLength(benchmark::State& state) {
 }
 BENCHMARK(BM_OfflineDefaultLength)->Unit(benchmark::kMillisecond);
 
-void BM_ServerSearch(benchmark::State& state) {
-  Run(state, Options(Scenario::kServer, 1024));
-}
+void BM_ServerSearch(benchmark::State& state) { Run(state, Options(Scenario::kServer, 1024)); }
 BENCHMARK(BM_ServerSearch)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 }  // namespace

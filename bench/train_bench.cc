@@ -32,8 +32,8 @@ const Setup& Data() {
   return s;
 }
 
-void RunJob(benchmark::State& state, const char* sku_name, int vms, const char* model_name,
-            int tp, int pp, int64_t gbs, int zero) {
+void RunJob(benchmark::State& state, const char* sku_name, int vms, const char* model_name, int tp,
+            int pp, int64_t gbs, int zero) {
   const Setup& d = Data();
   StatusOr<const SkuSpec*> sku = d.catalog.FindSku(sku_name);
   NDT_CHECK(sku.ok(), sku.status().message());

@@ -28,7 +28,8 @@ int RunCli(int argc, char** argv) {
   app.require_subcommand(1);
   GlobalOptions global;
   app.add_flag("--json", global.json, "Print results as JSON");
-  app.add_option("--hw-data", global.data_dir, "Hardware data directory (default: the built-in data/)");
+  app.add_option("--hw-data", global.data_dir,
+                 "Hardware data directory (default: the built-in data/)");
   app.set_version_flag("--version", std::string("ndtwin ") + NDT_VERSION);
   std::vector<std::pair<CLI::App*, CommandRun>> runs;
   for (const CommandDef& def : kCommands) {

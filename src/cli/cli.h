@@ -6,10 +6,9 @@
 #ifndef NDTWIN_CLI_CLI_H_
 #define NDTWIN_CLI_CLI_H_
 
+#include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 #include "core/status.h"
 

@@ -7,7 +7,7 @@
 
 namespace ndt {
 
-CommandRun SetupSku(CLI::App* sub);   // cli/sku.cc
+CommandRun SetupSku(CLI::App* sub);         // cli/sku.cc
 CommandRun SetupTopo(CLI::App* sub);        // cli/topo.cc
 CommandRun SetupCollective(CLI::App* sub);  // cli/collective.cc
 CommandRun SetupModel(CLI::App* sub);       // cli/model.cc

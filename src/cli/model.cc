@@ -2,15 +2,15 @@
 // `ndtwin model list` and `ndtwin model show NAME|FILE.yaml [--hf-config config.json]`: the
 // model presets of data/models/ (model/transformer.h) with derived numbers: parameters, FLOPs
 // per token, KV-cache bytes per token. JSON schemas ndtwin.model_list/1 and ndtwin.model/1.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "hw/catalog.h"
@@ -99,9 +99,9 @@ Status RunList(const GlobalOptions& g, const std::string& dir) {
   std::vector<std::vector<std::string>> rows;
   for (const TransformerSpec& s : models) {
     rows.push_back({s.name, Count(CountParams(s).total), std::to_string(s.layers),
-                    std::to_string(s.hidden), std::to_string(s.heads),
-                    std::to_string(s.kv_heads), std::to_string(s.ffn_hidden),
-                    std::to_string(s.vocab), std::to_string(s.seq_len), s.arch, MoeText(s)});
+                    std::to_string(s.hidden), std::to_string(s.heads), std::to_string(s.kv_heads),
+                    std::to_string(s.ffn_hidden), std::to_string(s.vocab),
+                    std::to_string(s.seq_len), s.arch, MoeText(s)});
   }
   PrintTable({"Model", "Params", "Layers", "Hidden", "Heads", "KV heads", "FFN", "Vocab", "Seq",
               "Arch", "MoE"},
@@ -178,8 +178,7 @@ Status RunShow(const GlobalOptions& g, const TransformerSpec& s) {
     row("MoE", fmt::format("{} experts, top-{}, {} shared, expert FFN {}, first {} dense, "
                            "capacity {}",
                            s.moe.experts, s.moe.top_k, s.moe.shared_experts,
-                           s.moe.expert_ffn_hidden, s.moe.first_k_dense,
-                           s.moe.capacity_factor));
+                           s.moe.expert_ffn_hidden, s.moe.first_k_dense, s.moe.capacity_factor));
   }
   row("Vocab", std::to_string(s.vocab));
   row("Sequence", std::to_string(s.seq_len));
@@ -189,11 +188,11 @@ Status RunShow(const GlobalOptions& g, const TransformerSpec& s) {
   row("Learned positions", s.learned_positions ? "yes" : "no");
   row("Parameters", fmt::format("{} ({:.0f})", Count(c.total), c.total));
   if (s.is_moe()) row("Active per token", Count(c.active_per_token));
-  row("Embedding / LM head", fmt::format("{} / {}", Count(c.embedding),
-                                         c.lm_head > 0 ? Count(c.lm_head) : "tied"));
+  row("Embedding / LM head",
+      fmt::format("{} / {}", Count(c.embedding), c.lm_head > 0 ? Count(c.lm_head) : "tied"));
   row("Per layer", Count(LayerParams(s, s.layers - 1)));
-  row("Training FLOPs/token", fmt::format("{:.4g} (seq {}, full attention, no recompute)",
-                                          train_flops, s.seq_len));
+  row("Training FLOPs/token",
+      fmt::format("{:.4g} (seq {}, full attention, no recompute)", train_flops, s.seq_len));
   row("Forward FLOPs/token", fmt::format("{:.4g} (context {})", fwd_flops, s.seq_len));
   row("KV cache/token", fmt::format("{:.0f} KiB fp16, {:.0f} KiB fp8", kv16 / 1024, kv8 / 1024));
   row("Weights", fmt::format("{:.1f} GB bf16", c.total * 2 / 1e9));
@@ -214,8 +213,7 @@ CommandRun SetupModel(CLI::App* sub) {
     if (!list->parsed() && !show->parsed()) {
       return Status::InvalidInput("model needs a subcommand: 'model list' or 'model show NAME'");
     }
-    const std::string dir =
-        ModelsDir(g.data_dir.empty() ? Catalog::DefaultDataDir() : g.data_dir);
+    const std::string dir = ModelsDir(g.data_dir.empty() ? Catalog::DefaultDataDir() : g.data_dir);
     if (list->parsed()) return RunList(g, dir);
     if (!opts->hf_config.empty()) {
       NDT_ASSIGN_OR_RETURN(TransformerSpec s, LoadHfConfigFile(opts->hf_config));

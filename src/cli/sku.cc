@@ -2,15 +2,15 @@
 // `ndtwin sku list [--series S] [--gpu G]` and `ndtwin sku show NAME`: the hardware catalog
 // (hw/catalog.h) as the seeds' tables, with sources, conflicts between sources and prices.
 // Text uses the tables' units (GiB, Mbps, Gb/s); JSON uses the same units, named in the keys.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "core/strings.h"
@@ -66,8 +66,8 @@ Json SkuJson(const SkuSpec& s) {
   j["description"] = s.description;
   j["vcpus"] = s.vcpus;
   j["memory_gib"] = Round3(Gib(s.memory_bytes));
-  j["temp_storage_gib"] = s.temp_storage_bytes > 0 ? Json(Round3(Gib(s.temp_storage_bytes)))
-                                                   : Json(nullptr);
+  j["temp_storage_gib"] =
+      s.temp_storage_bytes > 0 ? Json(Round3(Gib(s.temp_storage_bytes))) : Json(nullptr);
   j["gpus"] = s.gpus;
   j["gpu"] = s.gpu;
   j["gpu_memory_gib"] = Round3(Gib(s.gpu_memory_bytes));
@@ -105,11 +105,11 @@ Json SkuJson(const SkuSpec& s) {
 }
 
 Json PriceJson(const PriceSpec& p) {
-  return Json{{"region", p.region},
-              {"os", p.os},
-              {"payg_usd_per_hour", p.usd_per_hour},
-              {"spot_usd_per_hour",
-               p.spot_usd_per_hour ? Json(*p.spot_usd_per_hour) : Json(nullptr)}};
+  return Json{
+      {"region", p.region},
+      {"os", p.os},
+      {"payg_usd_per_hour", p.usd_per_hour},
+      {"spot_usd_per_hour", p.spot_usd_per_hour ? Json(*p.spot_usd_per_hour) : Json(nullptr)}};
 }
 
 Json GpuJson(const GpuSpec& g) {
@@ -181,8 +181,9 @@ StatusOr<std::vector<const SkuSpec*>> Filter(const Catalog& cat, const SkuOption
     for (const SkuSpec* s : out) {
       if (std::find(all.begin(), all.end(), s->series) == all.end()) all.push_back(s->series);
     }
-    bool exact = std::any_of(out.begin(), out.end(),
-                             [&](const SkuSpec* s) { return EqualsIgnoreCase(s->series, o.series); });
+    bool exact = std::any_of(out.begin(), out.end(), [&](const SkuSpec* s) {
+      return EqualsIgnoreCase(s->series, o.series);
+    });
     std::string want = ToLower(o.series);
     std::erase_if(out, [&](const SkuSpec* s) {
       return exact ? !EqualsIgnoreCase(s->series, o.series)
@@ -236,9 +237,10 @@ Status RunList(const GlobalOptions& g, const SkuOptions& o, const Catalog& cat) 
   PrintTable({"Size", "vCPU", "Memory GiB", "Temp GiB", "GPUs", "GPU", "GPU mem GiB", "IB",
               "NVLink domain", "$/h"},
              {false, true, true, true, true, false, true, false, true, true}, rows);
-  std::printf("\n%zu sizes. GPU memory is per GPU. $/h: pay-as-you-go Linux (eastus where "
-              "priced). Details: ndtwin sku show NAME\n",
-              skus.size());
+  std::printf(
+      "\n%zu sizes. GPU memory is per GPU. $/h: pay-as-you-go Linux (eastus where "
+      "priced). Details: ndtwin sku show NAME\n",
+      skus.size());
   return Status::Ok();
 }
 
@@ -260,18 +262,20 @@ void PrintGpu(const GpuSpec& g) {
   if (g.fp64_tensor_flops > 0) peaks.push_back("fp64 tensor " + Num(g.fp64_tensor_flops / kTFLOP));
   for (Precision p : {Precision::kFp32, Precision::kTf32, Precision::kFp16, Precision::kBf16,
                       Precision::kFp8, Precision::kFp4, Precision::kInt8}) {
-    if (g.PeakFlops(p) > 0) peaks.push_back(std::string(PrecisionName(p)) + " " + Num(g.PeakFlops(p) / kTFLOP));
+    if (g.PeakFlops(p) > 0)
+      peaks.push_back(std::string(PrecisionName(p)) + " " + Num(g.PeakFlops(p) / kTFLOP));
   }
   Row("Dense peak TFLOP/s", Join(peaks, ", "));
   if (g.nvlink_gen > 0) {
-    Row("NVLink", fmt::format("gen {}: {} links x {} GB/s = {} GB/s per direction", g.nvlink_gen,
-                              g.nvlink_links, Num(g.nvlink_link_Bps / kGB),
-                              Num(g.nvlink_Bps() / kGB)));
+    Row("NVLink",
+        fmt::format("gen {}: {} links x {} GB/s = {} GB/s per direction", g.nvlink_gen,
+                    g.nvlink_links, Num(g.nvlink_link_Bps / kGB), Num(g.nvlink_Bps() / kGB)));
   } else {
     Row("NVLink", "none");
   }
   if (g.pcie_gen > 0) {
-    Row("PCIe", fmt::format("gen {} x16, {} GB/s per direction", g.pcie_gen, Num(g.pcie_Bps / kGB)));
+    Row("PCIe",
+        fmt::format("gen {} x16, {} GB/s per direction", g.pcie_gen, Num(g.pcie_Bps / kGB)));
   }
   if (g.c2c) Row("NVLink-C2C", fmt::format("{} GB/s per direction", Num(g.c2c_Bps / kGB)));
   Row("TDP", fmt::format("{} W", Num(g.tdp_w)));
@@ -288,8 +292,9 @@ void PrintShow(const SkuSpec& s, const GpuSpec& g) {
   Row("GPUs", fmt::format("{} x {}", s.gpus, s.gpu));
   Row("GPU memory", Num(Gib(s.gpu_memory_bytes)) + " GiB per GPU");
   Row("Max data disks", OptText(s.max_data_disks));
-  Row("Max uncached disk", fmt::format("{} IOPS / {} MBps", OptText(s.max_uncached_disk_iops),
-                                       s.max_uncached_disk_Bps ? Num(*s.max_uncached_disk_Bps / 1e6) : "-"));
+  Row("Max uncached disk",
+      fmt::format("{} IOPS / {} MBps", OptText(s.max_uncached_disk_iops),
+                  s.max_uncached_disk_Bps ? Num(*s.max_uncached_disk_Bps / 1e6) : "-"));
   Row("Max network bandwidth",
       s.max_network_Bps ? Num(*s.max_network_Bps * 8 / 1e6) + " Mbps" : "-");
   Row("Max NICs", OptText(s.max_nics));
@@ -302,11 +307,12 @@ void PrintShow(const SkuSpec& s, const GpuSpec& g) {
   std::printf("\nInterconnect\n");
   Row("Intra-VM fabric", fmt::format("{} ({} NVSwitches{})", IntraVmFabricName(s.fabric),
                                      s.nvswitches, s.vms_per_nvlink_domain > 1 ? " per rack" : ""));
-  Row("NVLink domain", fmt::format("{} GPUs ({} VM{})", s.nvlink_domain_gpus,
-                                   s.vms_per_nvlink_domain, s.vms_per_nvlink_domain > 1 ? "s" : ""));
-  Row("PCIe switches", s.pcie_switches > 0 ? fmt::format("{} x {} GPUs", s.pcie_switches,
-                                                         s.gpus_per_pcie_switch)
-                                           : "none shown");
+  Row("NVLink domain",
+      fmt::format("{} GPUs ({} VM{})", s.nvlink_domain_gpus, s.vms_per_nvlink_domain,
+                  s.vms_per_nvlink_domain > 1 ? "s" : ""));
+  Row("PCIe switches", s.pcie_switches > 0
+                           ? fmt::format("{} x {} GPUs", s.pcie_switches, s.gpus_per_pcie_switch)
+                           : "none shown");
   std::string ib = IbText(s);
   if (s.infiniband && s.infiniband->gpudirect_rdma) ib += ", GPUDirect RDMA";
   Row("InfiniBand", ib);
@@ -322,9 +328,10 @@ void PrintShow(const SkuSpec& s, const GpuSpec& g) {
   PrintGpu(g);
   std::printf("\nPrice\n");
   if (s.price) {
-    Row("Pay-as-you-go", fmt::format("{} USD/h ({}, {})", s.price->usd_per_hour, s.price->os,
-                                     s.price->region));
-    if (s.price->spot_usd_per_hour) Row("Spot", fmt::format("{} USD/h", *s.price->spot_usd_per_hour));
+    Row("Pay-as-you-go",
+        fmt::format("{} USD/h ({}, {})", s.price->usd_per_hour, s.price->os, s.price->region));
+    if (s.price->spot_usd_per_hour)
+      Row("Spot", fmt::format("{} USD/h", *s.price->spot_usd_per_hour));
     for (const PriceSpec& p : s.other_prices) {
       Row("  " + p.region, fmt::format("{} USD/h", p.usd_per_hour));
     }
@@ -403,7 +410,8 @@ CommandRun SetupSku(CLI::App* sub) {
   list->add_option("--gpu", opts->gpu, "Only sizes with this GPU (e.g. A100-SXM4-80GB, H100)");
   CLI::App* show = sub->add_subcommand("show", "Everything about one VM size");
   show->fallthrough();
-  show->add_option("name", opts->name, "VM size, e.g. Standard_ND96amsr_A100_v4 or ND96amsr_A100_v4");
+  show->add_option("name", opts->name,
+                   "VM size, e.g. Standard_ND96amsr_A100_v4 or ND96amsr_A100_v4");
   return [opts, list, show](const GlobalOptions& g) -> Status {
     if (!list->parsed() && !show->parsed()) {
       return Status::InvalidInput("sku needs a subcommand: 'sku list' or 'sku show NAME'");

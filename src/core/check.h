@@ -10,8 +10,8 @@ namespace ndt::internal {
 [[noreturn]] void CheckFailed(const char* file, int line, const char* cond, const std::string& msg);
 }  // namespace ndt::internal
 
-#define NDT_CHECK(cond, msg)                                         \
-  do {                                                               \
+#define NDT_CHECK(cond, msg)                                                     \
+  do {                                                                           \
     if (!(cond)) ::ndt::internal::CheckFailed(__FILE__, __LINE__, #cond, (msg)); \
   } while (0)
 

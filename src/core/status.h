@@ -98,17 +98,17 @@ class [[nodiscard]] StatusOr {
 #define NDT_STATUS_CONCAT_(a, b) NDT_STATUS_CONCAT_INNER_(a, b)
 
 // Returns from the current function if `expr` (a Status) is not OK.
-#define NDT_RETURN_IF_ERROR(expr)          \
-  do {                                     \
-    ::ndt::Status ndt_status_ = (expr);    \
+#define NDT_RETURN_IF_ERROR(expr)              \
+  do {                                         \
+    ::ndt::Status ndt_status_ = (expr);        \
     if (!ndt_status_.ok()) return ndt_status_; \
   } while (0)
 
 // `lhs = value of expr` (a StatusOr), or returns its Status.
-#define NDT_ASSIGN_OR_RETURN(lhs, expr)                                   \
-  auto NDT_STATUS_CONCAT_(ndt_so_, __LINE__) = (expr);                    \
-  if (!NDT_STATUS_CONCAT_(ndt_so_, __LINE__).ok())                        \
-    return NDT_STATUS_CONCAT_(ndt_so_, __LINE__).status();                \
+#define NDT_ASSIGN_OR_RETURN(lhs, expr)                    \
+  auto NDT_STATUS_CONCAT_(ndt_so_, __LINE__) = (expr);     \
+  if (!NDT_STATUS_CONCAT_(ndt_so_, __LINE__).ok())         \
+    return NDT_STATUS_CONCAT_(ndt_so_, __LINE__).status(); \
   lhs = std::move(NDT_STATUS_CONCAT_(ndt_so_, __LINE__)).value()
 
 }  // namespace ndt

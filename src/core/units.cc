@@ -1,11 +1,11 @@
 #include "core/units.h"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <charconv>
 #include <cmath>
 #include <string>
-
-#include <fmt/format.h>
 
 namespace ndt {
 namespace {
@@ -27,9 +27,9 @@ constexpr std::array kUnits = {
     UnitDef{"TB", Dim::kBytes, 1e12},
     UnitDef{"PB", Dim::kBytes, 1e15},
     UnitDef{"KiB", Dim::kBytes, kKi},
-    UnitDef{"MiB", Dim::kBytes, kKi * kKi},
-    UnitDef{"GiB", Dim::kBytes, kKi * kKi * kKi},
-    UnitDef{"TiB", Dim::kBytes, kKi * kKi * kKi * kKi},
+    UnitDef{"MiB", Dim::kBytes, kKi* kKi},
+    UnitDef{"GiB", Dim::kBytes, kKi* kKi* kKi},
+    UnitDef{"TiB", Dim::kBytes, kKi* kKi* kKi* kKi},
     UnitDef{"b", Dim::kBytes, 1.0 / 8},
     UnitDef{"kb", Dim::kBytes, 1e3 / 8},
     UnitDef{"Kb", Dim::kBytes, 1e3 / 8},
@@ -117,28 +117,44 @@ bool SplitNumber(std::string_view text, double* value, std::string_view* rest) {
 
 std::string_view DimName(Dim d) {
   switch (d) {
-    case Dim::kBytes: return "a size";
-    case Dim::kBandwidth: return "a bandwidth";
-    case Dim::kTime: return "a time";
-    case Dim::kFlops: return "a compute rate";
-    case Dim::kPower: return "a power";
-    case Dim::kFrequency: return "a frequency";
-    case Dim::kUsdPerHour: return "a price per hour";
-    case Dim::kFraction: return "a percentage";
+    case Dim::kBytes:
+      return "a size";
+    case Dim::kBandwidth:
+      return "a bandwidth";
+    case Dim::kTime:
+      return "a time";
+    case Dim::kFlops:
+      return "a compute rate";
+    case Dim::kPower:
+      return "a power";
+    case Dim::kFrequency:
+      return "a frequency";
+    case Dim::kUsdPerHour:
+      return "a price per hour";
+    case Dim::kFraction:
+      return "a percentage";
   }
   return "a quantity";
 }
 
 std::string_view DimExample(Dim d) {
   switch (d) {
-    case Dim::kBytes: return "\"80 GiB\" or \"40 MB\"";
-    case Dim::kBandwidth: return "\"400 Gb/s\" or \"50 GB/s\"";
-    case Dim::kTime: return "\"1.5 us\" or \"2 ms\"";
-    case Dim::kFlops: return "\"312 TFLOP/s\"";
-    case Dim::kPower: return "\"400 W\"";
-    case Dim::kFrequency: return "\"1410 MHz\"";
-    case Dim::kUsdPerHour: return "\"32.77 USD/h\"";
-    case Dim::kFraction: return "\"92 %\"";
+    case Dim::kBytes:
+      return "\"80 GiB\" or \"40 MB\"";
+    case Dim::kBandwidth:
+      return "\"400 Gb/s\" or \"50 GB/s\"";
+    case Dim::kTime:
+      return "\"1.5 us\" or \"2 ms\"";
+    case Dim::kFlops:
+      return "\"312 TFLOP/s\"";
+    case Dim::kPower:
+      return "\"400 W\"";
+    case Dim::kFrequency:
+      return "\"1410 MHz\"";
+    case Dim::kUsdPerHour:
+      return "\"32.77 USD/h\"";
+    case Dim::kFraction:
+      return "\"92 %\"";
   }
   return "";
 }
@@ -148,19 +164,18 @@ StatusOr<double> ParseQuantity(std::string_view text, Dim want) {
   double value = 0;
   std::string_view unit;
   if (!SplitNumber(t, &value, &unit)) {
-    return Status::InvalidInput(
-        fmt::format("\"{}\": not a number with a unit; write {} ({})", text, DimName(want),
-                    DimExample(want)));
+    return Status::InvalidInput(fmt::format("\"{}\": not a number with a unit; write {} ({})", text,
+                                            DimName(want), DimExample(want)));
   }
   if (unit.empty()) {
-    return Status::InvalidInput(fmt::format("\"{}\": a number needs a unit; write e.g. {}", text,
-                                            DimExample(want)));
+    return Status::InvalidInput(
+        fmt::format("\"{}\": a number needs a unit; write e.g. {}", text, DimExample(want)));
   }
   Dim dim;
   double scale;
   if (!LookupUnit(unit, &dim, &scale)) {
-    return Status::InvalidInput(fmt::format("\"{}\": unknown unit '{}'; write e.g. {}", text,
-                                            unit, DimExample(want)));
+    return Status::InvalidInput(
+        fmt::format("\"{}\": unknown unit '{}'; write e.g. {}", text, unit, DimExample(want)));
   }
   if (dim != want) {
     return Status::InvalidInput(fmt::format("\"{}\" is {}, expected {} (e.g. {})", text,

@@ -1,20 +1,25 @@
 #include "core/yaml.h"
 
+#include <fmt/format.h>
+
 #include <fstream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 namespace ndt {
 namespace {
 
 std::string TypeName(const YAML::Node& n) {
   switch (n.Type()) {
-    case YAML::NodeType::Map: return "a map";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Scalar: return "a scalar";
-    case YAML::NodeType::Null: return "null";
-    default: return "undefined";
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Scalar:
+      return "a scalar";
+    case YAML::NodeType::Null:
+      return "null";
+    default:
+      return "undefined";
   }
 }
 
@@ -26,12 +31,11 @@ YamlMap::YamlMap(YAML::Node node, std::string file, std::string context)
       context_(std::move(context)),
       read_(std::make_shared<std::set<std::string, std::less<>>>()) {}
 
-StatusOr<YamlMap> YamlMap::FromNode(const YAML::Node& node, std::string file,
-                                    std::string context) {
+StatusOr<YamlMap> YamlMap::FromNode(const YAML::Node& node, std::string file, std::string context) {
   YamlMap m(node, std::move(file), std::move(context));
   if (!node.IsMap()) {
-    return m.ErrorAt(node, "", fmt::format("expected a map of key: value, found {}",
-                                           TypeName(node)));
+    return m.ErrorAt(node, "",
+                     fmt::format("expected a map of key: value, found {}", TypeName(node)));
   }
   std::set<std::string, std::less<>> seen;
   for (const auto& kv : node) {
@@ -143,7 +147,8 @@ StatusOr<std::vector<std::string>> YamlMap::StringList(std::string_view key) con
   YAML::Node n = Get(key);
   std::vector<std::string> out;
   if (!n.IsDefined() || n.IsNull()) return out;
-  if (!n.IsSequence()) return ErrorAt(n, key, fmt::format("expected a list, found {}", TypeName(n)));
+  if (!n.IsSequence())
+    return ErrorAt(n, key, fmt::format("expected a list, found {}", TypeName(n)));
   for (const auto& e : n) {
     if (!e.IsScalar()) return ErrorAt(e, key, "expected a list of text items");
     out.push_back(e.Scalar());
@@ -155,7 +160,8 @@ StatusOr<std::vector<int64_t>> YamlMap::IntList(std::string_view key) const {
   YAML::Node n = Get(key);
   std::vector<int64_t> out;
   if (!n.IsDefined() || n.IsNull()) return out;
-  if (!n.IsSequence()) return ErrorAt(n, key, fmt::format("expected a list, found {}", TypeName(n)));
+  if (!n.IsSequence())
+    return ErrorAt(n, key, fmt::format("expected a list, found {}", TypeName(n)));
   for (const auto& e : n) {
     int64_t v;
     if (!e.IsScalar() || !YAML::convert<int64_t>::decode(e, v)) {
@@ -166,14 +172,15 @@ StatusOr<std::vector<int64_t>> YamlMap::IntList(std::string_view key) const {
   return out;
 }
 
-StatusOr<Sourced> YamlMap::ParseSourced(std::string_view key, const YAML::Node& n,
-                                        bool with_unit, Dim dim) const {
+StatusOr<Sourced> YamlMap::ParseSourced(std::string_view key, const YAML::Node& n, bool with_unit,
+                                        Dim dim) const {
   Sourced out;
   YAML::Node value = n;
   if (n.IsMap()) {
-    NDT_ASSIGN_OR_RETURN(YamlMap sub, FromNode(n, file_, context_.empty()
-                                                             ? std::string(key)
-                                                             : context_ + "." + std::string(key)));
+    NDT_ASSIGN_OR_RETURN(
+        YamlMap sub,
+        FromNode(n, file_,
+                 context_.empty() ? std::string(key) : context_ + "." + std::string(key)));
     value.reset(sub.Get("value"));  // rebind; operator= would overwrite n
     if (!value.IsDefined() || value.IsNull()) return sub.Error("value", "missing required key");
     NDT_ASSIGN_OR_RETURN(std::optional<std::string> src, sub.OptionalString("source"));
@@ -243,7 +250,8 @@ StatusOr<std::vector<YamlMap>> YamlMap::MapList(std::string_view key) const {
   YAML::Node n = Get(key);
   std::vector<YamlMap> out;
   if (!n.IsDefined() || n.IsNull()) return out;
-  if (!n.IsSequence()) return ErrorAt(n, key, fmt::format("expected a list, found {}", TypeName(n)));
+  if (!n.IsSequence())
+    return ErrorAt(n, key, fmt::format("expected a list, found {}", TypeName(n)));
   int i = 0;
   for (const auto& e : n) {
     std::string ctx = fmt::format("{}{}{}[{}]", context_, context_.empty() ? "" : ".", key, i++);
@@ -268,8 +276,8 @@ StatusOr<YamlMap> LoadYamlMapString(const std::string& text, const std::string& 
   try {
     root.reset(YAML::Load(text));
   } catch (const YAML::Exception& e) {
-    return Status::InvalidInput(
-        fmt::format("{}:{}:{}: malformed YAML: {}", name, e.mark.line + 1, e.mark.column + 1, e.msg));
+    return Status::InvalidInput(fmt::format("{}:{}:{}: malformed YAML: {}", name, e.mark.line + 1,
+                                            e.mark.column + 1, e.msg));
   }
   return YamlMap::FromNode(root, name);
 }

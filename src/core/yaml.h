@@ -10,6 +10,8 @@
 #ifndef NDTWIN_CORE_YAML_H_
 #define NDTWIN_CORE_YAML_H_
 
+#include <yaml-cpp/yaml.h>
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -17,8 +19,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "core/status.h"
 #include "core/units.h"

@@ -4,13 +4,13 @@
 // size known), and answers look-ups by name.
 #include "hw/catalog.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <system_error>
-
-#include <fmt/format.h>
 
 #include "core/strings.h"
 #include "hw/load.h"
@@ -55,9 +55,10 @@ Status AddKeys(const std::vector<std::string>& names, const std::string& file, s
     std::string k = key_of(n);
     auto [it, inserted] = keys->emplace(k, std::make_pair(index, file));
     if (!inserted && it->second.first != index) {
-      return Status::InvalidInput(fmt::format("{}: {} name '{}' is also used by {}; names and "
-                                              "aliases must be unique",
-                                              file, what, n, it->second.second));
+      return Status::InvalidInput(
+          fmt::format("{}: {} name '{}' is also used by {}; names and "
+                      "aliases must be unique",
+                      file, what, n, it->second.second));
     }
   }
   return Status::Ok();
@@ -108,18 +109,20 @@ StatusOr<Catalog> Catalog::Load(const std::string& data_dir) {
   auto sku_at = [&](const std::string& size, int line) -> StatusOr<SkuSpec*> {
     auto it = sku_keys.find(SkuKey(size));
     if (it == sku_keys.end()) {
-      return Status::InvalidInput(fmt::format("{}:{}: size: unknown VM size '{}'; prices must "
-                                              "name a size of data/vms/",
-                                              price_file, line, size));
+      return Status::InvalidInput(
+          fmt::format("{}:{}: size: unknown VM size '{}'; prices must "
+                      "name a size of data/vms/",
+                      price_file, line, size));
     }
     return &c.skus_[it->second.first];
   };
   for (PriceEntry& p : prices.prices) {
     NDT_ASSIGN_OR_RETURN(SkuSpec * s, sku_at(p.size, p.line));
     if (s->price) {
-      return Status::InvalidInput(fmt::format("{}:{}: size: '{}' is priced twice; list other "
-                                              "regions under other_regions",
-                                              price_file, p.line, p.size));
+      return Status::InvalidInput(
+          fmt::format("{}:{}: size: '{}' is priced twice; list other "
+                      "regions under other_regions",
+                      price_file, p.line, p.size));
     }
     s->price = p.price;
     s->other_prices = p.other_regions;
@@ -127,9 +130,10 @@ StatusOr<Catalog> Catalog::Load(const std::string& data_dir) {
   for (const UnpricedEntry& u : prices.unpriced) {
     NDT_ASSIGN_OR_RETURN(SkuSpec * s, sku_at(u.size, u.line));
     if (s->price) {
-      return Status::InvalidInput(fmt::format("{}:{}: size: '{}' has a price and is also listed "
-                                              "as unpriced",
-                                              price_file, u.line, u.size));
+      return Status::InvalidInput(
+          fmt::format("{}:{}: size: '{}' has a price and is also listed "
+                      "as unpriced",
+                      price_file, u.line, u.size));
     }
     s->price_note = u.note;
   }
@@ -158,8 +162,7 @@ StatusOr<const SkuSpec*> Catalog::FindSku(std::string_view name) const {
     size_t i = std::find(candidates.begin(), candidates.end(), *best) - candidates.begin();
     hint = fmt::format("; did you mean '{}'?", owners[i]->name);
   }
-  return Status::NotFound(
-      fmt::format("unknown VM size '{}'{} (see: ndtwin sku list)", name, hint));
+  return Status::NotFound(fmt::format("unknown VM size '{}'{} (see: ndtwin sku list)", name, hint));
 }
 
 StatusOr<const GpuSpec*> Catalog::FindGpu(std::string_view name) const {
@@ -173,8 +176,8 @@ StatusOr<const GpuSpec*> Catalog::FindGpu(std::string_view name) const {
       if (EqualsIgnoreCase(a, name)) return &g;
     }
   }
-  return Status::NotFound(fmt::format("unknown GPU '{}'{} (see: ndtwin sku list)", name,
-                                      DidYouMean(name, names)));
+  return Status::NotFound(
+      fmt::format("unknown GPU '{}'{} (see: ndtwin sku list)", name, DidYouMean(name, names)));
 }
 
 const GpuSpec& Catalog::GpuOf(const SkuSpec& sku) const {

@@ -3,10 +3,10 @@
 // with "did you mean" for near misses. Expected values are copied from the seed tables cited.
 #include "hw/catalog.h"
 
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "core/units.h"
 
@@ -52,7 +52,7 @@ TEST_F(CatalogTest, NdmA100V4CarriesSeed000Table) {
   EXPECT_EQ(s.max_data_disks, 32);
   EXPECT_EQ(s.max_uncached_disk_iops, 80000);
   EXPECT_DOUBLE_EQ(*s.max_uncached_disk_Bps, 800 * kMB);  // "800 MBps"
-  EXPECT_DOUBLE_EQ(*s.max_network_Bps, 24000 * kMbit);   // 24,000 Mbps = 3e9 B/s
+  EXPECT_DOUBLE_EQ(*s.max_network_Bps, 24000 * kMbit);    // 24,000 Mbps = 3e9 B/s
   EXPECT_EQ(s.max_nics, 8);
   ASSERT_TRUE(s.infiniband.has_value());
   EXPECT_EQ(s.infiniband->ports, 8);
@@ -107,8 +107,8 @@ TEST_F(CatalogTest, Seed002SizesAsTheSeedStatesThem) {
     const char* name;
     int vcpus, mem_gb, gpus, vm_gpu_mem_gb;
   };
-  for (const Row& r : {Row{"ND6", 6, 112, 1, 16}, Row{"ND12", 12, 224, 2, 32},
-                       Row{"ND24", 24, 448, 4, 64}}) {
+  for (const Row& r :
+       {Row{"ND6", 6, 112, 1, 16}, Row{"ND12", 12, 224, 2, 32}, Row{"ND24", 24, 448, 4, 64}}) {
     const SkuSpec& s = Sku(r.name);
     EXPECT_EQ(s.name, r.name);
     EXPECT_EQ(s.series, "ND (seed 002)");
@@ -132,8 +132,8 @@ TEST_F(CatalogTest, Seed003SizesAsTheSeedStatesThem) {
     const char* name;
     int vcpus, mem_gb, gpus, net_gbps;
   };
-  for (const Row& r : {Row{"NG8", 8, 112, 1, 25}, Row{"NG16", 16, 224, 2, 50},
-                       Row{"NG32", 32, 448, 4, 100}}) {
+  for (const Row& r :
+       {Row{"NG8", 8, 112, 1, 25}, Row{"NG16", 16, 224, 2, 50}, Row{"NG32", 32, 448, 4, 100}}) {
     const SkuSpec& s = Sku(r.name);
     EXPECT_EQ(s.vcpus, r.vcpus);
     EXPECT_DOUBLE_EQ(s.memory_bytes, r.mem_gb * kGiB);

@@ -4,10 +4,10 @@
 // is kept per field in GpuSpec::sources / SkuSpec::field_sources.
 #include "hw/load.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "core/strings.h"
 
@@ -65,7 +65,8 @@ StatusOr<std::string> NonEmptyString(const YamlMap& m, std::string_view key) {
 }
 
 // One of `names` (exact), or an error listing them.
-StatusOr<int> Choice(const YamlMap& m, std::string_view key, const std::vector<std::string>& names) {
+StatusOr<int> Choice(const YamlMap& m, std::string_view key,
+                     const std::vector<std::string>& names) {
   NDT_ASSIGN_OR_RETURN(std::string s, m.String(key));
   for (size_t i = 0; i < names.size(); ++i) {
     if (s == names[i]) return static_cast<int>(i);
@@ -74,8 +75,8 @@ StatusOr<int> Choice(const YamlMap& m, std::string_view key, const std::vector<s
                                   DidYouMean(s, names), Join(names, ", ")));
 }
 
-const std::vector<std::string> kArchs = {"pascal", "volta", "ampere", "hopper", "blackwell",
-                                         "blackwell_ultra"};
+const std::vector<std::string> kArchs = {"pascal", "volta",     "ampere",
+                                         "hopper", "blackwell", "blackwell_ultra"};
 
 }  // namespace
 
@@ -109,7 +110,8 @@ StatusOr<GpuSpec> ParseGpu(const YamlMap& m) {
     NDT_ASSIGN_OR_RETURN(std::optional<double> v, OptQty(m, r.key, Dim::kFlops, src));
     *r.out = v.value_or(0);
   }
-  if (g.fp32_flops <= 0) return m.Error("fp32", "missing required key (a rate like \"19.5 TFLOP/s\")");
+  if (g.fp32_flops <= 0)
+    return m.Error("fp32", "missing required key (a rate like \"19.5 TFLOP/s\")");
 
   NDT_ASSIGN_OR_RETURN(std::optional<int> nvgen, OptCount(m, "nvlink_gen", src));
   NDT_ASSIGN_OR_RETURN(std::optional<int> links, OptCount(m, "nvlink_links", src));
@@ -150,10 +152,18 @@ namespace {
 
 const std::vector<std::string> kFabrics = {"pcie", "nvlink_cube_mesh", "nvswitch", "nvl72"};
 const std::vector<std::string> kAffinities = {"none", "per_gpu", "per_vm", "per_gpu_c2c"};
-const std::vector<std::string> kFeatures = {
-    "premium_storage", "premium_storage_caching", "ultra_disks", "live_migration",
-    "memory_preserving_updates", "vm_generation_support", "accelerated_networking",
-    "ephemeral_os_disks", "infiniband", "nvlink", "nested_virtualization", "service_healing"};
+const std::vector<std::string> kFeatures = {"premium_storage",
+                                            "premium_storage_caching",
+                                            "ultra_disks",
+                                            "live_migration",
+                                            "memory_preserving_updates",
+                                            "vm_generation_support",
+                                            "accelerated_networking",
+                                            "ephemeral_os_disks",
+                                            "infiniband",
+                                            "nvlink",
+                                            "nested_virtualization",
+                                            "service_healing"};
 
 Status ParseCpu(const YamlMap& top, SkuSpec* s) {
   NDT_ASSIGN_OR_RETURN(YamlMap m, top.Map("cpu"));
@@ -184,7 +194,8 @@ Status ParseInfiniband(const YamlMap& top, SkuSpec* s) {
   NDT_ASSIGN_OR_RETURN(ib.port_Bps, Qty(*m, "port_bw", Dim::kBandwidth, &local));
   NDT_ASSIGN_OR_RETURN(ib.generation, m->String("generation"));
   NDT_ASSIGN_OR_RETURN(ib.gpudirect_rdma, m->Bool("gpudirect_rdma"));
-  if (ib.ports < 1) return m->Error("ports", "must be at least 1 (write infiniband: null for none)");
+  if (ib.ports < 1)
+    return m->Error("ports", "must be at least 1 (write infiniband: null for none)");
   if (ib.port_Bps <= 0) return m->Error("port_bw", "must be positive");
   NDT_RETURN_IF_ERROR(m->Finish());
   for (const auto& [k, v] : local) s->field_sources["infiniband." + k] = v;
@@ -235,9 +246,10 @@ StatusOr<SkuSpec> ParseSku(const YamlMap& m) {
   NDT_ASSIGN_OR_RETURN(s.gpus_per_pcie_switch, Count(m, "gpus_per_pcie_switch", src));
   if (s.pcie_switches * s.gpus_per_pcie_switch != 0 &&
       s.pcie_switches * s.gpus_per_pcie_switch != s.gpus) {
-    return m.Error("gpus_per_pcie_switch",
-                   fmt::format("pcie_switches ({}) x gpus_per_pcie_switch ({}) must equal gpus ({})",
-                               s.pcie_switches, s.gpus_per_pcie_switch, s.gpus));
+    return m.Error(
+        "gpus_per_pcie_switch",
+        fmt::format("pcie_switches ({}) x gpus_per_pcie_switch ({}) must equal gpus ({})",
+                    s.pcie_switches, s.gpus_per_pcie_switch, s.gpus));
   }
   NDT_RETURN_IF_ERROR(ParseInfiniband(m, &s));
   NDT_ASSIGN_OR_RETURN(int aff, Choice(m, "nic_affinity", kAffinities));
@@ -260,7 +272,8 @@ StatusOr<SkuSpec> ParseSku(const YamlMap& m) {
   }
   NDT_ASSIGN_OR_RETURN(s.supported_os, m.StringList("supported_os"));
   NDT_ASSIGN_OR_RETURN(s.sources, m.StringList("sources"));
-  if (s.sources.empty()) return m.Error("sources", "missing: list where the size's facts come from");
+  if (s.sources.empty())
+    return m.Error("sources", "missing: list where the size's facts come from");
   NDT_ASSIGN_OR_RETURN(std::vector<YamlMap> conflicts, m.MapList("conflicts"));
   for (const YamlMap& c : conflicts) {
     Conflict x;

@@ -3,9 +3,9 @@
 // the test files (the GPU file has 16 lines, the VM file 22; see testdata/cat_ok).
 #include "hw/load.h"
 
-#include <string>
-
 #include <gtest/gtest.h>
+
+#include <string>
 
 #include "hw/catalog.h"
 
@@ -69,8 +69,7 @@ TEST(LoadTest, WrongDimensionIsAnError) {
 }
 
 TEST(LoadTest, NumberWithoutSourceIsAnError) {
-  ExpectError(GpuFileError("gpu_no_source.yaml"), "bad/gpu_no_source.yaml", 10,
-              "bf16: no source");
+  ExpectError(GpuFileError("gpu_no_source.yaml"), "bad/gpu_no_source.yaml", 10, "bf16: no source");
 }
 
 TEST(LoadTest, WrongTypeIsAnError) {
@@ -118,13 +117,13 @@ TEST(LoadTest, DuplicateSizeAcrossFilesNamesBothFiles) {
 }
 
 TEST(LoadTest, UnknownGpuNamesTheFileAndLine) {
-  ExpectError(Catalog::Load(kDir + "cat_unknown_gpu").status(), "cat_unknown_gpu/vms/test8.yaml",
-              8, "unknown GPU 'TestGPUX'");
+  ExpectError(Catalog::Load(kDir + "cat_unknown_gpu").status(), "cat_unknown_gpu/vms/test8.yaml", 8,
+              "unknown GPU 'TestGPUX'");
 }
 
 TEST(LoadTest, PriceForUnknownSizeIsAnError) {
-  ExpectError(Catalog::Load(kDir + "cat_price_unknown").status(),
-              "cat_price_unknown/prices.yaml", 2, "unknown VM size 'Test9'");
+  ExpectError(Catalog::Load(kDir + "cat_price_unknown").status(), "cat_price_unknown/prices.yaml",
+              2, "unknown VM size 'Test9'");
 }
 
 TEST(LoadTest, MissingDirectoryIsNotFound) {

@@ -45,13 +45,13 @@ struct GpuSpec {
   double fp4_flops = 0;
   double int8_ops = 0;
 
-  int nvlink_gen = 0;            // 0 = no NVLink
-  int nvlink_links = 0;          // NVLink links per GPU
-  double nvlink_link_Bps = 0;    // per link, per direction
+  int nvlink_gen = 0;          // 0 = no NVLink
+  int nvlink_links = 0;        // NVLink links per GPU
+  double nvlink_link_Bps = 0;  // per link, per direction
   int pcie_gen = 0;
-  double pcie_Bps = 0;           // host link per direction (x16), or NVLink-C2C where noted
-  bool c2c = false;              // attached to a Grace CPU by NVLink-C2C
-  double c2c_Bps = 0;            // per direction
+  double pcie_Bps = 0;  // host link per direction (x16), or NVLink-C2C where noted
+  bool c2c = false;     // attached to a Grace CPU by NVLink-C2C
+  double c2c_Bps = 0;   // per direction
   double tdp_w = 0;
 
   std::map<std::string, std::string> sources;  // field -> source
@@ -82,9 +82,9 @@ enum class NicAffinity {
 const char* NicAffinityName(NicAffinity a);
 
 struct InfinibandSpec {
-  int ports = 0;               // per VM
-  double port_Bps = 0;         // per port, per direction
-  std::string generation;      // "EDR", "HDR", "NDR", "XDR", "" if not stated
+  int ports = 0;           // per VM
+  double port_Bps = 0;     // per port, per direction
+  std::string generation;  // "EDR", "HDR", "NDR", "XDR", "" if not stated
   bool gpudirect_rdma = false;
 };
 
@@ -100,8 +100,8 @@ struct PriceSpec {
 // One disagreement between sources, and what the catalog keeps.
 struct Conflict {
   std::string field;
-  std::string kept;      // the value the catalog uses
-  std::string other;     // what the other source says
+  std::string kept;        // the value the catalog uses
+  std::string other;       // what the other source says
   std::string resolution;  // why
   std::string sources;
 };
@@ -133,12 +133,12 @@ struct SkuSpec {
 
   // Interconnect.
   IntraVmFabric fabric = IntraVmFabric::kPcie;
-  int nvswitches = 0;               // NVSwitch chips per VM (per rack for NVL72)
-  int nvlink_domain_gpus = 1;       // GPUs in one NVLink domain (8, or 72 for NVL72)
-  int vms_per_nvlink_domain = 1;    // 18 for NVL72
+  int nvswitches = 0;             // NVSwitch chips per VM (per rack for NVL72)
+  int nvlink_domain_gpus = 1;     // GPUs in one NVLink domain (8, or 72 for NVL72)
+  int vms_per_nvlink_domain = 1;  // 18 for NVL72
   std::optional<InfinibandSpec> infiniband;
   NicAffinity nic_affinity = NicAffinity::kNone;
-  int pcie_switches = 0;            // per VM, as Azure's NCCL topology file shows them
+  int pcie_switches = 0;  // per VM, as Azure's NCCL topology file shows them
   int gpus_per_pcie_switch = 0;
 
   // Feature flags as the seeds list them: key -> "Supported", "Not Supported", "Generation 2"...

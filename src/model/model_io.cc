@@ -4,11 +4,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/strings.h"
 #include "core/yaml.h"
@@ -140,9 +139,9 @@ StatusOr<std::vector<TransformerSpec>> LoadAllModels(const std::string& dir) {
 
 StatusOr<TransformerSpec> LoadModel(const std::string& name_or_path, const std::string& dir) {
   std::error_code ec;
-  const bool looks_like_path = name_or_path.find('/') != std::string::npos ||
-                               (name_or_path.size() > 5 &&
-                                name_or_path.substr(name_or_path.size() - 5) == ".yaml");
+  const bool looks_like_path =
+      name_or_path.find('/') != std::string::npos ||
+      (name_or_path.size() > 5 && name_or_path.substr(name_or_path.size() - 5) == ".yaml");
   if (looks_like_path) {
     if (!fs::is_regular_file(name_or_path, ec)) {
       return Status::NotFound("model file '" + name_or_path + "' not found");
@@ -153,8 +152,8 @@ StatusOr<TransformerSpec> LoadModel(const std::string& name_or_path, const std::
   for (const std::string& n : names) {
     if (EqualsIgnoreCase(n, name_or_path)) return LoadModelFile(dir + "/" + n + ".yaml");
   }
-  return Status::NotFound("unknown model '" + name_or_path + "'" +
-                          DidYouMean(name_or_path, names) + " (see: ndtwin model list)");
+  return Status::NotFound("unknown model '" + name_or_path + "'" + DidYouMean(name_or_path, names) +
+                          " (see: ndtwin model list)");
 }
 
 StatusOr<TransformerSpec> BuildInlineModel(const InlineModelArgs& a) {
@@ -194,8 +193,7 @@ StatusOr<TransformerSpec> BuildInlineModel(const InlineModelArgs& a) {
   s.learned_positions = gpt;
   if (a.hidden % a.heads != 0) {
     return Status::InvalidInput("--hidden (" + std::to_string(a.hidden) +
-                                ") must be divisible by --heads (" + std::to_string(a.heads) +
-                                ")");
+                                ") must be divisible by --heads (" + std::to_string(a.heads) + ")");
   }
   NDT_RETURN_IF_ERROR(Validate(s));
   return s;
@@ -231,9 +229,8 @@ StatusOr<TransformerSpec> HfConfigFromJson(const nlohmann::json& j, const std::s
   NDT_ASSIGN_OR_RETURN(s.head_dim,
                        get_int({"head_dim"}, s.heads > 0 ? s.hidden / s.heads : 0, false));
   NDT_ASSIGN_OR_RETURN(s.vocab, get_int({"vocab_size"}, 0, true));
-  NDT_ASSIGN_OR_RETURN(s.seq_len,
-                       get_int({"max_position_embeddings", "n_positions", "seq_length"}, 4096,
-                               false));
+  NDT_ASSIGN_OR_RETURN(
+      s.seq_len, get_int({"max_position_embeddings", "n_positions", "seq_length"}, 4096, false));
   std::string act = "silu";
   for (const char* k : {"hidden_act", "activation_function"}) {
     auto it = j.find(k);
@@ -242,9 +239,8 @@ StatusOr<TransformerSpec> HfConfigFromJson(const nlohmann::json& j, const std::s
   const std::string model_type = j.value("model_type", std::string());
   const bool gated = act == "silu" || act == "swiglu" || act == "swish";
   s.activation = gated ? Activation::kSwiglu : Activation::kGelu;
-  NDT_ASSIGN_OR_RETURN(s.ffn_hidden,
-                       get_int({"intermediate_size", "n_inner", "ffn_dim"},
-                               gated ? 0 : 4 * s.hidden, false));
+  NDT_ASSIGN_OR_RETURN(s.ffn_hidden, get_int({"intermediate_size", "n_inner", "ffn_dim"},
+                                             gated ? 0 : 4 * s.hidden, false));
   s.norm = j.contains("rms_norm_eps") ? NormType::kRmsNorm : NormType::kLayerNorm;
   s.tied_embeddings = j.value("tie_word_embeddings", model_type == "gpt2");
   s.biases = j.value("attention_bias", !gated);
@@ -253,8 +249,7 @@ StatusOr<TransformerSpec> HfConfigFromJson(const nlohmann::json& j, const std::s
   s.attention = s.kv_heads == s.heads ? AttentionKind::kMha : AttentionKind::kGqa;
   // MoE: Mixtral (num_local_experts), Qwen-MoE / DeepSeek (n_routed_experts / num_experts).
   NDT_ASSIGN_OR_RETURN(int64_t experts,
-                       get_int({"num_local_experts", "n_routed_experts", "num_experts"}, 0,
-                               false));
+                       get_int({"num_local_experts", "n_routed_experts", "num_experts"}, 0, false));
   if (experts > 0) {
     s.moe.experts = static_cast<int>(experts);
     NDT_ASSIGN_OR_RETURN(int64_t k, get_int({"num_experts_per_tok"}, 2, false));

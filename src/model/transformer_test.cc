@@ -39,7 +39,7 @@ TEST(Llama2_70b, ParametersAndKvCacheMatchHandDerivation) {
   const TransformerSpec s = Preset("llama2-70b");
   const ParamCounts c = CountParams(s);
   EXPECT_NEAR(c.attention_per_layer, 8192.0 * 8192 * 2 + 8192.0 * 1024 * 2, 1);  // 150,994,944
-  EXPECT_NEAR(c.dense_mlp_per_layer, 3.0 * 8192 * 28672, 1);                      // 704,643,072
+  EXPECT_NEAR(c.dense_mlp_per_layer, 3.0 * 8192 * 28672, 1);                     // 704,643,072
   EXPECT_NEAR(LayerParams(s, 0), 855.65e6, 0.01e6);
   EXPECT_NEAR(c.embedding, 262.144e6, 1);
   EXPECT_NEAR(c.lm_head, 262.144e6, 1);
@@ -65,7 +65,9 @@ TEST(Mixtral, ParameterCountsNearReported) {
 }
 
 // GPT-3 175B: 96 layers of 12h^2 (+biases, norms) + (50257 + 2048) h embeddings = 174.6 B.
-TEST(Gpt3, Has175BParameters) { EXPECT_NEAR(CountParams(Preset("gpt3-175b")).total / 1e9, 175, 0.5); }
+TEST(Gpt3, Has175BParameters) {
+  EXPECT_NEAR(CountParams(Preset("gpt3-175b")).total / 1e9, 175, 0.5);
+}
 
 // For the GPT shape the per-token training FLOPs are 72lh^2 + 12lhs + 6Vh, which is exactly
 // eq. (3) without recompute divided by B*s.
@@ -100,8 +102,8 @@ TEST(Activations, MatchKorthikantiTable2) {
               sbh / t * (34 + 5 * as_h), 1);
   EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 8, false, Recompute::kSelective),
               sbh * (10 + 24 / t), 1);
-  EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 8, true, Recompute::kSelective),
-              34 * sbh / t, 1);
+  EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 8, true, Recompute::kSelective), 34 * sbh / t,
+              1);
   EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 8, false, Recompute::kFull), 2 * sbh, 1);
   EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 8, true, Recompute::kFull), 2 * sbh / t, 1);
 }
@@ -165,7 +167,9 @@ TEST(HfConfig, MissingKeyAndBadJsonAreErrors) {
   EXPECT_FALSE(ParseHfConfig("{", "c.json").ok());
   // A key of the wrong type is an error, not an exception.
   EXPECT_FALSE(ParseHfConfig(R"({"num_hidden_layers": 2, "hidden_size": 64,
-    "num_attention_heads": 4, "vocab_size": 10, "tie_word_embeddings": "yes"})", "c.json").ok());
+    "num_attention_heads": 4, "vocab_size": 10, "tie_word_embeddings": "yes"})",
+                             "c.json")
+                   .ok());
 }
 
 TEST(Yaml, UnknownKeyIsRejected) {

@@ -18,8 +18,8 @@ bool ParseFidelity(const std::string& s, Fidelity* out) {
   return true;
 }
 
-ClusterCosts::ClusterCosts(const Cluster& cluster, const ComputeCalibration& cal,
-                           Dtype precision, Fidelity fidelity)
+ClusterCosts::ClusterCosts(const Cluster& cluster, const ComputeCalibration& cal, Dtype precision,
+                           Fidelity fidelity)
     : cluster_(cluster), cal_(cal), precision_(precision), fidelity_(fidelity) {
   const GpuSpec& gpu = cluster.gpu_spec();
   nvlink_Bps_ = gpu.nvlink_Bps() > 0 ? gpu.nvlink_Bps() : gpu.pcie_Bps;
@@ -81,8 +81,8 @@ double ClusterCosts::RingTime(CommKind kind, double bytes, std::span<const int> 
   const bool one_domain = per_vm.size() == 1;
   int k = group.size();
   for (const auto& [vm, c] : per_vm) k = std::min(k, c);
-  const double bus = one_domain ? nvlink_Bps_
-                                : std::min(nvlink_Bps_ > 0 ? nvlink_Bps_ : 1e300, k * nic_Bps_);
+  const double bus =
+      one_domain ? nvlink_Bps_ : std::min(nvlink_Bps_ > 0 ? nvlink_Bps_ : 1e300, k * nic_Bps_);
   const double lat = one_domain ? nvlink_lat_s_ : net_lat_s_;
   switch (kind) {
     case CommKind::kAllReduce:

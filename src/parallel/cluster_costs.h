@@ -37,10 +37,10 @@ class ClusterCosts : public TrainCosts {
   const ComputeCalibration& cal_;
   Dtype precision_;
   Fidelity fidelity_;
-  double nvlink_Bps_ = 0;   // per GPU per direction
-  double nic_Bps_ = 0;      // per GPU per direction (its rail NIC)
+  double nvlink_Bps_ = 0;  // per GPU per direction
+  double nic_Bps_ = 0;     // per GPU per direction (its rail NIC)
   double nvlink_lat_s_ = 0;
-  double net_lat_s_ = 0;    // GPU to GPU across the fabric, one way
+  double net_lat_s_ = 0;  // GPU to GPU across the fabric, one way
 };
 
 }  // namespace ndt

@@ -3,8 +3,8 @@
 #include "parallel/memory.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,8 +12,8 @@
 namespace ndt {
 namespace {
 
-constexpr double kWeightBytesPerParam = 2;     // bf16/fp16 weights (fp8 GEMMs keep bf16 copies)
-constexpr double kGradBytesPerParam = 2;       // 16-bit gradients
+constexpr double kWeightBytesPerParam = 2;      // bf16/fp16 weights (fp8 GEMMs keep bf16 copies)
+constexpr double kGradBytesPerParam = 2;        // 16-bit gradients
 constexpr double kOptimizerBytesPerParam = 12;  // fp32 master + Adam m and v
 // NCCL channel buffers over the communicators a rank belongs to (assumption: ~4 MiB per
 // channel-peer, a few dozen of them).
@@ -133,15 +133,15 @@ Status CheckFits(const MemoryBreakdown& m, double capacity_bytes, const Strategy
   const double usable = capacity_bytes * kUsableMemoryFrac;
   if (m.total_bytes() <= usable) return Status::Ok();
   std::vector<std::pair<double, std::string>> parts = {
-      {m.weights_bytes, "weights"},       {m.gradients_bytes, "gradients"},
-      {m.optimizer_bytes, "optimizer"},   {m.activations_bytes, "activations"},
+      {m.weights_bytes, "weights"},           {m.gradients_bytes, "gradients"},
+      {m.optimizer_bytes, "optimizer"},       {m.activations_bytes, "activations"},
       {m.comm_buffers_bytes, "comm buffers"}, {m.workspace_bytes, "workspace"}};
   std::stable_sort(parts.begin(), parts.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
   std::string msg = "does not fit: " + GiB(m.total_bytes()) + " per GPU (stage " +
-                    std::to_string(m.peak_stage) + ") > " + GiB(usable) + " usable; largest: " +
-                    parts[0].second + " " + GiB(parts[0].first) + ", " + parts[1].second + " " +
-                    GiB(parts[1].first) + "; try ";
+                    std::to_string(m.peak_stage) + ") > " + GiB(usable) +
+                    " usable; largest: " + parts[0].second + " " + GiB(parts[0].first) + ", " +
+                    parts[1].second + " " + GiB(parts[1].first) + "; try ";
   std::vector<std::string> fixes;
   const double states = m.weights_bytes + m.gradients_bytes + m.optimizer_bytes;
   if (states >= m.activations_bytes) {

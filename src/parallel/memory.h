@@ -31,9 +31,9 @@ struct MemoryBreakdown {
   double activations_bytes = 0;  // stored activations of in-flight micro-batches + working set
   double comm_buffers_bytes = 0;
   double workspace_bytes = 0;
-  double params_per_gpu = 0;     // parameters this GPU holds (before ZeRO-3 sharding)
+  double params_per_gpu = 0;         // parameters this GPU holds (before ZeRO-3 sharding)
   double inflight_microbatches = 0;  // in micro-batch units of a whole stage
-  int peak_stage = 0;            // pipeline stage with the largest total
+  int peak_stage = 0;                // pipeline stage with the largest total
   double total_bytes() const {
     return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes +
            comm_buffers_bytes + workspace_bytes;

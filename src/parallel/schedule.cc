@@ -26,9 +26,9 @@ std::vector<PipeStep> StageSchedule(PipeSchedule sched, int pp, int vpp, int64_t
     const int64_t mb = vpp == 1 ? k : (k / group) * pp + k % pp;
     return PipeStep{fwd, chunk, mb};
   };
-  int64_t warmup = vpp == 1 ? static_cast<int64_t>(pp - stage - 1)
-                            : static_cast<int64_t>(pp - stage - 1) * 2 +
-                                  static_cast<int64_t>(vpp - 1) * pp;
+  int64_t warmup =
+      vpp == 1 ? static_cast<int64_t>(pp - stage - 1)
+               : static_cast<int64_t>(pp - stage - 1) * 2 + static_cast<int64_t>(vpp - 1) * pp;
   warmup = std::min(warmup, total);
   for (int64_t k = 0; k < warmup; ++k) out.push_back(step(k, true));
   for (int64_t i = 0; i < total - warmup; ++i) {

@@ -120,7 +120,8 @@ Status ResolveStrategy(const TransformerSpec& model, int num_gpus, int nvlink_do
                                 ", vpp " + Str(s->vpp) + ")");
   }
   if (s->zero < 0 || s->zero > 3) {
-    return Status::InvalidInput("--zero " + Str(s->zero) + " is not a ZeRO stage; use 0, 1, 2 or 3");
+    return Status::InvalidInput("--zero " + Str(s->zero) +
+                                " is not a ZeRO stage; use 0, 1, 2 or 3");
   }
   if (s->gbs < 1) return Status::InvalidInput("--gbs must be >= 1 (sequences per iteration)");
   if (s->mbs < 1) return Status::InvalidInput("--mbs must be >= 1");
@@ -141,8 +142,8 @@ Status ResolveStrategy(const TransformerSpec& model, int num_gpus, int nvlink_do
   const int64_t mp = static_cast<int64_t>(s->tp) * s->pp * s->cp;
   if (s->dp == 0) {
     if (num_gpus % mp != 0) {
-      return Status::Infeasible("tp*pp*cp = " + Str(mp) + " does not divide the " +
-                                Str(num_gpus) + " GPUs; change --tp/--pp/--cp or --vms");
+      return Status::Infeasible("tp*pp*cp = " + Str(mp) + " does not divide the " + Str(num_gpus) +
+                                " GPUs; change --tp/--pp/--cp or --vms");
     }
     s->dp = static_cast<int>(num_gpus / mp);
   }

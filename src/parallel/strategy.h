@@ -31,18 +31,18 @@ const char* DimName(Axis d);
 struct Strategy {
   int tp = 1;
   int pp = 1;
-  int dp = 0;   // 0: derived as GPUs / (tp * pp * cp)
+  int dp = 0;  // 0: derived as GPUs / (tp * pp * cp)
   int cp = 1;
   int ep = 1;
   int vpp = 1;  // model chunks per pipeline stage (> 1: interleaved 1F1B)
   bool sp = false;
   int zero = 0;  // 0 none, 1 optimizer states, 2 + gradients, 3 + weights (FSDP)
   Recompute recompute = Recompute::kNone;
-  int64_t mbs = 1;  // micro-batch size (sequences)
-  int64_t gbs = 0;  // global batch size (sequences)
-  Dtype precision = Dtype::kBf16;  // GEMM math; weights and activations are 16-bit
+  int64_t mbs = 1;                                  // micro-batch size (sequences)
+  int64_t gbs = 0;                                  // global batch size (sequences)
+  Dtype precision = Dtype::kBf16;                   // GEMM math; weights and activations are 16-bit
   PipeSchedule schedule = PipeSchedule::kOneFOneB;  // kInterleaved when vpp > 1
-  bool overlap_dp = true;   // DP gradient reduction in buckets overlapped with backward
+  bool overlap_dp = true;  // DP gradient reduction in buckets overlapped with backward
   // Pipeline sends run on their own streams, overlapping compute. false: they block the
   // sender's compute stream (Megatron-LM 2021's synchronous send/recv).
   bool overlap_p2p = true;

@@ -23,7 +23,7 @@ namespace ndt {
 
 struct TrainJob {
   TransformerSpec model;
-  Strategy strategy;          // mbs and vpp are overridden when not given
+  Strategy strategy;  // mbs and vpp are overridden when not given
   bool mbs_given = true;
   bool vpp_given = true;
   int num_gpus = 1;
@@ -36,18 +36,18 @@ struct TrainJob {
 };
 
 struct TrainReport {
-  Strategy strategy;  // resolved, with chosen values
+  Strategy strategy;                // resolved, with chosen values
   std::vector<std::string> chosen;  // "mbs 2", "vpp 4": what was chosen
   std::vector<std::string> warnings;
   MemoryBreakdown memory;
   TrainSimResult sim;
   double tokens_per_s = 0;
-  double model_tflops_per_gpu = 0;     // 1e12 FLOP/s
+  double model_tflops_per_gpu = 0;  // 1e12 FLOP/s
   double hardware_tflops_per_gpu = 0;
-  double mfu = 0;                      // fraction
+  double mfu = 0;  // fraction
   double peak_flops = 0;
-  double time_to_train_s = 0;          // for job.tokens
-  double cost_usd = 0;                 // for job.tokens at job.vm_usd_per_hour
+  double time_to_train_s = 0;  // for job.tokens
+  double cost_usd = 0;         // for job.tokens at job.vm_usd_per_hour
 };
 
 StatusOr<TrainReport> RunTraining(const TrainJob& job, const TrainCosts& costs);

@@ -27,21 +27,21 @@ namespace ndt {
 
 struct TimeBreakdown {
   // Of pipeline stage 0's step, summing to step_time_s.
-  double compute_s = 0;      // forward + backward + recompute kernels
-  double tp_comm_s = 0;      // exposed tensor-parallel communication
-  double cp_comm_s = 0;      // exposed context-parallel communication
-  double ep_comm_s = 0;      // exposed expert-parallel all-to-all
-  double pp_bubble_s = 0;    // idle waiting on other stages (incl. p2p)
-  double dp_comm_s = 0;      // exposed data-parallel gradient reduction / weight gather
+  double compute_s = 0;    // forward + backward + recompute kernels
+  double tp_comm_s = 0;    // exposed tensor-parallel communication
+  double cp_comm_s = 0;    // exposed context-parallel communication
+  double ep_comm_s = 0;    // exposed expert-parallel all-to-all
+  double pp_bubble_s = 0;  // idle waiting on other stages (incl. p2p)
+  double dp_comm_s = 0;    // exposed data-parallel gradient reduction / weight gather
   double optimizer_s = 0;
 };
 
 // One span of the simulated timeline (for a Chrome trace; report/trace.h renders it).
 struct StepSpan {
   int stage = 0;
-  int stream = 0;          // index into TrainSimResult::stream_names
-  std::string name;        // "fwd mb3 c1"
-  std::string category;    // "forward", "backward", "pp", "dp", "optimizer"
+  int stream = 0;        // index into TrainSimResult::stream_names
+  std::string name;      // "fwd mb3 c1"
+  std::string category;  // "forward", "backward", "pp", "dp", "optimizer"
   double start_s = 0;
   double dur_s = 0;
 };
@@ -66,8 +66,7 @@ struct TrainSimOptions {
 
 // REQUIRES: s resolved by ResolveStrategy for `model`.
 StatusOr<TrainSimResult> SimulateTrainingStep(const TransformerSpec& model, const Strategy& s,
-                                              const TrainCosts& costs,
-                                              const TrainSimOptions& opt);
+                                              const TrainCosts& costs, const TrainSimOptions& opt);
 
 }  // namespace ndt
 

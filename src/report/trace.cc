@@ -6,7 +6,6 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 namespace ndt {
@@ -20,23 +19,38 @@ std::string TraceToJson(const Trace& trace) {
     for (int p : named_pids) seen = seen || p == t.pid;
     if (!seen) {
       named_pids.push_back(t.pid);
-      events.push_back(Json{{"name", "process_name"}, {"ph", "M"}, {"pid", t.pid},
+      events.push_back(Json{{"name", "process_name"},
+                            {"ph", "M"},
+                            {"pid", t.pid},
                             {"args", Json{{"name", t.process_name}}}});
-      events.push_back(Json{{"name", "process_sort_index"}, {"ph", "M"}, {"pid", t.pid},
+      events.push_back(Json{{"name", "process_sort_index"},
+                            {"ph", "M"},
+                            {"pid", t.pid},
                             {"args", Json{{"sort_index", t.pid}}}});
     }
-    events.push_back(Json{{"name", "thread_name"}, {"ph", "M"}, {"pid", t.pid}, {"tid", t.tid},
+    events.push_back(Json{{"name", "thread_name"},
+                          {"ph", "M"},
+                          {"pid", t.pid},
+                          {"tid", t.tid},
                           {"args", Json{{"name", t.thread_name}}}});
-    events.push_back(Json{{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", t.pid},
-                          {"tid", t.tid}, {"args", Json{{"sort_index", t.tid}}}});
+    events.push_back(Json{{"name", "thread_sort_index"},
+                          {"ph", "M"},
+                          {"pid", t.pid},
+                          {"tid", t.tid},
+                          {"args", Json{{"sort_index", t.tid}}}});
   }
   for (const TraceSpan& s : trace.spans) {
     const TraceTrack& t = trace.tracks.at(static_cast<size_t>(s.track));
-    events.push_back(Json{{"name", s.name}, {"cat", s.category}, {"ph", "X"},
-                          {"ts", s.start_s * 1e6}, {"dur", s.dur_s * 1e6}, {"pid", t.pid},
+    events.push_back(Json{{"name", s.name},
+                          {"cat", s.category},
+                          {"ph", "X"},
+                          {"ts", s.start_s * 1e6},
+                          {"dur", s.dur_s * 1e6},
+                          {"pid", t.pid},
                           {"tid", t.tid}});
   }
-  Json root{{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"},
+  Json root{{"traceEvents", std::move(events)},
+            {"displayTimeUnit", "ms"},
             {"otherData", Json{{"title", trace.title}}}};
   return root.dump();
 }
@@ -44,8 +58,7 @@ std::string TraceToJson(const Trace& trace) {
 Status WriteTrace(const Trace& trace, const std::string& path) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) {
-    return Status::InvalidInput("cannot write trace file '" + path + "': " +
-                                std::strerror(errno));
+    return Status::InvalidInput("cannot write trace file '" + path + "': " + std::strerror(errno));
   }
   out << TraceToJson(trace) << '\n';
   out.close();

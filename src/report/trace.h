@@ -22,9 +22,9 @@ struct TraceTrack {
 };
 
 struct TraceSpan {
-  int track = 0;          // index into tracks
-  std::string name;       // "fwd mb3 chunk1"
-  std::string category;   // "compute", "tp", "pp", "dp", "bubble"
+  int track = 0;         // index into tracks
+  std::string name;      // "fwd mb3 chunk1"
+  std::string category;  // "compute", "tp", "pp", "dp", "bubble"
   double start_s = 0;
   double dur_s = 0;
 };

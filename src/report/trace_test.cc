@@ -1,6 +1,7 @@
 #include "report/trace.h"
 
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 namespace ndt {

@@ -25,7 +25,8 @@ StatusOr<EngineParams> LoadEngineParams(const std::string& data_dir) {
   NDT_ASSIGN_OR_RETURN(Sourced w, m.Quantity("activation_workspace", Dim::kBytes));
   NDT_ASSIGN_OR_RETURN(Sourced b, m.Count("kv_block_tokens"));
   NDT_RETURN_IF_ERROR(m.Finish());
-  if (f.value <= 0 || f.value > 1) return m.Error("kv_free_memory_fraction", "must be in (0, 100%]");
+  if (f.value <= 0 || f.value > 1)
+    return m.Error("kv_free_memory_fraction", "must be in (0, 100%]");
   if (b.value < 1) return m.Error("kv_block_tokens", "must be >= 1");
   p.iteration_overhead_s = o.value;
   p.kv_free_memory_frac = f.value;
@@ -46,9 +47,9 @@ StatusOr<MemoryPlan> PlanMemory(const TransformerSpec& model, const GpuSpec& gpu
                       std::to_string(req.tp) + " PP" + std::to_string(req.pp) + " on " + gpu.name;
   if (free_bytes <= 0) {
     return Status::Infeasible(
-        "model does not fit: " + where + " needs " + Gb(p.weight_bytes_per_gpu) +
-        " of weights + " + Gb(p.workspace_bytes) + " workspace per GPU, the GPU has " +
-        Gb(p.gpu_memory_bytes) + "; use more --tp/--pp or a lower --weights precision (fp8, fp4)");
+        "model does not fit: " + where + " needs " + Gb(p.weight_bytes_per_gpu) + " of weights + " +
+        Gb(p.workspace_bytes) + " workspace per GPU, the GPU has " + Gb(p.gpu_memory_bytes) +
+        "; use more --tp/--pp or a lower --weights precision (fp8, fp4)");
   }
   // K/V heads split by TP; replicated when TP exceeds the K/V heads (MLA latents: replicated).
   double kv_token = KvCacheBytesPerToken(model, req.kv);

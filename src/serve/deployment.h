@@ -37,9 +37,9 @@ struct MemoryPlan {
   double gpu_memory_bytes = 0;
   double weight_bytes_per_gpu = 0;
   double workspace_bytes = 0;
-  double kv_bytes_per_gpu = 0;          // cache size on each GPU
+  double kv_bytes_per_gpu = 0;  // cache size on each GPU
   double kv_bytes_per_token_per_gpu = 0;
-  int64_t kv_tokens_per_replica = 0;    // cache capacity of one replica in tokens
+  int64_t kv_tokens_per_replica = 0;  // cache capacity of one replica in tokens
   int64_t kv_blocks_per_replica = 0;
 };
 

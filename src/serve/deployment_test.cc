@@ -77,9 +77,9 @@ TEST(Deployment, ReplicasFillVmsAndTpStaysInTheNvlinkDomain) {
   s.name = "test";
   s.gpus = 8;
   s.nvlink_domain_gpus = 8;
-  EXPECT_EQ(*CountReplicas(s, 2, 2, 1, 1), 8);   // 4 per VM x 2
-  EXPECT_EQ(*CountReplicas(s, 1, 3, 1, 1), 2);   // 8 / 3 = 2, two GPUs idle
-  EXPECT_EQ(*CountReplicas(s, 2, 8, 2, 1), 1);   // PP crosses the two VMs
+  EXPECT_EQ(*CountReplicas(s, 2, 2, 1, 1), 8);  // 4 per VM x 2
+  EXPECT_EQ(*CountReplicas(s, 1, 3, 1, 1), 2);  // 8 / 3 = 2, two GPUs idle
+  EXPECT_EQ(*CountReplicas(s, 2, 8, 2, 1), 1);  // PP crosses the two VMs
   EXPECT_FALSE(CountReplicas(s, 2, 16, 1, 1).ok());
   EXPECT_FALSE(CountReplicas(s, 1, 8, 2, 1).ok());
 }

@@ -12,11 +12,11 @@ enum class Phase { kPending, kWaiting, kPrefill, kDecode, kDone };
 
 struct State {
   Phase phase = Phase::kPending;
-  int computed = 0;       // tokens whose K/V are in the cache
-  int prompt = 0;         // tokens to compute before the next output token (input + recomputed)
-  int generated = 0;      // output tokens produced so far
-  int64_t blocks = 0;     // KV blocks held
-  int chunk = 0;          // prompt tokens scheduled in the current iteration
+  int computed = 0;    // tokens whose K/V are in the cache
+  int prompt = 0;      // tokens to compute before the next output token (input + recomputed)
+  int generated = 0;   // output tokens produced so far
+  int64_t blocks = 0;  // KV blocks held
+  int chunk = 0;       // prompt tokens scheduled in the current iteration
 };
 
 int64_t BlocksFor(int64_t tokens, int block_tokens) {
@@ -108,8 +108,7 @@ EngineResult RunEngine(const std::vector<Request>& requests, const EngineConfig&
       prefillers.push_back(i);
     }
     // 3. Admit waiting requests: a batch slot, token budget, and blocks for the whole prompt.
-    while (!waiting.empty() && budget > 0 &&
-           static_cast<int>(running.size()) < config.max_batch) {
+    while (!waiting.empty() && budget > 0 && static_cast<int>(running.size()) < config.max_batch) {
       int i = waiting.front();
       State& s = st[i];
       int64_t need = BlocksFor(s.prompt, bt);

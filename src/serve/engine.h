@@ -38,10 +38,10 @@ struct BatchShape {
 using IterationCostFn = std::function<double(const BatchShape&)>;
 
 struct EngineConfig {
-  int max_batch = 256;         // sequences in flight (TensorRT-LLM max_batch_size)
-  int max_num_tokens = 8192;   // tokens per iteration (prefill chunks + decode)
-  int64_t kv_blocks = 0;       // KV cache capacity in blocks
-  int block_tokens = 32;       // tokens per KV block
+  int max_batch = 256;             // sequences in flight (TensorRT-LLM max_batch_size)
+  int max_num_tokens = 8192;       // tokens per iteration (prefill chunks + decode)
+  int64_t kv_blocks = 0;           // KV cache capacity in blocks
+  int block_tokens = 32;           // tokens per KV block
   bool record_iterations = false;  // fill EngineResult::iterations (for traces)
   // Measurement window: output tokens of iterations ending in (start, end] are counted in
   // EngineResult::window_tokens (MLPerf Server's steady state between warm-up and drain).
@@ -69,24 +69,24 @@ struct RequestRecord {
 struct IterationRecord {
   double start_s = 0;
   double dur_s = 0;
-  int batch = 0;           // sequences in the iteration
+  int batch = 0;  // sequences in the iteration
   int prefill_tokens = 0;
   int decode_tokens = 0;
   int64_t kv_blocks_used = 0;
 };
 
 struct EngineResult {
-  std::vector<RequestRecord> requests;  // in input order
+  std::vector<RequestRecord> requests;      // in input order
   std::vector<IterationRecord> iterations;  // only if record_iterations
   int64_t num_iterations = 0;
-  double busy_s = 0;             // sum of iteration durations
-  double makespan_s = 0;         // end of the last iteration
-  double batch_token_weighted = 0;  // sum over iterations of batch * dur (for the mean batch)
-  double kv_used_time_weighted = 0; // sum over iterations of blocks used * dur
+  double busy_s = 0;                 // sum of iteration durations
+  double makespan_s = 0;             // end of the last iteration
+  double batch_token_weighted = 0;   // sum over iterations of batch * dur (for the mean batch)
+  double kv_used_time_weighted = 0;  // sum over iterations of blocks used * dur
   int64_t kv_peak_blocks = 0;
   int64_t preemptions = 0;
   int64_t output_tokens = 0;
-  int64_t window_tokens = 0;     // output tokens inside the configured window
+  int64_t window_tokens = 0;  // output tokens inside the configured window
   // Saturation: the end of the last iteration after whose admission step requests were still
   // waiting (the engine full: batch, token budget or KV cache), and the output tokens emitted by
   // then. After it the batch only drains. 0 if nothing ever waited.

@@ -38,18 +38,20 @@ bool ParseNumber(const std::string& s, double* out) {
 
 // Reads a CSV with a header; calls row(line_no, cells) for each data row, column indices of
 // `want` (all required) in `idx`.
-Status ReadCsv(const std::string& path, const std::vector<std::string>& want,
-               std::vector<int>* idx, const std::function<Status(int, const std::vector<std::string>&)>& row) {
+Status ReadCsv(const std::string& path, const std::vector<std::string>& want, std::vector<int>* idx,
+               const std::function<Status(int, const std::vector<std::string>&)>& row) {
   std::ifstream in(path);
   if (!in) return Status::NotFound(path + ": cannot open file");
   std::string line;
-  if (!std::getline(in, line)) return Status::InvalidInput(path + ":1: empty file; want a header " + Join(want, ","));
+  if (!std::getline(in, line))
+    return Status::InvalidInput(path + ":1: empty file; want a header " + Join(want, ","));
   std::vector<std::string> header = SplitCsv(line);
   idx->clear();
   for (const std::string& w : want) {
     auto it = std::find(header.begin(), header.end(), w);
     if (it == header.end()) {
-      return Status::InvalidInput(path + ":1: no column '" + w + "'; want a header " + Join(want, ","));
+      return Status::InvalidInput(path + ":1: no column '" + w + "'; want a header " +
+                                  Join(want, ","));
     }
     idx->push_back(static_cast<int>(it - header.begin()));
   }
@@ -90,20 +92,22 @@ StatusOr<std::vector<DatasetPreset>> LoadDatasetPresets(const std::string& data_
 StatusOr<std::vector<RequestLengths>> LoadLengthsCsv(const std::string& path) {
   std::vector<RequestLengths> out;
   std::vector<int> idx;
-  Status s = ReadCsv(path, {"input_length", "output_length"}, &idx,
-                     [&](int line_no, const std::vector<std::string>& cells) -> Status {
-                       double in = 0, outl = 0;
-                       if (static_cast<int>(cells.size()) <= std::max(idx[0], idx[1]) ||
-                           !ParseNumber(cells[idx[0]], &in) || !ParseNumber(cells[idx[1]], &outl) ||
-                           in < 1 || outl < 0) {
-                         return Status::InvalidInput(path + ":" + std::to_string(line_no) +
-                                                     ": want two token counts (input >= 1, output >= 0)");
-                       }
-                       out.push_back({static_cast<int>(in), std::max(1, static_cast<int>(outl))});
-                       return Status::Ok();
-                     });
+  Status s =
+      ReadCsv(path, {"input_length", "output_length"}, &idx,
+              [&](int line_no, const std::vector<std::string>& cells) -> Status {
+                double in = 0, outl = 0;
+                if (static_cast<int>(cells.size()) <= std::max(idx[0], idx[1]) ||
+                    !ParseNumber(cells[idx[0]], &in) || !ParseNumber(cells[idx[1]], &outl) ||
+                    in < 1 || outl < 0) {
+                  return Status::InvalidInput(path + ":" + std::to_string(line_no) +
+                                              ": want two token counts (input >= 1, output >= 0)");
+                }
+                out.push_back({static_cast<int>(in), std::max(1, static_cast<int>(outl))});
+                return Status::Ok();
+              });
   NDT_RETURN_IF_ERROR(s);
-  if (out.empty()) return Status::InvalidInput(path + ": no requests (want rows input_length,output_length)");
+  if (out.empty())
+    return Status::InvalidInput(path + ": no requests (want rows input_length,output_length)");
   return out;
 }
 
@@ -119,8 +123,9 @@ StatusOr<std::vector<RequestLengths>> LoadDataset(const std::string& name_or_pat
   }
   std::error_code ec;
   if (std::filesystem::is_regular_file(name_or_path, ec)) return LoadLengthsCsv(name_or_path);
-  return Status::NotFound("unknown dataset '" + name_or_path + "'" + DidYouMean(name_or_path, names) +
-                          " (presets: " + Join(names, ", ") + "; or give a CSV path)");
+  return Status::NotFound("unknown dataset '" + name_or_path + "'" +
+                          DidYouMean(name_or_path, names) + " (presets: " + Join(names, ", ") +
+                          "; or give a CSV path)");
 }
 
 double MeanOutputTokens(const std::vector<RequestLengths>& lengths) {

@@ -11,7 +11,7 @@
 namespace ndt {
 namespace {
 
-constexpr int kDefaultMaxNumTokens = 8192;    // TensorRT-LLM's default max_num_tokens
+constexpr int kDefaultMaxNumTokens = 8192;  // TensorRT-LLM's default max_num_tokens
 
 struct Knobs {
   int tp = 1, pp = 1, max_batch = 256, max_num_tokens = kDefaultMaxNumTokens;
@@ -121,8 +121,8 @@ RunTotals RunDisaggregated(const Plan& plan, const InferContext& ctx,
     std::vector<size_t> index;
     for (size_t i = e; i < reqs.size(); i += decode_engines) {
       if (reqs[i].output_tokens < 2) continue;
-      double move = ctx.comm.kv_transfer_s ? ctx.comm.kv_transfer_s(reqs[i].input_tokens * kv_token)
-                                           : 0.0;
+      double move =
+          ctx.comm.kv_transfer_s ? ctx.comm.kv_transfer_s(reqs[i].input_tokens * kv_token) : 0.0;
       Request q = reqs[i];
       q.arrival_s = first[i].first_token_s + move;
       q.prefilled = true;
@@ -194,12 +194,18 @@ StatusOr<InferResult> RunInference(const InferContext& ctx, const InferOptions& 
   // Candidate knobs: the given ones, or a search over powers of two.
   std::vector<int> tps, pps, batches;
   const int domain = std::min(ctx.sku->nvlink_domain_gpus, ctx.sku->gpus * o.vms);
-  if (o.tp > 0) tps = {o.tp};
-  else for (int t = 1; t <= std::min(domain, 8); t *= 2) tps.push_back(t);
-  if (o.pp > 0) pps = {o.pp};
-  else pps = {1, 2, 4, 8};
-  if (o.max_batch > 0) batches = {o.max_batch};
-  else batches = {128, 256, 512, 1024, 2048};
+  if (o.tp > 0)
+    tps = {o.tp};
+  else
+    for (int t = 1; t <= std::min(domain, 8); t *= 2) tps.push_back(t);
+  if (o.pp > 0)
+    pps = {o.pp};
+  else
+    pps = {1, 2, 4, 8};
+  if (o.max_batch > 0)
+    batches = {o.max_batch};
+  else
+    batches = {128, 256, 512, 1024, 2048};
   const int mnt = o.max_num_tokens > 0 ? o.max_num_tokens : kDefaultMaxNumTokens;
   const bool search = tps.size() * batches.size() > 1 || o.pp == 0;
 

@@ -43,27 +43,27 @@ bool ParseScenario(const std::string& s, Scenario* out);
 
 // Communication times a replica needs (built from coll/ by serve/comm.h).
 struct CommFns {
-  std::function<double(int tp, double bytes)> tp_allreduce_s;  // over one replica's TP group
+  std::function<double(int tp, double bytes)> tp_allreduce_s;      // over one replica's TP group
   std::function<double(int tp, int pp, double bytes)> pp_sends_s;  // all pp-1 stage sends
-  std::function<double(double bytes)> kv_transfer_s;           // prefill -> decode replica
+  std::function<double(double bytes)> kv_transfer_s;               // prefill -> decode replica
 };
 
 struct InferOptions {
   int vms = 1;
-  int tp = 0, pp = 0, ep = 1;          // 0 = choose
-  int max_batch = 0;                   // 0 = choose
-  int max_num_tokens = 0;              // 0 = choose
+  int tp = 0, pp = 0, ep = 1;  // 0 = choose
+  int max_batch = 0;           // 0 = choose
+  int max_num_tokens = 0;      // 0 = choose
   Dtype weights = Dtype::kFp16;
   Dtype kv = Dtype::kFp16;
   Scenario scenario = Scenario::kOffline;
-  double qps = 0;                      // server/interactive: > 0 runs this rate, no search
+  double qps = 0;                         // server/interactive: > 0 runs this rate, no search
   double ttft_p99_s = 0, tpot_p99_s = 0;  // 0 = the scenario's MLPerf limits
-  std::vector<RequestLengths> lengths; // the dataset (or one fixed length)
-  std::vector<Request> trace;          // non-empty: replay these arrivals instead
-  int requests = 0;                    // 0 = automatic (see the file comment)
+  std::vector<RequestLengths> lengths;    // the dataset (or one fixed length)
+  std::vector<Request> trace;             // non-empty: replay these arrivals instead
+  int requests = 0;                       // 0 = automatic (see the file comment)
   uint64_t seed = 1;
   int disaggregate_prefill = 0, disaggregate_decode = 0;  // P:D replicas ratio; 0 = off
-  bool record_trace = false;           // keep engine 0's iterations and requests
+  bool record_trace = false;                              // keep engine 0's iterations and requests
 };
 
 struct InferContext {
@@ -89,7 +89,7 @@ struct DeploymentInfo {
 struct InferResult {
   Scenario scenario = Scenario::kOffline;
   DeploymentInfo deployment;
-  double qps = 0;                   // offered rate (offline: completed requests / s)
+  double qps = 0;  // offered rate (offline: completed requests / s)
   double output_tokens_per_s = 0;
   double per_gpu_output_tokens_per_s = 0;
   double requests_per_s = 0;
@@ -100,7 +100,7 @@ struct InferResult {
   int64_t preemptions = 0;
   int64_t requests_simulated = 0;
   int engines = 0, engines_simulated = 0;
-  double duration_s = 0;            // simulated time of the longest engine
+  double duration_s = 0;  // simulated time of the longest engine
   std::optional<double> usd_per_million_tokens;
   double usd_per_hour = 0;
   double mean_input_tokens = 0, mean_output_tokens = 0;

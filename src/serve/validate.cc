@@ -47,10 +47,23 @@ StatusOr<std::vector<ValidationRow>> ValidateInference(const Catalog& catalog,
     }
     return -1;
   };
-  const std::vector<std::string> need = {
-      "round", "system", "vm_size_equivalent", "gpus", "scenario", "output_tokens_per_s",
-      "weights_dtype", "kv_dtype", "tp", "pp", "max_batch_per_instance", "max_num_tokens",
-      "ttft_p99_limit_ms", "tpot_p99_limit_ms", "dataset", "mean_generated_tokens", "source"};
+  const std::vector<std::string> need = {"round",
+                                         "system",
+                                         "vm_size_equivalent",
+                                         "gpus",
+                                         "scenario",
+                                         "output_tokens_per_s",
+                                         "weights_dtype",
+                                         "kv_dtype",
+                                         "tp",
+                                         "pp",
+                                         "max_batch_per_instance",
+                                         "max_num_tokens",
+                                         "ttft_p99_limit_ms",
+                                         "tpot_p99_limit_ms",
+                                         "dataset",
+                                         "mean_generated_tokens",
+                                         "source"};
   for (const std::string& n : need) {
     if (col(n) < 0) return Status::InvalidInput(path + ":1: missing column '" + n + "'");
   }
@@ -104,15 +117,15 @@ StatusOr<std::vector<ValidationRow>> ValidateInference(const Catalog& catalog,
       o.tpot_p99_s = tpot_ms * 1e-3;
     }
     // "datasets/x.csv" in the table is relative to shared/validation/inference/.
-    NDT_ASSIGN_OR_RETURN(o.lengths, LoadLengthsCsv(dir + "/validation/inference/" + get("dataset")));
+    NDT_ASSIGN_OR_RETURN(o.lengths,
+                         LoadLengthsCsv(dir + "/validation/inference/" + get("dataset")));
     RescaleOutputs(mean, &o.lengths);
     StatusOr<InferResult> r = RunInferenceOn(catalog, sku->name, model, o, data_dir);
     if (!r.ok()) return r.status().WithPrefix(where);
     ValidationRow v;
     v.suite = "inference";
-    v.case_id = get("round") + " " + sku->name + " x" + std::to_string(o.vms) + " " + scen +
-                " TP" + std::to_string(o.tp) + " PP" + std::to_string(o.pp) + " " +
-                get("weights_dtype");
+    v.case_id = get("round") + " " + sku->name + " x" + std::to_string(o.vms) + " " + scen + " TP" +
+                std::to_string(o.tp) + " PP" + std::to_string(o.pp) + " " + get("weights_dtype");
     v.metric = "output_tokens_per_s";
     v.unit = "tokens/s";
     v.measured = measured;

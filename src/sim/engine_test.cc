@@ -1,8 +1,8 @@
 #include "sim/engine.h"
 
-#include <vector>
-
 #include <gtest/gtest.h>
+
+#include <vector>
 
 #include "sim/task_graph.h"
 

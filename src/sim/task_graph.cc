@@ -54,8 +54,8 @@ class Runner {
     for (ResourceId r = 0; r < static_cast<ResourceId>(head_.size()); ++r) TryStart(r);
     engine_.Run();
     if (done_ != g_.tasks().size()) {
-      return Status::Internal("task graph deadlocked: " + std::to_string(g_.tasks().size() - done_) +
-                              " tasks never started");
+      return Status::Internal("task graph deadlocked: " +
+                              std::to_string(g_.tasks().size() - done_) + " tasks never started");
     }
     tl_.events = engine_.events_run();
     return std::move(tl_);

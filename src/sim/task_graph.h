@@ -27,8 +27,8 @@ struct Resource {
 struct Task {
   ResourceId resource = 0;
   double duration_s = 0;
-  int tag = 0;            // caller's category
-  std::string name;       // shown in traces
+  int tag = 0;       // caller's category
+  std::string name;  // shown in traces
   std::vector<TaskId> deps;
 };
 
