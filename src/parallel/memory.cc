@@ -30,10 +30,9 @@ double LayerParamsPerGpu(const TransformerSpec& m, const ParamCounts& pc, int64_
   return p;
 }
 
-// Layers of (stage, chunk): virtual stage v = chunk * pp + stage holds Lc consecutive layers.
-int64_t FirstLayer(const TransformerSpec& m, const Strategy& s, int stage, int chunk) {
-  const int64_t lc = m.layers / (static_cast<int64_t>(s.pp) * s.vpp);
-  return (static_cast<int64_t>(chunk) * s.pp + stage) * lc;
+// Layers of (stage, chunk): virtual stage v = chunk * pp + stage (ChunkLayers).
+LayerRange StageChunk(const TransformerSpec& m, const Strategy& s, int stage, int chunk) {
+  return ChunkLayers(m.layers, s.pp, s.vpp, chunk * s.pp + stage);
 }
 
 double InflightMicrobatches(const Strategy& s, int stage) {
@@ -67,9 +66,8 @@ MemoryBreakdown StageMemory(const TransformerSpec& m, const Strategy& s, int sta
   double per_mb = 0;  // activations of one micro-batch through the whole stage
   double one_layer_full = 0;
   for (int c = 0; c < s.vpp; ++c) {
-    const int64_t first = FirstLayer(m, s, stage, c);
-    const int64_t lc = m.layers / (static_cast<int64_t>(s.pp) * s.vpp);
-    for (int64_t l = first; l < first + lc; ++l) {
+    const LayerRange r = StageChunk(m, s, stage, c);
+    for (int64_t l = r.first; l < r.first + r.count; ++l) {
       per_mb += ActivationBytesPerLayer(m, l, b_mb, seq, s.tp, s.sp, s.recompute);
       if (s.recompute != Recompute::kNone) {
         one_layer_full = std::max(
@@ -105,11 +103,10 @@ std::string GiB(double bytes) {
 
 double StageParamsPerGpu(const TransformerSpec& m, const Strategy& s, int stage) {
   const ParamCounts pc = CountParams(m);
-  const int64_t lc = m.layers / (static_cast<int64_t>(s.pp) * s.vpp);
   double p = 0;
   for (int c = 0; c < s.vpp; ++c) {
-    const int64_t first = FirstLayer(m, s, stage, c);
-    for (int64_t l = first; l < first + lc; ++l) p += LayerParamsPerGpu(m, pc, l, s);
+    const LayerRange r = StageChunk(m, s, stage, c);
+    for (int64_t l = r.first; l < r.first + r.count; ++l) p += LayerParamsPerGpu(m, pc, l, s);
   }
   if (stage == 0) p += pc.embedding / s.tp;
   if (stage == s.pp - 1) {

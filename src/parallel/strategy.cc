@@ -112,6 +112,22 @@ std::string Str(int64_t v) { return std::to_string(v); }
 
 }  // namespace
 
+LayerRange ChunkLayers(int64_t layers, int pp, int vpp, int v) {
+  const int64_t nv = static_cast<int64_t>(pp) * vpp;
+  const int64_t ceil = (layers + nv - 1) / nv;
+  const int64_t excess = ceil * nv - layers;  // < nv
+  // Virtual stage u loses a layer when its rank from the nearer end, 2 * min(u, nv - 1 - u)
+  // (+1 for the upper half), is below the excess: v = 0, nv - 1, 1, nv - 2, ...
+  auto loses = [&](int64_t u) {
+    const int64_t rank = u < nv - 1 - u ? 2 * u : 2 * (nv - 1 - u) + 1;
+    return rank < excess;
+  };
+  LayerRange r;
+  for (int64_t u = 0; u < v; ++u) r.first += ceil - (loses(u) ? 1 : 0);
+  r.count = ceil - (loses(v) ? 1 : 0);
+  return r;
+}
+
 Status ResolveStrategy(const TransformerSpec& model, int num_gpus, int nvlink_domain_gpus,
                        Strategy* s, std::vector<std::string>* warnings) {
   if (s->tp < 1 || s->pp < 1 || s->cp < 1 || s->ep < 1 || s->vpp < 1 || s->dp < 0) {
@@ -134,10 +150,10 @@ Status ResolveStrategy(const TransformerSpec& model, int num_gpus, int nvlink_do
                               " do not divide one another; choose tp dividing " +
                               Str(model.kv_heads) + " or a multiple of it");
   }
-  if (model.layers % (static_cast<int64_t>(s->pp) * s->vpp) != 0) {
-    return Status::Infeasible("layers (" + Str(model.layers) + ") are not divisible by pp*vpp = " +
-                              Str(static_cast<int64_t>(s->pp) * s->vpp) +
-                              "; choose pp and vpp whose product divides the layers");
+  if (model.layers < static_cast<int64_t>(s->pp) * s->vpp) {
+    return Status::Infeasible("pp*vpp = " + Str(static_cast<int64_t>(s->pp) * s->vpp) +
+                              " virtual stages for " + Str(model.layers) +
+                              " layers; each needs at least one layer: lower --pp or --vpp");
   }
   const int64_t mp = static_cast<int64_t>(s->tp) * s->pp * s->cp;
   if (s->dp == 0) {

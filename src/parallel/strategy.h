@@ -58,15 +58,26 @@ struct Strategy {
   int degree(Axis d) const;
 };
 
+// Layers of virtual pipeline stage v (v = chunk * pp + stage, 0 .. pp * vpp - 1): {first, count}.
+// When pp * vpp does not divide the layers, every virtual stage gets ceil(L / (pp * vpp)) and the
+// excess is taken one layer at a time from the ends inwards (v = 0, last, 1, last - 1, ...): the
+// stages that also carry the embedding and the LM head get fewer, as Llama 3 405B ran its 126
+// layers on 16 stages (7, 8 x 14, 7; Llama 3 paper, section 3.3.2).
+struct LayerRange {
+  int64_t first = 0;
+  int64_t count = 0;
+};
+LayerRange ChunkLayers(int64_t layers, int pp, int vpp, int v);
+
 // Parses "tp,cp,dp,pp" (any permutation; "ep" is accepted and ignored, as EP rides on DP).
 // kInvalidInput naming the bad token otherwise.
 StatusOr<std::array<Axis, 4>> ParseOrder(const std::string& text);
 
 // Fills dp (if 0) from num_gpus, sets the schedule from vpp, then checks every divisibility:
-// heads % tp, kv_heads % tp, layers % (pp * vpp), gbs % (dp * mbs), experts % ep, dp % ep,
-// tp * pp * cp * dp == num_gpus, seq % cp, interleaved needs micro-batches % pp == 0, zero in
-// 0..3, sp needs tp > 1. Appends non-fatal advice to `warnings` (e.g. TP spanning NVLink
-// domains). Fails with a one-line kInfeasible / kInvalidInput error.
+// heads % tp, kv_heads % tp, layers >= pp * vpp (uneven stages: ChunkLayers), gbs % (dp * mbs),
+// experts % ep, dp % ep, tp * pp * cp * dp == num_gpus, seq % cp, interleaved needs micro-batches %
+// pp == 0, zero in 0..3, sp needs tp > 1. Appends non-fatal advice to `warnings` (e.g. TP spanning
+// NVLink domains). Fails with a one-line kInfeasible / kInvalidInput error.
 Status ResolveStrategy(const TransformerSpec& model, int num_gpus, int nvlink_domain_gpus,
                        Strategy* s, std::vector<std::string>* warnings);
 

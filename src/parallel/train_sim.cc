@@ -160,9 +160,9 @@ const LayerCost& Lowering::Layer(int64_t l) {
 
 ChunkCost Lowering::Chunk(int stage, int chunk) {
   ChunkCost cc;
-  const int64_t per = m_.layers / (static_cast<int64_t>(s_.pp) * s_.vpp);
   const int v = chunk * s_.pp + stage;
-  const int64_t first = static_cast<int64_t>(v) * per;
+  const LayerRange range = ChunkLayers(m_.layers, s_.pp, s_.vpp, v);
+  const int64_t first = range.first, per = range.count;
   auto add = [&](const LayerCost& l) {
     LayerCost& a = cc.sum;
     a.fwd_compute_s += l.fwd_compute_s;

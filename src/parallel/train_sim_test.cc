@@ -193,6 +193,54 @@ TEST(TrainSim, TimelineHasSpansOnEveryStageWithinTheStep) {
   }
 }
 
+TEST(Strategy, UnevenStagesGiveTheEndsFewerLayers) {
+  // Llama 3 405B: 126 layers on 16 stages = ceil 8 each (128), 2 too many: the first and the
+  // last stage lose one (7, 8 x 14, 7), as Meta ran it.
+  std::vector<int64_t> counts;
+  int64_t next = 0;
+  for (int v = 0; v < 16; ++v) {
+    const LayerRange r = ChunkLayers(126, 16, 1, v);
+    EXPECT_EQ(r.first, next) << v;  // contiguous
+    next += r.count;
+    counts.push_back(r.count);
+  }
+  EXPECT_EQ(next, 126);
+  EXPECT_EQ(counts.front(), 7);
+  EXPECT_EQ(counts.back(), 7);
+  for (int v = 1; v < 15; ++v) EXPECT_EQ(counts[v], 8) << v;
+  // 9 layers on 4: ceil 3 (12), 3 too many: v = 0, 3, then 1 lose one -> 2, 2, 3, 2.
+  const int64_t want[] = {2, 2, 3, 2};
+  for (int v = 0; v < 4; ++v) EXPECT_EQ(ChunkLayers(9, 4, 1, v).count, want[v]) << v;
+  // Even splits are unchanged: 96 layers, pp 12 x vpp 2 -> 4 each, v x 4 first.
+  for (int v = 0; v < 24; ++v) {
+    EXPECT_EQ(ChunkLayers(96, 12, 2, v).count, 4);
+    EXPECT_EQ(ChunkLayers(96, 12, 2, v).first, 4 * v);
+  }
+}
+
+TEST(Memory, UnevenStagesHoldEveryParameterOnce) {
+  // 10 layers on pp 4 (3 + 3 at the middle, 2 + 2 at the ends): the stages' parameters add up to
+  // the model's, and the step simulates.
+  InlineModelArgs a;
+  a.layers = 10;
+  a.hidden = 1024;
+  a.heads = 16;
+  a.seq = 1024;
+  a.vocab = 51200;
+  TransformerSpec m = BuildInlineModel(a).value();
+  m.tied_embeddings = false;  // a tied head would be a second copy on the last stage
+  Strategy s;
+  s.gbs = 8;
+  s.pp = 4;
+  s = Resolve(m, s, 4);
+  double sum = 0;
+  for (int st = 0; st < 4; ++st) sum += StageParamsPerGpu(m, s, st);
+  const double total = CountParams(m).total;
+  EXPECT_NEAR(sum, total, 1e-9 * total);
+  FakeCosts costs;
+  EXPECT_TRUE(SimulateTrainingStep(m, s, costs, {}).ok());
+}
+
 TEST(Memory, OptimizerStatesFollowTheZeroStage) {
   // 16 B/param split 2 (weights) + 2 (grads) + 12 (optimizer); ZeRO-1 divides the 12 by dp.
   TransformerSpec m = SmallGpt();
@@ -248,10 +296,18 @@ TEST(Strategy, DivisibilityErrorsAreOneLine) {
   Status st = ResolveStrategy(m, 3, 8, &s, &w);
   EXPECT_EQ(st.code(), StatusCode::kInfeasible);
   EXPECT_NE(st.message().find("heads"), std::string::npos);
+  // 8 layers cannot fill pp 4 x vpp 4 = 16 virtual stages (pp 3 alone is fine: 3, 2, 3).
   Strategy p;
   p.gbs = 8;
-  p.pp = 3;
-  EXPECT_EQ(ResolveStrategy(m, 3, 8, &p, &w).code(), StatusCode::kInfeasible);
+  p.pp = 4;
+  p.vpp = 4;
+  const Status sp = ResolveStrategy(m, 4, 8, &p, &w);
+  EXPECT_EQ(sp.code(), StatusCode::kInfeasible);
+  EXPECT_NE(sp.message().find("at least one layer"), std::string::npos);
+  Strategy p3;
+  p3.gbs = 8;
+  p3.pp = 3;
+  EXPECT_TRUE(ResolveStrategy(m, 3, 8, &p3, &w).ok());
   Strategy d;
   d.gbs = 7;
   EXPECT_EQ(ResolveStrategy(m, 2, 8, &d, &w).code(), StatusCode::kInfeasible);

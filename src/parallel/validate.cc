@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "compute/compute.h"
@@ -234,7 +235,6 @@ StatusOr<std::vector<ValidationRow>> ValidateTraining(const Catalog& catalog,
     a.seq = 2048;
     a.name = gpt3 ? "gpt3-175b" : "gpt-530b";
     Strategy s;
-    s.vpp = 0;  // not stated: the best feasible
     s.gbs = static_cast<int64_t>(f.num("global_batch_size"));
     const bool ptdp = f.str("scheme") == "PTD-P";
     if (ptdp) {  // model_parallel_size 96 = TP8 x PP12 (175B), 280 = TP8 x PP35 (530B)
@@ -243,15 +243,27 @@ StatusOr<std::vector<ValidationRow>> ValidateTraining(const Catalog& catalog,
     } else {
       s.zero = 3;
     }
-    NDT_ASSIGN_OR_RETURN(
-        ValidationRow row,
-        RunCase(env, a, s, static_cast<int64_t>(f.num("microbatch_size")),
-                static_cast<int>(f.num("num_gpus")),
-                std::string(gpt3 ? "gpt3 175B" : "gpt 530B") + (ptdp ? " ptd-p" : " zero-3"),
-                std::string("Narayanan et al. SC21 (arXiv:2104.04473) Table 2, ") +
-                    (ptdp ? "PTD-P" : "ZeRO-3")));
-    row.measured = f.num("value");
-    rows.push_back(row);
+    // The interleaving is not stated: the best of those Megatron-LM 2021 could run (chunks
+    // must split the layers evenly), 1 without a pipeline.
+    std::optional<ValidationRow> best;
+    for (int v = 1; v <= 16; ++v) {
+      if (v > 1 && (s.pp <= 1 || a.layers % (static_cast<int64_t>(s.pp) * v) != 0)) continue;
+      Strategy sv = s;
+      sv.vpp = v;
+      NDT_ASSIGN_OR_RETURN(
+          ValidationRow row,
+          RunCase(env, a, sv, static_cast<int64_t>(f.num("microbatch_size")),
+                  static_cast<int>(f.num("num_gpus")),
+                  std::string(gpt3 ? "gpt3 175B" : "gpt 530B") + (ptdp ? " ptd-p" : " zero-3"),
+                  std::string("Narayanan et al. SC21 (arXiv:2104.04473) Table 2, ") +
+                      (ptdp ? "PTD-P" : "ZeRO-3")));
+      const bool better =
+          !best || (best->refused.empty() ? row.refused.empty() && row.predicted > best->predicted
+                                          : row.refused.empty());
+      if (better) best = row;
+    }
+    best->measured = f.num("value");
+    rows.push_back(*best);
   }
   return rows;
 }
