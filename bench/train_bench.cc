@@ -47,7 +47,9 @@ void RunJob(benchmark::State& state, const char* sku_name, int vms, const char* 
   StatusOr<TransformerSpec> model = LoadModel(model_name, ModelsDir(""));
   NDT_CHECK(model.ok(), model.status().message());
   TrainJob job;
-  job.model = *model;  // Llama 3 405B: 126 layers on 16 stages, 7 at each end (ChunkLayers)
+  job.model = *model;
+  // Llama 3 405B: 126 layers on 16 stages, 7 at each end (ChunkLayers), as Meta ran it.
+  job.strategy.uneven_stages = true;
   job.strategy.tp = tp;
   job.strategy.pp = pp;
   job.strategy.gbs = gbs;

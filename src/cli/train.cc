@@ -26,7 +26,7 @@ struct TrainFlags {
   int vms = 1;
   int64_t gbs = 0, mbs = 0;
   int tp = 1, pp = 1, dp = 0, vpp = 0, cp = 1, ep = 1, zero = 0;
-  bool sp = false, no_dp_overlap = false, no_flash_attn = false;
+  bool sp = false, no_dp_overlap = false, no_flash_attn = false, uneven_stages = false;
   std::string recompute = "none", precision = "bf16", fidelity = "analytical", schedule = "1f1b";
   std::string order, trace;
   double tokens = 0;
@@ -57,6 +57,7 @@ Status BuildStrategy(const TrainFlags& f, TrainJob* job) {
   s.cp = f.cp;
   s.ep = f.ep;
   s.sp = f.sp;
+  s.uneven_stages = f.uneven_stages;
   s.zero = f.zero;
   s.overlap_dp = !f.no_dp_overlap;
   s.flash_attention = !f.no_flash_attn;
@@ -95,7 +96,7 @@ std::string StrategyLine(const Strategy& s) {
                 RecomputeName(s.recompute), static_cast<long long>(s.mbs),
                 static_cast<long long>(s.gbs), static_cast<long long>(s.micro_batches()),
                 PipeScheduleName(s.schedule), DtypeName(s.precision));
-  return buf;
+  return std::string(buf) + (s.uneven_stages ? ", uneven stages" : "");
 }
 
 void PrintText(const TrainJob& job, const SkuSpec& sku, const TrainReport& r) {
@@ -188,6 +189,7 @@ nlohmann::ordered_json ToJson(const TrainJob& job, const SkuSpec& sku, const Tra
                        {"micro_batches", s.micro_batches()},
                        {"schedule", PipeScheduleName(s.schedule)},
                        {"precision", DtypeName(s.precision)},
+                       {"uneven_stages", s.uneven_stages},
                        {"chosen", chosen}};
   if (job.tokens > 0) {
     j["tokens"] = job.tokens;
@@ -240,6 +242,8 @@ CommandRun SetupTrain(CLI::App* sub) {
   sub->add_option("--cp", f->cp, "Context parallel degree (default 1)");
   sub->add_option("--ep", f->ep, "Expert parallel degree, MoE (default 1)");
   sub->add_flag("--sp", f->sp, "Sequence parallelism (with --tp > 1)");
+  sub->add_flag("--uneven-stages", f->uneven_stages,
+                "Allow layers not divisible by pp*vpp: the first and last stages get fewer");
   sub->add_option("--recompute", f->recompute, "none | selective | full (default none)");
   sub->add_option("--zero", f->zero, "ZeRO stage 0-3 (default 0)");
   sub->add_option("--precision", f->precision, "bf16 | fp16 | fp8 (default bf16)");

@@ -150,9 +150,15 @@ Status ResolveStrategy(const TransformerSpec& model, int num_gpus, int nvlink_do
                               " do not divide one another; choose tp dividing " +
                               Str(model.kv_heads) + " or a multiple of it");
   }
-  if (model.layers < static_cast<int64_t>(s->pp) * s->vpp) {
-    return Status::Infeasible("pp*vpp = " + Str(static_cast<int64_t>(s->pp) * s->vpp) +
-                              " virtual stages for " + Str(model.layers) +
+  const int64_t nv = static_cast<int64_t>(s->pp) * s->vpp;
+  if (!s->uneven_stages && model.layers % nv != 0) {
+    return Status::Infeasible("layers (" + Str(model.layers) +
+                              ") are not divisible by pp*vpp = " + Str(nv) +
+                              "; choose pp and vpp whose product divides the layers, or "
+                              "--uneven-stages (fewer layers on the first and last stages)");
+  }
+  if (model.layers < nv) {
+    return Status::Infeasible("pp*vpp = " + Str(nv) + " virtual stages for " + Str(model.layers) +
                               " layers; each needs at least one layer: lower --pp or --vpp");
   }
   const int64_t mp = static_cast<int64_t>(s->tp) * s->pp * s->cp;

@@ -36,6 +36,9 @@ struct Strategy {
   int ep = 1;
   int vpp = 1;  // model chunks per pipeline stage (> 1: interleaved 1F1B)
   bool sp = false;
+  // Layers not divisible by pp * vpp: true spreads them unevenly (ChunkLayers: fewer at the
+  // ends), false is an error, as Megatron-LM requires by default.
+  bool uneven_stages = false;
   int zero = 0;  // 0 none, 1 optimizer states, 2 + gradients, 3 + weights (FSDP)
   Recompute recompute = Recompute::kNone;
   int64_t mbs = 1;                                  // micro-batch size (sequences)
@@ -74,7 +77,8 @@ LayerRange ChunkLayers(int64_t layers, int pp, int vpp, int v);
 StatusOr<std::array<Axis, 4>> ParseOrder(const std::string& text);
 
 // Fills dp (if 0) from num_gpus, sets the schedule from vpp, then checks every divisibility:
-// heads % tp, kv_heads % tp, layers >= pp * vpp (uneven stages: ChunkLayers), gbs % (dp * mbs),
+// heads % tp, kv_heads % tp, layers % (pp * vpp) (or, with uneven_stages, layers >= pp * vpp),
+// gbs % (dp * mbs),
 // experts % ep, dp % ep, tp * pp * cp * dp == num_gpus, seq % cp, interleaved needs micro-batches %
 // pp == 0, zero in 0..3, sp needs tp > 1. Appends non-fatal advice to `warnings` (e.g. TP spanning
 // NVLink domains). Fails with a one-line kInfeasible / kInvalidInput error.

@@ -26,9 +26,14 @@ StatusOr<TrainReport> RunTraining(const TrainJob& job, const TrainCosts& costs) 
   if (!job.vpp_given) {
     vpp_list.clear();
     const int64_t per_stage = m.layers / std::max(1, job.strategy.pp);
-    // Every chunk count that leaves each virtual stage a layer; uneven splits put the spare
-    // layers in the middle (ChunkLayers), as Llama 3 405B's 126 layers ran interleaved.
-    for (int v = 1; v <= per_stage && v <= 16 && job.strategy.pp > 1; ++v) vpp_list.push_back(v);
+    // Chunk counts that split the layers evenly; with uneven stages, every count that leaves
+    // each virtual stage a layer (ChunkLayers puts the spare layers in the middle).
+    for (int v = 1; v <= per_stage && v <= 16 && job.strategy.pp > 1; ++v) {
+      if (job.strategy.uneven_stages ||
+          m.layers % (static_cast<int64_t>(job.strategy.pp) * v) == 0) {
+        vpp_list.push_back(v);
+      }
+    }
     if (vpp_list.empty()) vpp_list = {1};
   }
   Status first_error;

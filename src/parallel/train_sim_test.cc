@@ -148,6 +148,7 @@ TEST(TrainSim, PipelineBubbleMatchesTheOneFOneBFormula) {
   Strategy s;
   s.gbs = 8;
   s.pp = 4;
+  s.uneven_stages = true;
   s = Resolve(m, s, 4);
   auto r = SimulateTrainingStep(m, s, FakeCosts(1e30, 1e30), {});
   ASSERT_TRUE(r.ok());
@@ -232,6 +233,7 @@ TEST(Memory, UnevenStagesHoldEveryParameterOnce) {
   Strategy s;
   s.gbs = 8;
   s.pp = 4;
+  s.uneven_stages = true;
   s = Resolve(m, s, 4);
   double sum = 0;
   for (int st = 0; st < 4; ++st) sum += StageParamsPerGpu(m, s, st);
@@ -301,12 +303,18 @@ TEST(Strategy, DivisibilityErrorsAreOneLine) {
   p.gbs = 8;
   p.pp = 4;
   p.vpp = 4;
+  p.uneven_stages = true;
   const Status sp = ResolveStrategy(m, 4, 8, &p, &w);
   EXPECT_EQ(sp.code(), StatusCode::kInfeasible);
   EXPECT_NE(sp.message().find("at least one layer"), std::string::npos);
+  // pp 3 does not divide 8 layers: an error unless uneven stages are asked for (3, 2, 3).
   Strategy p3;
   p3.gbs = 8;
   p3.pp = 3;
+  const Status s3 = ResolveStrategy(m, 3, 8, &p3, &w);
+  EXPECT_EQ(s3.code(), StatusCode::kInfeasible);
+  EXPECT_NE(s3.message().find("--uneven-stages"), std::string::npos);
+  p3.uneven_stages = true;
   EXPECT_TRUE(ResolveStrategy(m, 3, 8, &p3, &w).ok());
   Strategy d;
   d.gbs = 7;
