@@ -26,7 +26,8 @@ struct TrainFlags {
   int vms = 1;
   int64_t gbs = 0, mbs = 0;
   int tp = 1, pp = 1, dp = 0, vpp = 0, cp = 1, ep = 1, zero = 0;
-  bool sp = false, no_dp_overlap = false, no_flash_attn = false, uneven_stages = false;
+  bool sp = false, no_dp_overlap = false, no_flash_attn = false, uneven_stages = false,
+       tp_overlap = false;
   std::string recompute = "none", precision = "bf16", fidelity = "analytical", schedule = "1f1b";
   std::string order, trace;
   double tokens = 0;
@@ -58,6 +59,7 @@ Status BuildStrategy(const TrainFlags& f, TrainJob* job) {
   s.ep = f.ep;
   s.sp = f.sp;
   s.uneven_stages = f.uneven_stages;
+  s.tp_overlap = f.tp_overlap;
   s.zero = f.zero;
   s.overlap_dp = !f.no_dp_overlap;
   s.flash_attention = !f.no_flash_attn;
@@ -96,7 +98,8 @@ std::string StrategyLine(const Strategy& s) {
                 RecomputeName(s.recompute), static_cast<long long>(s.mbs),
                 static_cast<long long>(s.gbs), static_cast<long long>(s.micro_batches()),
                 PipeScheduleName(s.schedule), DtypeName(s.precision));
-  return std::string(buf) + (s.uneven_stages ? ", uneven stages" : "");
+  return std::string(buf) + (s.tp_overlap ? ", tp overlap" : "") +
+         (s.uneven_stages ? ", uneven stages" : "");
 }
 
 void PrintText(const TrainJob& job, const SkuSpec& sku, const TrainReport& r) {
@@ -190,6 +193,7 @@ nlohmann::ordered_json ToJson(const TrainJob& job, const SkuSpec& sku, const Tra
                        {"schedule", PipeScheduleName(s.schedule)},
                        {"precision", DtypeName(s.precision)},
                        {"uneven_stages", s.uneven_stages},
+                       {"tp_overlap", s.tp_overlap},
                        {"chosen", chosen}};
   if (job.tokens > 0) {
     j["tokens"] = job.tokens;
@@ -242,6 +246,8 @@ CommandRun SetupTrain(CLI::App* sub) {
   sub->add_option("--cp", f->cp, "Context parallel degree (default 1)");
   sub->add_option("--ep", f->ep, "Expert parallel degree, MoE (default 1)");
   sub->add_flag("--sp", f->sp, "Sequence parallelism (with --tp > 1)");
+  sub->add_flag("--tp-overlap", f->tp_overlap,
+                "Overlap TP communication with the GEMMs (Megatron --tp-comm-overlap; needs --sp)");
   sub->add_flag("--uneven-stages", f->uneven_stages,
                 "Allow layers not divisible by pp*vpp: the first and last stages get fewer");
   sub->add_option("--recompute", f->recompute, "none | selective | full (default none)");

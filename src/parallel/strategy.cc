@@ -200,6 +200,11 @@ Status ResolveStrategy(const TransformerSpec& model, int num_gpus, int nvlink_do
   if (s->sp && s->tp == 1) {
     return Status::InvalidInput("--sp (sequence parallelism) needs --tp > 1");
   }
+  if (s->tp_overlap && !s->sp) {
+    return Status::InvalidInput(
+        "--tp-overlap needs --sp (it overlaps the sequence-parallel all-gather and "
+        "reduce-scatter with the GEMMs)");
+  }
   s->schedule = s->vpp > 1 ? PipeSchedule::kInterleaved
                            : (s->schedule == PipeSchedule::kInterleaved ? PipeSchedule::kOneFOneB
                                                                         : s->schedule);

@@ -50,6 +50,11 @@ struct Strategy {
   // sender's compute stream (Megatron-LM 2021's synchronous send/recv).
   bool overlap_p2p = true;
   bool scatter_gather = true;  // PP messages split over TP ranks' NICs, all-gathered on NVLink
+  // TP communication overlapped with the layer's GEMMs (Megatron --tp-comm-overlap, Transformer
+  // Engine userbuffers; needs sp): each collective is split into tp chunks pipelined with the
+  // GEMM it feeds, so a pass exposes max(tp_comm / tp, tp_comm - its GEMM time). Assumption:
+  // the GEMMs are not slowed by the few SMs or copy engines the communication uses.
+  bool tp_overlap = false;
   // Fused (FlashAttention) attention core. false: Megatron-LM's unfused path of 2021 (batched
   // QK^T, fused scale-mask-softmax, dropout, AV), which writes and reads the s x s scores.
   bool flash_attention = true;

@@ -116,6 +116,18 @@ const LayerCost& Lowering::Layer(int64_t l) {
   lc.bwd_flop = TotalFlop(bwd);
   lc.fwd_tp_s = TpPass();
   lc.bwd_tp_s = TpPass();
+  if (s_.tp_overlap && s_.tp > 1) {
+    // Each chunked collective hides under the GEMM it feeds; one chunk (1/tp) stays exposed.
+    auto gemm_s = [&](const std::vector<Op>& ops) {
+      std::vector<Op> g;
+      for (const Op& op : ops) {
+        if (op.kind == OpKind::kGemm && !IsAttentionCore(op)) g.push_back(op);
+      }
+      return c_.OpsTime(g);
+    };
+    lc.fwd_tp_s = std::max(lc.fwd_tp_s / s_.tp, lc.fwd_tp_s - gemm_s(fwd));
+    lc.bwd_tp_s = std::max(lc.bwd_tp_s / s_.tp, lc.bwd_tp_s - gemm_s(bwd));
+  }
   if (moe && s_.ep > 1) {
     const double tok = tokens_ / (s_.sp ? s_.tp : 1);
     const double bytes = tok * m_.moe.top_k * static_cast<double>(m_.hidden) * 2.0;

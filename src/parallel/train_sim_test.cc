@@ -126,6 +126,36 @@ TEST(TrainSim, ZeroThreeExposesPerLayerGathersSlowerThanCompute) {
   EXPECT_LT(f->breakdown.dp_comm_s, 1e-9);
 }
 
+TEST(TrainSim, TpOverlapHidesCommunicationUnderGemmsButOneChunk) {
+  // tp 4 with sp. Slow bus (1 GB/s): TP communication far exceeds the GEMMs, so overlap hides
+  // only the GEMM time: exposed = comm - gemm, between comm/4 and comm. Fast bus (1 TB/s): the
+  // GEMMs cover it and one chunk of tp stays exposed. In units u of one all-gather (or
+  // reduce-scatter) of the layer's activations: each layer pass has 2 + 2, so 8 layers x fwd +
+  // bwd = 64 u, plus the embedding's and the LM head's reductions (2 u, not overlapped):
+  // comm = 66 u, exposed = 64 u / 4 + 2 u = 18 u.
+  TransformerSpec m = SmallGpt();
+  Strategy s;
+  s.gbs = 4;
+  s.tp = 4;
+  s.sp = true;
+  s = Resolve(m, s, 4);
+  Strategy o = s;
+  o.tp_overlap = true;
+  for (double bus : {1e9, 1e12}) {
+    auto plain = SimulateTrainingStep(m, s, FakeCosts(bus), {});
+    auto over = SimulateTrainingStep(m, o, FakeCosts(bus), {});
+    ASSERT_TRUE(plain.ok() && over.ok());
+    const double c = plain->breakdown.tp_comm_s, e = over->breakdown.tp_comm_s;
+    EXPECT_GE(e, c / 4 * (1 - 1e-9)) << bus;
+    if (bus == 1e12) {
+      EXPECT_NEAR(e, c * 18 / 66, 1e-9 * c);
+    } else {
+      EXPECT_LT(e, c);
+    }
+    EXPECT_LT(over->step_time_s, plain->step_time_s);
+  }
+}
+
 TEST(TrainSim, CommunicationCostOnlyAddsTime) {
   TransformerSpec m = SmallGpt();
   Strategy s;
