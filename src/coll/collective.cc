@@ -63,8 +63,9 @@ double LoopSync(const NcclTopo& t, CollOp op, Algo a, Proto p, double bytes,
 // Time of one call in nccl-tests' back-to-back loop (src/common.cu BenchTime: iterations are
 // launched without waiting and the total is divided by their count): the host cost of a call
 // and the device time overlap, so the slower of the two sets the pace.
-double CallTime(const NcclCalibration& cal, double device_s) {
-  return std::max(cal.call_overhead_s, cal.kernel_gap_s + device_s);
+double CallTime(const NcclCalibration& cal, double device_s, bool host_hidden) {
+  const double device = cal.kernel_gap_s + device_s;
+  return host_hidden ? device : std::max(cal.call_overhead_s, device);
 }
 
 // Contention stretch of algorithm a's bandwidth term (>= 1) under kFlow; 1 under kAnalytical.
@@ -105,7 +106,7 @@ StatusOr<CollResult> PointToPoint(const Cluster& c, CollOp op, double bytes,
   const bool net = t.nodes > 1;
   double lat_us = 8.4 + (net ? 14.0 : (t.intra == PathType::kNvl ? 3.4 : 5.7));
   CollResult r;
-  r.time_s = CallTime(cal, lat_us * 1e-6 + net_s / cal.bw_efficiency);
+  r.time_s = CallTime(cal, lat_us * 1e-6 + net_s / cal.bw_efficiency, o.host_hidden);
   r.algo = Algo::kP2p;
   r.proto = o.proto.value_or(Proto::kSimple);
   r.channels = t.ring_channels;
@@ -151,11 +152,12 @@ StatusOr<CollResult> TimeCollective(const Cluster& c, CollOp op, double bytes,
         if (!found || model_us < best_model_us) {
           found = true;
           best_model_us = model_us;
-          best.time_s =
-              CallTime(cal, e.latency_us * 1e-6 +
-                                stretch * bytes /
-                                    (AchievedAlgbwGBps(t, op, a, e) * 1e9 * ProtoRatio(p, cal, t)) +
-                                LoopSync(t, op, a, p, bytes, cal));
+          best.time_s = CallTime(
+              cal,
+              e.latency_us * 1e-6 +
+                  stretch * bytes / (AchievedAlgbwGBps(t, op, a, e) * 1e9 * ProtoRatio(p, cal, t)) +
+                  LoopSync(t, op, a, p, bytes, cal),
+              o.host_hidden);
           best.algo = a;
           best.proto = p;
           best.channels = e.channels;

@@ -54,6 +54,11 @@ struct CollOptions {
   Fidelity fidelity = Fidelity::kAnalytical;
   bool collnet = false;                   // NCCL_COLLNET_ENABLE=1 (IB SHARP), off by default
   int nccl_version = kPinnedNcclVersion;  // NCCL release whose tuner picks (algo, proto)
+  // Whose clock a call runs on. false: nccl-tests' back-to-back loop, where nothing else is
+  // queued, so a call costs max(host call cost, device time). true: a workload whose host runs
+  // ahead of the GPU (an eager training loop between long kernels, a CUDA-graph serving engine),
+  // so the host cost is hidden and a call costs its device time (kernel gap + latency + bytes/bw).
+  bool host_hidden = false;
 };
 
 struct CollResult {

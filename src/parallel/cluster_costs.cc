@@ -68,6 +68,7 @@ double ClusterCosts::CommTime(CommKind kind, double bytes, std::span<const int> 
   }
   CollOptions o;
   o.fidelity = fidelity_;
+  o.host_hidden = true;  // the training loop's host runs ahead of the GPU
   StatusOr<CollResult> r = TimeCollective(cluster_, op, bytes, group, o);
   if (r.ok()) return r->time_s;
   return RingTime(kind, bytes, group);
@@ -105,6 +106,7 @@ double ClusterCosts::P2pTime(double bytes, int src, int dst) const {
   const int pair[2] = {src, dst};
   CollOptions o;
   o.fidelity = fidelity_;
+  o.host_hidden = true;  // the training loop's host runs ahead of the GPU
   StatusOr<CollResult> r = TimeCollective(cluster_, CollOp::kSendRecv, bytes, pair, o);
   if (r.ok()) return r->time_s;
   const bool same = cluster_.gpu(src).domain == cluster_.gpu(dst).domain;
