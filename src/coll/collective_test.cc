@@ -315,6 +315,14 @@ TEST(Coll, HostOverheadHidesUnderLongKernels) {
   // 32 MiB Ring/Simple: device 3 + 56 + 14 x 10 + 32 MiB / 137.14 GB/s = 443.7 us > 42.8 us.
   const double t = TimeCollective(c, CollOp::kAllReduce, 32.0 * (1 << 20), g)->time_s;
   EXPECT_NEAR(t, 3e-6 + 56e-6 + 140e-6 + 32.0 * (1 << 20) / (240e9 * 8 / 14), 1e-9);
+  // Inside a workload whose host runs ahead, the 1 KiB call costs its device time: ~15 us + 3 us.
+  CollOptions hidden;
+  hidden.host_hidden = true;
+  const double d = TimeCollective(c, CollOp::kAllReduce, 1024, g, hidden)->time_s;
+  EXPECT_GT(d, 18e-6);
+  EXPECT_LT(d, 18.1e-6);
+  EXPECT_NEAR(TimeCollective(c, CollOp::kAllReduce, 32.0 * (1 << 20), g, hidden)->time_s, t,
+              1e-12);
 }
 
 TEST(Coll, RingLLBusFactorFollowsTheNcclRelease) {
