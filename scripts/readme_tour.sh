@@ -31,6 +31,7 @@ show() {
   show "The model zoo (\`--model NAME\`; also inline flags, \`--model-file\` YAML or \`--hf-config config.json\`):" 40 model list
   show "One training iteration: strategy (omitted knobs are chosen), time, MFU, memory per GPU with its parts, a breakdown, the time and cost to train, and a Perfetto trace:" 30 train --sku Standard_ND96amsr_A100_v4 --vms 128 --model gpt3-175b --gbs 1536 --tp 8 --pp 8 --recompute full --tokens 300e9 --trace out/gpt3_175b_trace.json
   show "A configuration that does not fit is an error that says what takes the memory and what would fit:" 10 train --sku Standard_ND96amsr_A100_v4 --vms 16 --model gpt3-175b --gbs 512 --tp 8 --pp 1 --recompute full
+  show "The planner: every priced size at 1,024 GPUs, every tp/pp/dp, ZeRO and recompute (micro-batch and VPP chosen per strategy), scored analytically, the best re-scored with the flow model, ranked by the cost to train:" 30 plan train --model gpt3-175b --gbs 1536 --gpus 1024 --tokens 300e9 --objective cost --top 5
   show "An LLM service: MLPerf Llama-2-70B Offline on one H100 VM with FP8 (deployment knobs left out are chosen):" 30 infer --sku ND96isr_H100_v5 --vms 1 --model llama2-70b --weights fp8 --kv fp8 --output-tokens-mean 290
   show "The Server scenario: the highest Poisson rate that meets the p99 TTFT and TPOT limits:" 30 infer --sku ND96isr_H100_v5 --vms 1 --model llama2-70b --weights fp8 --kv fp8 --tp 2 --output-tokens-mean 290 --scenario server
   show "Accuracy against published measurements (full tables in VALIDATION.md):" 30 validate --suite training

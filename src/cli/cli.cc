@@ -16,6 +16,7 @@ const CommandDef kCommands[] = {
     {"model", "List and show transformer model presets", SetupModel},
     {"train", "Simulate one training iteration: time, memory, MFU, trace", SetupTrain},
     {"infer", "Simulate an LLM inference service: throughput, TTFT, TPOT", SetupInfer},
+    {"plan", "Search VM sizes, counts and strategies for the best training plan", SetupPlan},
     {"validate", "Reproduce published measurements and print the error table", SetupValidate},
 };
 

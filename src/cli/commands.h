@@ -13,6 +13,7 @@ CommandRun SetupCollective(CLI::App* sub);  // cli/collective.cc
 CommandRun SetupModel(CLI::App* sub);       // cli/model.cc
 CommandRun SetupTrain(CLI::App* sub);       // cli/train.cc
 CommandRun SetupInfer(CLI::App* sub);       // cli/infer.cc
+CommandRun SetupPlan(CLI::App* sub);        // cli/plan.cc
 CommandRun SetupValidate(CLI::App* sub);    // cli/validate.cc
 
 }  // namespace ndt

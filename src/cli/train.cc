@@ -275,6 +275,11 @@ CommandRun SetupTrain(CLI::App* sub) {
     job.model = model;
     NDT_RETURN_IF_ERROR(BuildStrategy(*f, &job));
     const GpuSpec& gpu = cat.GpuOf(*sku);
+    if (f->vms > 1 && !sku->infiniband && sku->nvlink_domain_gpus <= sku->gpus) {
+      return Status::InvalidInput(sku->name +
+                                  " has no InfiniBand: training across VMs needs a scale-out "
+                                  "network; use --vms 1 or a size with InfiniBand");
+    }
     if (const std::string note = PrecisionNote(gpu, job.strategy.precision); !note.empty()) {
       Warn(note);
     }

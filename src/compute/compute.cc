@@ -122,9 +122,12 @@ Precision EffectivePrecision(const GpuSpec& gpu, Dtype d) {
 std::string PrecisionNote(const GpuSpec& gpu, Dtype d) {
   const Precision p = EffectivePrecision(gpu, d);
   if (p == ToPrecision(d)) return "";
-  return gpu.name + " has no " + DtypeName(d) + " tensor cores: " + DtypeName(d) +
-         " is storage only and the GEMMs run in " + PrecisionName(p) +
-         " (weight-only quantization)";
+  std::string note =
+      gpu.name + " has no " + DtypeName(d) + " tensor cores: the GEMMs run in " + PrecisionName(p);
+  if (DtypeBytes(d) < 2) {
+    note += std::string(" (weight-only quantization: ") + DtypeName(d) + " storage)";
+  }
+  return note;
 }
 
 OpTiming OpTimeDetail(const GpuSpec& gpu, const Op& op, const ComputeCalibration& calib) {

@@ -72,8 +72,8 @@ Precision ToPrecision(Dtype d);
 // next wider one it has (fp4 -> fp8 -> bf16 -> fp16 -> fp32): e.g. fp8 math on A100 runs at bf16.
 Precision EffectivePrecision(const GpuSpec& gpu, Dtype d);
 // A one-line note when the GPU has no tensor path for `d` (EffectivePrecision differs), e.g.
-// "A100-SXM4-80GB has no fp8 tensor cores: fp8 is storage only and the GEMMs run in bf16
-// (weight-only quantization)"; empty when it has one.
+// "A100-SXM4-80GB has no fp8 tensor cores: the GEMMs run in bf16 (weight-only quantization: fp8
+// storage)"; empty when it has one.
 std::string PrecisionNote(const GpuSpec& gpu, Dtype d);
 
 struct OpTiming {

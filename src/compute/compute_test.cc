@@ -148,8 +148,10 @@ TEST(Precision, UnsupportedFormatsRunAtTheNextWiderRate) {
   EXPECT_EQ(EffectivePrecision(Gpu("GB200"), Dtype::kFp4), Precision::kFp4);
   EXPECT_EQ(EffectivePrecision(Gpu("V100-SXM2-32GB"), Dtype::kBf16), Precision::kFp16);
   EXPECT_EQ(PrecisionNote(Gpu("A100-SXM4-80GB"), Dtype::kFp4),
-            "A100-SXM4-80GB has no fp4 tensor cores: fp4 is storage only and the GEMMs run in "
-            "bf16 (weight-only quantization)");
+            "A100-SXM4-80GB has no fp4 tensor cores: the GEMMs run in bf16 (weight-only "
+            "quantization: fp4 storage)");
+  EXPECT_EQ(PrecisionNote(Gpu("V100-SXM2-32GB"), Dtype::kBf16),
+            "V100-SXM2-32GB has no bf16 tensor cores: the GEMMs run in fp16");
   EXPECT_EQ(PrecisionNote(Gpu("GB200"), Dtype::kFp4), "");
 }
 

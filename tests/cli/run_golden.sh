@@ -5,6 +5,7 @@
 #   stdout  expected standard output          (optional: not compared if absent)
 #   stderr  expected standard error           (optional: not compared if absent)
 #   code    expected exit code (default 0)
+#   nostderr  marker: stderr is not a golden (it carries wall times); UPDATE does not write it
 # Usage: run_golden.sh path/to/ndtwin [case ...]. UPDATE=1 rewrites stdout/stderr/code from the
 # binary's output: review the diff before committing (goldens change only with a reviewed diff).
 set -u
@@ -23,7 +24,8 @@ for c in "${cases[@]}"; do
   code=$?
   want_code=$(cat "$d/code" 2>/dev/null || echo 0)
   if [ "${UPDATE:-0}" = 1 ]; then
-    cp "$tmp/out" "$d/stdout"; cp "$tmp/err" "$d/stderr"; echo "$code" >"$d/code"
+    cp "$tmp/out" "$d/stdout"; echo "$code" >"$d/code"
+    [ -f "$d/nostderr" ] || cp "$tmp/err" "$d/stderr"
     echo "updated $c"; continue
   fi
   ok=1

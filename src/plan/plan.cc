@@ -1,0 +1,394 @@
+// File: plan/plan.cc
+// Enumeration, parallel scoring and ranking for PlanTraining (plan.h).
+#include "plan/plan.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "parallel/cluster_costs.h"
+#include "parallel/train.h"
+#include "topo/builders.h"
+
+namespace ndt {
+namespace {
+
+constexpr int kMaxPp = 64;
+
+// One size at one VM count, built once and shared read-only by the scoring threads.
+struct SizeContext {
+  const SkuSpec* sku = nullptr;
+  int vms = 0;
+  int gpus = 0;
+  double gpu_memory_bytes = 0;
+  std::unique_ptr<Cluster> cluster;
+  std::unique_ptr<ClusterCosts> fast;  // analytical
+  std::unique_ptr<ClusterCosts> full;  // request fidelity, built for sizes in the top K only
+};
+
+struct Candidate {
+  int context = 0;
+  Strategy strategy;
+};
+
+struct Evaluation {
+  Status status;  // kInfeasible: pruned
+  PlanResult result;
+};
+
+// Lower is better.
+double Score(const PlanResult& r, PlanObjective o) {
+  switch (o) {
+    case PlanObjective::kThroughput:
+      return -r.tokens_per_s;
+    case PlanObjective::kTime:
+      return r.time_to_train_s;
+    case PlanObjective::kCost:
+      return r.cost_usd;
+  }
+  return 0;
+}
+
+// Best first; ties broken by enumeration index, so the order never depends on threads.
+void Rank(PlanObjective o, std::vector<PlanResult>* rs) {
+  std::sort(rs->begin(), rs->end(), [o](const PlanResult& a, const PlanResult& b) {
+    const double sa = Score(a, o), sb = Score(b, o);
+    if (sa != sb) return sa < sb;
+    return a.index < b.index;
+  });
+}
+
+Evaluation Evaluate(const TransformerSpec& model, const SizeContext& c, const Strategy& s,
+                    double tokens, const ClusterCosts& costs, Fidelity fidelity) {
+  TrainJob job;
+  job.model = model;
+  job.strategy = s;
+  job.mbs_given = false;
+  job.vpp_given = s.pp == 1;
+  job.num_gpus = c.gpus;
+  job.gpus_per_vm = c.sku->gpus;
+  job.nvlink_domain_gpus = c.cluster->nvlink_domain_gpus();
+  job.gpu_memory_bytes = c.gpu_memory_bytes;
+  job.vm_usd_per_hour = c.sku->price ? c.sku->price->usd_per_hour : 0;
+  job.tokens = tokens;
+  Evaluation e;
+  StatusOr<TrainReport> r = RunTraining(job, costs);
+  if (!r.ok()) {
+    e.status = r.status();
+    return e;
+  }
+  PlanResult& p = e.result;
+  p.sku = c.sku->name;
+  p.vms = c.vms;
+  p.gpus = c.gpus;
+  p.strategy = r->strategy;
+  p.step_time_s = r->sim.step_time_s;
+  p.tokens_per_s = r->tokens_per_s;
+  p.mfu = r->mfu;
+  p.memory_bytes = r->memory.total_bytes();
+  p.time_to_train_s = r->time_to_train_s;
+  p.priced = c.sku->price.has_value();
+  p.cost_usd = p.priced ? r->cost_usd : 0;
+  p.fidelity = fidelity;
+  return e;
+}
+
+// The same reason for every tp or size: the message up to its advice ("; try ...").
+std::string ReasonOf(const Status& s) {
+  const std::string& m = s.message();
+  if (m.rfind("does not fit", 0) == 0) return "does not fit in GPU memory";
+  return m.substr(0, m.find(';'));
+}
+
+Status NoFeasible(const std::vector<Evaluation>& evals) {
+  std::map<std::string, int64_t> counts;
+  for (const Evaluation& e : evals) ++counts[ReasonOf(e.status)];
+  auto top = counts.begin();
+  for (auto it = counts.begin(); it != counts.end(); ++it) {
+    if (it->second > top->second) top = it;
+  }
+  const bool memory = top->first == "does not fit in GPU memory";
+  return Status::Infeasible(
+      "no feasible configuration among " + std::to_string(evals.size()) + "; most common reason (" +
+      std::to_string(top->second) + "): " + top->first +
+      (memory ? "; try more GPUs (--gpus/--vms) or a size with more GPU memory"
+              : "; try another --gpus or --gbs"));
+}
+
+int Threads(int requested) {
+#ifdef _OPENMP
+  return requested > 0 ? requested : omp_get_max_threads();
+#else
+  (void)requested;
+  return 1;
+#endif
+}
+
+// Builds the contexts of the sizes that can run, with a note for each one skipped.
+std::vector<SizeContext> BuildContexts(const Catalog& cat, const ComputeCalibration& cal,
+                                       const PlanTrainRequest& req,
+                                       std::vector<std::string>* notes) {
+  std::vector<SizeContext> out;
+  std::string unpriced;
+  for (const SkuSpec* sku : req.skus) {
+    if (sku->gpus < 1) continue;
+    if (req.gpus > 0 && req.gpus % sku->gpus != 0) {
+      notes->push_back(sku->name + ": " + std::to_string(req.gpus) +
+                       " GPUs is not a multiple of its " + std::to_string(sku->gpus) +
+                       " GPUs per VM; skipped");
+      continue;
+    }
+    const int vms = req.gpus > 0 ? req.gpus / sku->gpus : req.vms;
+    if (vms > 1 && !sku->infiniband) {
+      notes->push_back(sku->name + ": no InfiniBand to join " + std::to_string(vms) +
+                       " VMs; skipped");
+      continue;
+    }
+    if (req.objective == PlanObjective::kCost && !sku->price) {
+      unpriced += (unpriced.empty() ? "" : ", ") + sku->name;
+      continue;
+    }
+    const GpuSpec& gpu = cat.GpuOf(*sku);
+    ClusterSpec cs;
+    cs.sku = sku;
+    cs.gpu = &gpu;
+    cs.vms = vms;
+    cs.fabric.tiers = ChooseTiers(cs);
+    StatusOr<Cluster> cluster = BuildCluster(cs);
+    if (!cluster.ok()) {
+      notes->push_back(sku->name + ": " + cluster.status().message() + "; skipped");
+      continue;
+    }
+    if (const std::string n = PrecisionNote(gpu, req.precision); !n.empty()) {
+      notes->push_back(sku->name + ": " + n);
+    }
+    SizeContext c;
+    c.sku = sku;
+    c.vms = cs.vms;
+    c.gpus = cluster->num_gpus();
+    c.gpu_memory_bytes = sku->gpu_memory_bytes > 0 ? sku->gpu_memory_bytes : gpu.memory_bytes;
+    c.cluster = std::make_unique<Cluster>(std::move(*cluster));
+    c.fast = std::make_unique<ClusterCosts>(*c.cluster, cal, req.precision, Fidelity::kAnalytical);
+    out.push_back(std::move(c));
+  }
+  if (!unpriced.empty()) notes->push_back("no price, skipped (objective cost): " + unpriced);
+  return out;
+}
+
+// The best score a size could reach: every GPU at its dense peak (MFU 1; the simulated step
+// never exceeds it, as model FLOPs over time cannot beat the hardware's peak).
+double BestScoreBound(const SizeContext& c, double flop_per_token, const PlanTrainRequest& req) {
+  PlanResult r;
+  r.tokens_per_s = c.gpus * c.fast->PeakFlops() / flop_per_token;
+  r.time_to_train_s = req.tokens / r.tokens_per_s;
+  r.cost_usd = c.sku->price ? r.time_to_train_s / 3600.0 * c.vms * c.sku->price->usd_per_hour : 0;
+  return Score(r, req.objective);
+}
+
+// Re-scores `best` (ranked, analytical) at req.fidelity and ranks them again.
+Status Rescore(const PlanTrainRequest& req, const ComputeCalibration& cal,
+               const std::vector<Candidate>& cands, int threads, const PlanProgress& progress,
+               std::vector<SizeContext>* ctx, std::vector<PlanResult>* best) {
+  for (const PlanResult& r : *best) {
+    SizeContext& sc = (*ctx)[cands[r.index].context];
+    if (!sc.full) {
+      sc.full = std::make_unique<ClusterCosts>(*sc.cluster, cal, req.precision, req.fidelity);
+    }
+  }
+  if (progress) {
+    progress("plan: re-scoring the best " + std::to_string(best->size()) + " at flow fidelity");
+  }
+  const int64_t k = static_cast<int64_t>(best->size());
+  std::vector<Evaluation> re(best->size());
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#endif
+  for (int64_t i = 0; i < k; ++i) {
+    const Candidate& c = cands[(*best)[i].index];
+    const SizeContext& sc = (*ctx)[c.context];
+    re[i] = Evaluate(req.model, sc, c.strategy, req.tokens, *sc.full, req.fidelity);
+    re[i].result.index = (*best)[i].index;
+  }
+  for (int64_t i = 0; i < k; ++i) {
+    if (!re[i].status.ok()) return re[i].status;
+    (*best)[i] = std::move(re[i].result);
+  }
+  Rank(req.objective, best);
+  return Status::Ok();
+}
+
+}  // namespace
+
+const char* PlanObjectiveName(PlanObjective o) {
+  switch (o) {
+    case PlanObjective::kThroughput:
+      return "throughput";
+    case PlanObjective::kTime:
+      return "time";
+    case PlanObjective::kCost:
+      return "cost";
+  }
+  return "?";
+}
+
+bool ParsePlanObjective(const std::string& s, PlanObjective* out) {
+  for (PlanObjective o : {PlanObjective::kThroughput, PlanObjective::kTime, PlanObjective::kCost}) {
+    if (s == PlanObjectiveName(o)) {
+      *out = o;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<Strategy> EnumerateTrainStrategies(const TransformerSpec& model, int gpus,
+                                               int nvlink_domain_gpus, int64_t gbs,
+                                               Dtype precision) {
+  std::vector<Strategy> out;
+  const Recompute kRecompute[] = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
+  for (int tp = 1; tp <= nvlink_domain_gpus && tp <= gpus; tp *= 2) {
+    if (model.heads % tp != 0) continue;
+    for (int pp = 1; pp <= kMaxPp && pp <= model.layers; ++pp) {
+      if (model.layers % pp != 0 || gpus % (tp * pp) != 0) continue;
+      const int dp = gpus / (tp * pp);
+      if (gbs % dp != 0) continue;
+      std::vector<int> eps = {1};
+      for (int ep = 2; model.is_moe() && ep <= dp; ++ep) {
+        if (model.moe.experts % ep == 0 && dp % ep == 0) eps.push_back(ep);
+      }
+      for (int ep : eps) {
+        for (int zero = 0; zero <= 1; ++zero) {
+          for (Recompute rc : kRecompute) {
+            Strategy s;
+            s.tp = tp;
+            s.pp = pp;
+            s.dp = dp;
+            s.ep = ep;
+            s.sp = tp > 1;
+            s.zero = zero;
+            s.recompute = rc;
+            s.gbs = gbs;
+            s.precision = precision;
+            out.push_back(s);
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const ComputeCalibration& cal,
+                                       const PlanTrainRequest& req, const PlanProgress& progress) {
+  const char* obj = PlanObjectiveName(req.objective);
+  if (req.gbs < 1) return Status::InvalidInput("--gbs (global batch, sequences) must be >= 1");
+  if (req.top_k < 1) return Status::InvalidInput("--top must be >= 1");
+  if (req.gpus < 0 || req.vms < 0 || (req.gpus == 0 && req.vms == 0)) {
+    return Status::InvalidInput("give --gpus N (total GPUs) or --vms N (VMs of each size), N >= 1");
+  }
+  if (req.objective != PlanObjective::kThroughput && req.tokens <= 0) {
+    return Status::InvalidInput(std::string("--objective ") + obj +
+                                " needs --tokens (the training tokens, e.g. 300e9)");
+  }
+  PlanTrainReport rep;
+  rep.objective = req.objective;
+  std::vector<SizeContext> ctx = BuildContexts(catalog, cal, req, &rep.notes);
+  if (ctx.empty()) {
+    return Status::InvalidInput("no VM size can run this request (" +
+                                std::to_string(rep.notes.size()) +
+                                " skipped; see the notes above); try another --gpus or --sku");
+  }
+  // Candidates grouped by size: size i owns cands[first[i], first[i + 1]).
+  std::vector<Candidate> cands;
+  std::vector<size_t> first;
+  for (size_t i = 0; i < ctx.size(); ++i) {
+    first.push_back(cands.size());
+    for (const Strategy& s :
+         EnumerateTrainStrategies(req.model, ctx[i].gpus, ctx[i].cluster->nvlink_domain_gpus(),
+                                  req.gbs, req.precision)) {
+      cands.push_back({static_cast<int>(i), s});
+    }
+  }
+  first.push_back(cands.size());
+  // Sizes in order of their best possible score (ties: catalog order), so a size whose bound
+  // cannot reach the current top K is skipped whole; the decision is made between sizes, so it
+  // does not depend on the thread count.
+  const double flop_per_token = TrainingFlopsPerToken(req.model, req.model.seq_len, false);
+  std::vector<double> bound(ctx.size());
+  std::vector<size_t> order(ctx.size());
+  for (size_t i = 0; i < ctx.size(); ++i) {
+    bound[i] = BestScoreBound(ctx[i], flop_per_token, req);
+    order[i] = i;
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return bound[a] < bound[b]; });
+  const int threads = Threads(req.threads);
+  if (progress) {
+    progress("plan: " + std::to_string(cands.size()) + " configurations on " +
+             std::to_string(ctx.size()) + (ctx.size() == 1 ? " size" : " sizes") + " (analytical)");
+  }
+  std::vector<PlanResult> ok;
+  std::vector<Evaluation> failed;
+  int64_t errors = 0;
+  std::string first_error;
+  for (size_t i : order) {
+    const int64_t lo = static_cast<int64_t>(first[i]), hi = static_cast<int64_t>(first[i + 1]);
+    if (req.prune_by_bound && ok.size() >= static_cast<size_t>(req.top_k) &&
+        bound[i] > Score(ok[req.top_k - 1], req.objective)) {
+      rep.bounded += hi - lo;
+      continue;
+    }
+    std::vector<Evaluation> evals(hi - lo);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#endif
+    for (int64_t k = lo; k < hi; ++k) {
+      const SizeContext& sc = ctx[i];
+      Evaluation& e = evals[k - lo];
+      e = Evaluate(req.model, sc, cands[k].strategy, req.tokens, *sc.fast, Fidelity::kAnalytical);
+      e.result.index = static_cast<size_t>(k);
+    }
+    for (Evaluation& e : evals) {
+      if (e.status.ok()) {
+        ok.push_back(std::move(e.result));
+      } else if (e.status.code() != StatusCode::kInfeasible) {
+        // Not a pruning but a simulator failure (our bug): skip it, say so, keep planning.
+        if (errors++ == 0) first_error = ctx[i].sku->name + ": " + e.status.message();
+      } else {
+        failed.push_back(std::move(e));
+      }
+    }
+    rep.evaluated += hi - lo;
+    Rank(req.objective, &ok);
+    if (progress) {
+      progress("plan: " + ctx[i].sku->name + " x " + std::to_string(ctx[i].vms) + ": " +
+               std::to_string(hi - lo) + " configurations");
+    }
+  }
+  rep.infeasible = static_cast<int64_t>(failed.size());
+  if (errors > 0) {
+    rep.notes.push_back(std::to_string(errors) +
+                        " configurations failed in the simulator and were skipped (an ndtwin "
+                        "bug; first: " +
+                        first_error + ")");
+  }
+  if (ok.empty()) {
+    if (failed.empty()) return Status::InvalidInput("no configuration to evaluate; try --gpus");
+    return NoFeasible(failed);
+  }
+  if (ok.size() > static_cast<size_t>(req.top_k)) ok.resize(req.top_k);
+  if (req.fidelity != Fidelity::kAnalytical) {
+    NDT_RETURN_IF_ERROR(Rescore(req, cal, cands, threads, progress, &ctx, &ok));
+  }
+  rep.results = std::move(ok);
+  return rep;
+}
+
+}  // namespace ndt

@@ -1,0 +1,100 @@
+// File: plan/plan.h
+// The planning question for training: which VM size, how many, which parallelism, how long, how
+// much. For every candidate size it enumerates strategies (tp in powers of two inside the NVLink
+// domain dividing the heads, pp over divisors of the layers up to 64, dp = GPUs / (tp * pp)
+// dividing the global batch, sp with tp > 1, ZeRO 0/1, recompute none/selective/full, ep over
+// divisors of the experts dividing dp for MoE models; cp = 1), leaves the micro-batch and VPP to
+// RunTraining's own choice, prunes what does not fit or divide (counted, with the commonest
+// reason), scores the rest with the analytical costs, then re-scores the best K at the chosen
+// fidelity (DESIGN.md: "score fast, re-score the best with full fidelity"). Sizes go best bound
+// first (all GPUs at dense peak, MFU 1); a size whose bound cannot reach the current top K is
+// skipped whole. A size's candidates run in parallel (OpenMP) into a pre-sized vector, and the
+// skip is decided between sizes, so the result does not depend on the thread count.
+// Times in seconds, money in US dollars at the size's pay-as-you-go price.
+#ifndef NDTWIN_PLAN_PLAN_H_
+#define NDTWIN_PLAN_PLAN_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "coll/collective.h"
+#include "compute/compute.h"
+#include "core/status.h"
+#include "hw/catalog.h"
+#include "model/transformer.h"
+#include "parallel/strategy.h"
+
+namespace ndt {
+
+// What "best" means. kThroughput: most tokens/s; kTime: least time to train `tokens` (needs
+// tokens); kCost: least dollars to train `tokens` (needs tokens; sizes without a price skipped).
+enum class PlanObjective { kThroughput, kTime, kCost };
+const char* PlanObjectiveName(PlanObjective o);  // "throughput", "time", "cost"
+bool ParsePlanObjective(const std::string& s, PlanObjective* out);
+
+struct PlanTrainRequest {
+  TransformerSpec model;
+  int64_t gbs = 0;                   // global batch (sequences)
+  std::vector<const SkuSpec*> skus;  // sizes to consider, from one Catalog, in output order
+  int gpus = 0;                      // total GPUs; sizes whose GPUs per VM do not divide it
+                                     // are skipped. 0: use vms
+  int vms = 0;                       // VMs of each size (when gpus == 0)
+  double tokens = 0;                 // training tokens; 0: no time or cost to train
+  PlanObjective objective = PlanObjective::kThroughput;
+  int top_k = 10;                       // results kept and re-scored
+  Dtype precision = Dtype::kBf16;       // bf16, fp16 or fp8
+  Fidelity fidelity = Fidelity::kFlow;  // for re-scoring the best top_k
+  int threads = 0;                      // OpenMP threads; 0: the runtime's default
+  // Skip a whole size when even its GPUs at dense peak (MFU 1) cannot reach the current top K.
+  // Never changes the results; false scores every configuration.
+  bool prune_by_bound = true;
+};
+
+// One evaluated configuration (a size, a VM count and a resolved strategy).
+struct PlanResult {
+  size_t index = 0;  // position in the enumeration: the tie-breaker
+  std::string sku;
+  int vms = 0;
+  int gpus = 0;
+  Strategy strategy;  // resolved: mbs and vpp as RunTraining chose them
+  double step_time_s = 0;
+  double tokens_per_s = 0;
+  double mfu = 0;                             // fraction of dense peak
+  double memory_bytes = 0;                    // peak per GPU
+  double time_to_train_s = 0;                 // for request.tokens (0 without)
+  double cost_usd = 0;                        // for request.tokens at the size's price (0 without)
+  bool priced = false;                        // the size has a price
+  Fidelity fidelity = Fidelity::kAnalytical;  // how the numbers above were computed
+};
+
+struct PlanTrainReport {
+  PlanObjective objective = PlanObjective::kThroughput;
+  int64_t evaluated = 0;            // configurations scored (feasible or not)
+  int64_t infeasible = 0;           // of those, ones that do not fit or divide
+  int64_t bounded = 0;              // not scored: their size's bound could not reach the top K
+  std::vector<PlanResult> results;  // best first, at most top_k
+  std::vector<std::string> notes;   // sizes skipped and why, precision notes, simulator
+                                    // failures (skipped; in evaluated, not infeasible; stderr)
+};
+
+// Progress callback: one line per size as it is scored (for stderr). May be empty.
+using PlanProgress = std::function<void(const std::string& line)>;
+
+// The strategies enumerated for one size (see the file comment), in a fixed order: tp, pp, ep,
+// zero, recompute, each ascending. mbs and vpp are 1 (RunTraining chooses them).
+std::vector<Strategy> EnumerateTrainStrategies(const TransformerSpec& model, int gpus,
+                                               int nvlink_domain_gpus, int64_t gbs,
+                                               Dtype precision);
+
+// Runs the search. Fails with kInvalidInput on a bad request (gbs < 1, top_k < 1, no GPUs or
+// VMs, time/cost without tokens, no size left to try) and kInfeasible, naming the commonest
+// reason and a fix, when no configuration is feasible. Catalog and calibration are read-only.
+StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const ComputeCalibration& cal,
+                                       const PlanTrainRequest& req,
+                                       const PlanProgress& progress = {});
+
+}  // namespace ndt
+
+#endif  // NDTWIN_PLAN_PLAN_H_

@@ -1,0 +1,248 @@
+#include "plan/plan.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "parallel/cluster_costs.h"
+#include "parallel/train.h"
+#include "topo/builders.h"
+
+namespace ndt {
+namespace {
+
+constexpr char kA100[] = "Standard_ND96amsr_A100_v4";  // 8 x A100 80 GB, priced
+constexpr char kH100[] = "Standard_ND96isr_H100_v5";   // 8 x H100 80 GB, priced
+constexpr char kH200[] = "Standard_ND96isr_H200_v5";   // 8 x H200, no price
+
+TransformerSpec Llama(int64_t layers, int64_t hidden, int64_t heads) {
+  InlineModelArgs a;
+  a.layers = layers;
+  a.hidden = hidden;
+  a.heads = heads;
+  a.arch = "llama";
+  StatusOr<TransformerSpec> m = BuildInlineModel(a);
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  return *m;
+}
+
+struct Env {
+  Catalog cat;
+  ComputeCalibration cal;
+};
+
+const Env& TheEnv() {
+  static const Env* env = [] {
+    const std::string dir = Catalog::DefaultDataDir();
+    StatusOr<Catalog> cat = Catalog::Load(dir);
+    StatusOr<ComputeCalibration> cal = LoadComputeCalibration(dir);
+    EXPECT_TRUE(cat.ok() && cal.ok());
+    return new Env{*cat, *cal};
+  }();
+  return *env;
+}
+
+PlanTrainRequest Request(const TransformerSpec& m, int64_t gbs, std::vector<std::string> skus) {
+  PlanTrainRequest req;
+  req.model = m;
+  req.gbs = gbs;
+  for (const std::string& s : skus) req.skus.push_back(*TheEnv().cat.FindSku(s));
+  req.vms = 1;
+  req.fidelity = Fidelity::kAnalytical;
+  return req;
+}
+
+TEST(EnumerateTrainStrategies, CountsByHandOnEightGpus) {
+  // 32 layers, 32 heads, 8 GPUs, NVLink domain 8. (tp, pp) with tp | 32, pp | 32, tp*pp | 8:
+  // tp 1: pp 1,2,4,8; tp 2: pp 1,2,4; tp 4: pp 1,2; tp 8: pp 1 -> 10 pairs, dp = 8/(tp*pp)
+  // in {8,4,2,1} all divide gbs 64. Times zero {0,1} and recompute {none,selective,full}: 60.
+  const TransformerSpec m = Llama(32, 4096, 32);
+  EXPECT_EQ(EnumerateTrainStrategies(m, 8, 8, 64, Dtype::kBf16).size(), 60u);
+  // gbs 4: dp 8 (tp = pp = 1) does not divide it, 9 pairs left: 54.
+  EXPECT_EQ(EnumerateTrainStrategies(m, 8, 8, 4, Dtype::kBf16).size(), 54u);
+  // 12 heads (hidden 1536): tp 8 does not divide them, 9 pairs: 54.
+  EXPECT_EQ(EnumerateTrainStrategies(Llama(32, 1536, 12), 8, 8, 64, Dtype::kBf16).size(), 54u);
+  // NVLink domain 2 (tp <= 2): tp 1 four pairs + tp 2 three: 7 pairs, 42.
+  EXPECT_EQ(EnumerateTrainStrategies(m, 8, 2, 64, Dtype::kBf16).size(), 42u);
+}
+
+TEST(EnumerateTrainStrategies, SpOnlyWithTensorParallelism) {
+  for (const Strategy& s : EnumerateTrainStrategies(Llama(32, 4096, 32), 8, 8, 64, Dtype::kBf16)) {
+    EXPECT_EQ(s.sp, s.tp > 1);
+    EXPECT_EQ(s.tp * s.pp * s.dp, 8);
+    EXPECT_EQ(s.cp, 1);
+    EXPECT_EQ(s.ep, 1);
+  }
+}
+
+TEST(PlanTraining, BestThroughputEqualsBestOfRunTrainingOnEachCandidate) {
+  // A 13B Llama on one 8 x A100 80 GB VM: some strategies do not fit (tp = pp = 1 holds 13B
+  // parameters of weights, gradients and Adam states on every GPU), so both counts are tested.
+  const TransformerSpec m = Llama(40, 5120, 40);
+  const Env& env = TheEnv();
+  const SkuSpec* sku = *env.cat.FindSku(kA100);
+  ClusterSpec cs;
+  cs.sku = sku;
+  cs.gpu = &env.cat.GpuOf(*sku);
+  cs.vms = 1;
+  cs.fabric.tiers = ChooseTiers(cs);
+  StatusOr<Cluster> cluster = BuildCluster(cs);
+  ASSERT_TRUE(cluster.ok());
+  ClusterCosts costs(*cluster, env.cal, Dtype::kBf16, Fidelity::kAnalytical);
+  const std::vector<Strategy> all = EnumerateTrainStrategies(m, 8, 8, 32, Dtype::kBf16);
+  double best = 0;
+  int64_t infeasible = 0;
+  for (const Strategy& s : all) {
+    TrainJob job;
+    job.model = m;
+    job.strategy = s;
+    job.mbs_given = false;
+    job.vpp_given = s.pp == 1;
+    job.num_gpus = 8;
+    job.gpus_per_vm = 8;
+    job.nvlink_domain_gpus = 8;
+    job.gpu_memory_bytes = sku->gpu_memory_bytes;
+    StatusOr<TrainReport> r = RunTraining(job, costs);
+    if (r.ok()) {
+      best = std::max(best, r->tokens_per_s);
+    } else {
+      ++infeasible;
+    }
+  }
+  StatusOr<PlanTrainReport> rep = PlanTraining(env.cat, env.cal, Request(m, 32, {kA100}));
+  ASSERT_TRUE(rep.ok()) << rep.status().message();
+  EXPECT_EQ(rep->evaluated, static_cast<int64_t>(all.size()));
+  EXPECT_EQ(rep->infeasible, infeasible);
+  EXPECT_GT(infeasible, 0);
+  EXPECT_LT(infeasible, rep->evaluated);
+  ASSERT_FALSE(rep->results.empty());
+  EXPECT_EQ(rep->results[0].tokens_per_s, best);
+  for (size_t i = 1; i < rep->results.size(); ++i) {
+    EXPECT_GE(rep->results[i - 1].tokens_per_s, rep->results[i].tokens_per_s);
+  }
+}
+
+TEST(PlanTraining, SameResultOnOneAndFourThreads) {
+  PlanTrainRequest req = Request(Llama(16, 2048, 16), 32, {kA100, kH100});
+  req.threads = 1;
+  StatusOr<PlanTrainReport> a = PlanTraining(TheEnv().cat, TheEnv().cal, req);
+  req.threads = 4;
+  StatusOr<PlanTrainReport> b = PlanTraining(TheEnv().cat, TheEnv().cal, req);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(a->results.size(), b->results.size());
+  for (size_t i = 0; i < a->results.size(); ++i) {
+    EXPECT_EQ(a->results[i].index, b->results[i].index);
+    EXPECT_EQ(a->results[i].sku, b->results[i].sku);
+    EXPECT_EQ(a->results[i].tokens_per_s, b->results[i].tokens_per_s);
+  }
+}
+
+TEST(PlanTraining, CostRanksTheSizeWithMoreTokensPerDollarFirst) {
+  // One VM each, so cost = tokens / (tokens/s) / 3600 * price: least cost <=> most tokens/s per
+  // $/h. The best tokens/s of each size comes from a throughput plan of that size alone.
+  const TransformerSpec m = Llama(16, 2048, 16);
+  const double tokens = 1e9;
+  const Env& env = TheEnv();
+  double per_usd[2];
+  const char* names[2] = {kA100, kH100};
+  for (int i = 0; i < 2; ++i) {
+    StatusOr<PlanTrainReport> r = PlanTraining(env.cat, env.cal, Request(m, 32, {names[i]}));
+    ASSERT_TRUE(r.ok());
+    per_usd[i] = r->results[0].tokens_per_s / (*env.cat.FindSku(names[i]))->price->usd_per_hour;
+  }
+  PlanTrainRequest req = Request(m, 32, {kH100, kA100, kH200});
+  req.objective = PlanObjective::kCost;
+  req.tokens = tokens;
+  StatusOr<PlanTrainReport> rep = PlanTraining(env.cat, env.cal, req);
+  ASSERT_TRUE(rep.ok()) << rep.status().message();
+  const PlanResult& best = rep->results[0];
+  EXPECT_EQ(best.sku, per_usd[0] > per_usd[1] ? kA100 : kH100);
+  const double price = (*env.cat.FindSku(best.sku))->price->usd_per_hour;
+  EXPECT_NEAR(best.cost_usd, tokens / best.tokens_per_s / 3600 * price, 1e-9 * best.cost_usd);
+  // The unpriced H200 is skipped with a note.
+  ASSERT_EQ(rep->notes.size(), 1u);
+  EXPECT_NE(rep->notes[0].find("no price"), std::string::npos);
+  for (size_t i = 1; i < rep->results.size(); ++i) {
+    EXPECT_LE(rep->results[i - 1].cost_usd, rep->results[i].cost_usd);
+  }
+}
+
+TEST(PlanTraining, BoundPruningNeverChangesTheResults) {
+  // Every size with GPUs, 16 GPUs: skipping sizes whose peak-FLOP bound is below the K-th best
+  // must give the same top K as scoring everything; skipped + scored = enumerated.
+  const TransformerSpec m = Llama(16, 2048, 16);
+  PlanTrainRequest req = Request(m, 64, {});
+  for (const SkuSpec& s : TheEnv().cat.skus()) {
+    if (s.gpus > 0) req.skus.push_back(&s);
+  }
+  req.vms = 0;
+  req.gpus = 16;
+  req.top_k = 3;
+  StatusOr<PlanTrainReport> pruned = PlanTraining(TheEnv().cat, TheEnv().cal, req);
+  req.prune_by_bound = false;
+  StatusOr<PlanTrainReport> full = PlanTraining(TheEnv().cat, TheEnv().cal, req);
+  ASSERT_TRUE(pruned.ok()) << pruned.status().message();
+  ASSERT_TRUE(full.ok()) << static_cast<int>(full.status().code()) << full.status().message();
+  EXPECT_GT(pruned->bounded, 0);
+  EXPECT_EQ(full->bounded, 0);
+  EXPECT_EQ(pruned->evaluated + pruned->bounded, full->evaluated);
+  ASSERT_EQ(pruned->results.size(), full->results.size());
+  for (size_t i = 0; i < full->results.size(); ++i) {
+    EXPECT_EQ(pruned->results[i].index, full->results[i].index);
+    EXPECT_EQ(pruned->results[i].tokens_per_s, full->results[i].tokens_per_s);
+    EXPECT_LE(full->results[i].mfu, 1.0);  // what the bound assumes
+  }
+}
+
+TEST(PlanTraining, TimeAndCostNeedTokens) {
+  PlanTrainRequest req = Request(Llama(16, 2048, 16), 32, {kA100});
+  req.objective = PlanObjective::kTime;
+  StatusOr<PlanTrainReport> r = PlanTraining(TheEnv().cat, TheEnv().cal, req);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
+  EXPECT_NE(r.status().message().find("--tokens"), std::string::npos);
+}
+
+TEST(PlanTraining, NothingFitsSaysWhyAndSuggestsMoreGpus) {
+  // GPT-3 175B on 8 x 80 GB: 175e9 parameters x 16 bytes (bf16 weights and grads, fp32 master
+  // and Adam) / 8 GPUs = 350 GB per GPU even fully split, so every candidate is pruned.
+  InlineModelArgs a;
+  a.layers = 96;
+  a.hidden = 12288;
+  a.heads = 96;
+  const TransformerSpec m = *BuildInlineModel(a);
+  StatusOr<PlanTrainReport> r = PlanTraining(TheEnv().cat, TheEnv().cal, Request(m, 64, {kA100}));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInfeasible);
+  EXPECT_NE(r.status().message().find("does not fit in GPU memory"), std::string::npos);
+  EXPECT_NE(r.status().message().find("more GPUs"), std::string::npos);
+}
+
+TEST(PlanTraining, RescoresTheBestAtFlowFidelity) {
+  PlanTrainRequest req = Request(Llama(16, 2048, 16), 32, {kA100});
+  req.vms = 2;
+  req.top_k = 3;
+  req.fidelity = Fidelity::kFlow;
+  StatusOr<PlanTrainReport> r = PlanTraining(TheEnv().cat, TheEnv().cal, req);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->results.size(), 3u);
+  for (const PlanResult& x : r->results) {
+    EXPECT_EQ(x.fidelity, Fidelity::kFlow);
+    EXPECT_EQ(x.gpus, 16);
+  }
+}
+
+TEST(PlanTraining, GpusSkipSizesThatDoNotDivide) {
+  // 12 GPUs: the 8-GPU A100 size cannot make 12, so nothing is left.
+  PlanTrainRequest req = Request(Llama(16, 2048, 16), 32, {kA100});
+  req.vms = 0;
+  req.gpus = 12;
+  StatusOr<PlanTrainReport> r = PlanTraining(TheEnv().cat, TheEnv().cal, req);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
+}
+
+}  // namespace
+}  // namespace ndt
