@@ -59,6 +59,7 @@ StatusOr<TrainReport> RunTraining(const TrainJob& job, const TrainCosts& costs) 
         continue;
       }
       TrainSimOptions o;
+      o.closed_form = job.closed_form_search;
       NDT_ASSIGN_OR_RETURN(TrainSimResult r, SimulateTrainingStep(m, s, costs, o));
       if (!best_sim || r.step_time_s < best_sim->step_time_s) {
         best = Candidate{s, mem};
@@ -77,9 +78,9 @@ StatusOr<TrainReport> RunTraining(const TrainJob& job, const TrainCosts& costs) 
   rep.warnings = warnings;
   if (!job.mbs_given) rep.chosen.push_back("mbs " + std::to_string(best->s.mbs));
   if (!job.vpp_given) rep.chosen.push_back("vpp " + std::to_string(best->s.vpp));
-  if (job.want_trace) {
+  if (job.want_trace || (job.closed_form_search && !job.estimate_only)) {
     TrainSimOptions o;
-    o.want_trace = true;
+    o.want_trace = job.want_trace;
     NDT_ASSIGN_OR_RETURN(rep.sim, SimulateTrainingStep(m, best->s, costs, o));
   } else {
     rep.sim = std::move(*best_sim);

@@ -12,31 +12,13 @@
 #include "core/check.h"
 #include "parallel/memory.h"
 #include "parallel/schedule.h"
+#include "parallel/step_estimate.h"
 #include "sim/task_graph.h"
 
 namespace ndt {
 namespace {
 
 enum Tag { kFwd = 0, kBwd = 1, kP2p = 2, kDp = 3, kOpt = 4 };
-
-// Times and FLOPs of one layer's forward and backward pass on one GPU.
-struct LayerCost {
-  double fwd_compute_s = 0, bwd_compute_s = 0;  // bwd includes recompute kernels
-  double fwd_tp_s = 0, bwd_tp_s = 0;            // bwd includes recomputed forward comm
-  double fwd_ep_s = 0, bwd_ep_s = 0;
-  double fwd_cp_s = 0, bwd_cp_s = 0;      // exposed part
-  double fwd_zero_s = 0, bwd_zero_s = 0;  // exposed ZeRO-3 weight gather / grad scatter
-  double fwd_flop = 0, bwd_flop = 0;
-  double params = 0;  // per GPU, for DP buckets
-  double fwd_s() const { return fwd_compute_s + fwd_tp_s + fwd_ep_s + fwd_cp_s + fwd_zero_s; }
-  double bwd_s() const { return bwd_compute_s + bwd_tp_s + bwd_ep_s + bwd_cp_s + bwd_zero_s; }
-};
-
-struct ChunkCost {
-  LayerCost sum;                     // all layers + embedding / LM head
-  std::vector<double> layer_bwd_s;   // per layer (backward order), embedding/head folded in
-  std::vector<double> layer_params;  // same order
-};
 
 class Lowering {
  public:
@@ -260,6 +242,25 @@ StatusOr<TrainSimResult> Lowering::Run() {
     for (int c = 0; c < vpp; ++c) chunks[st].push_back(Chunk(st, c));
   }
   const double p2p_s = P2p();
+  if (o_.closed_form) {
+    std::vector<StageTail> tails(pp);
+    const CommKind kind = s_.zero >= 1 ? CommKind::kReduceScatter : CommKind::kAllReduce;
+    for (int st = 0; st < pp; ++st) {
+      double params = 0;
+      for (const ChunkCost& cc : chunks[st]) params += cc.sum.params;
+      StageTail& t = tails[st];
+      Op adam;
+      adam.kind = OpKind::kElementwise;
+      adam.bytes = 32.0 * params / (s_.zero >= 1 ? s_.dp : 1);
+      t.optimizer_s = c_.OpsTime({adam});
+      if (s_.dp > 1 && s_.zero < 3) {
+        t.dp_full_s = Comm(kind, params * 2.0, dp_group_);
+        t.dp_bucket_s = Comm(kind, std::min(params, o_.dp_bucket_params) * 2.0, dp_group_);
+        if (s_.zero >= 1) t.gather_s = Comm(CommKind::kAllGather, params * 2.0, dp_group_);
+      }
+    }
+    return EstimateStep(m_, s_, chunks, tails, p2p_s);
+  }
   const bool trace = o_.want_trace;
 
   TaskGraph g;

@@ -62,6 +62,8 @@ struct TrainSimOptions {
   bool want_trace = false;
   // Megatron DDP bucket size in parameters (default 40M).
   double dp_bucket_params = 40e6;
+  // Closed form instead of the task graph (parallel/step_estimate.h): for searches.
+  bool closed_form = false;
 };
 
 // REQUIRES: s resolved by ResolveStrategy for `model`.

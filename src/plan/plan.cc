@@ -65,9 +65,18 @@ void Rank(PlanObjective o, std::vector<PlanResult>* rs) {
   });
 }
 
+// The first pass scores with the closed form alone; the best max(kSimulatedFactor x K,
+// kSimulatedMin) are then simulated, which may reorder them.
+constexpr size_t kSimulatedFactor = 4;
+constexpr size_t kSimulatedMin = 16;
+
+// first_pass: micro-batch, VPP and the score from the closed form (parallel/step_estimate.h), no
+// simulation; else RunTraining's full search, one simulation per candidate.
 Evaluation Evaluate(const TransformerSpec& model, const SizeContext& c, const Strategy& s,
-                    double tokens, const ClusterCosts& costs, Fidelity fidelity) {
+                    double tokens, const ClusterCosts& costs, Fidelity fidelity, bool first_pass) {
   TrainJob job;
+  job.closed_form_search = first_pass;
+  job.estimate_only = first_pass;
   job.model = model;
   job.strategy = s;
   job.mbs_given = false;
@@ -192,18 +201,21 @@ double BestScoreBound(const SizeContext& c, double flop_per_token, const PlanTra
   return Score(r, req.objective);
 }
 
-// Re-scores `best` (ranked, analytical) at req.fidelity and ranks them again.
+// Re-scores `best` with RunTraining's full search (every micro-batch and VPP simulated) at
+// `fidelity` (analytical: the clusters' fast costs) and ranks them again.
 Status Rescore(const PlanTrainRequest& req, const ComputeCalibration& cal,
                const std::vector<Candidate>& cands, int threads, const PlanProgress& progress,
-               std::vector<SizeContext>* ctx, std::vector<PlanResult>* best) {
+               Fidelity fidelity, std::vector<SizeContext>* ctx, std::vector<PlanResult>* best) {
+  const bool fast = fidelity == Fidelity::kAnalytical;
   for (const PlanResult& r : *best) {
     SizeContext& sc = (*ctx)[cands[r.index].context];
-    if (!sc.full) {
-      sc.full = std::make_unique<ClusterCosts>(*sc.cluster, cal, req.precision, req.fidelity);
+    if (!fast && !sc.full) {
+      sc.full = std::make_unique<ClusterCosts>(*sc.cluster, cal, req.precision, fidelity);
     }
   }
   if (progress) {
-    progress("plan: re-scoring the best " + std::to_string(best->size()) + " at flow fidelity");
+    progress("plan: simulating the best " + std::to_string(best->size()) + " at " +
+             (fast ? "analytical" : "flow") + " fidelity");
   }
   const int64_t k = static_cast<int64_t>(best->size());
   std::vector<Evaluation> re(best->size());
@@ -213,7 +225,8 @@ Status Rescore(const PlanTrainRequest& req, const ComputeCalibration& cal,
   for (int64_t i = 0; i < k; ++i) {
     const Candidate& c = cands[(*best)[i].index];
     const SizeContext& sc = (*ctx)[c.context];
-    re[i] = Evaluate(req.model, sc, c.strategy, req.tokens, *sc.full, req.fidelity);
+    re[i] = Evaluate(req.model, sc, c.strategy, req.tokens, fast ? *sc.fast : *sc.full, fidelity,
+                     false);
     re[i].result.index = (*best)[i].index;
   }
   for (int64_t i = 0; i < k; ++i) {
@@ -352,7 +365,8 @@ StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const ComputeCali
     for (int64_t k = lo; k < hi; ++k) {
       const SizeContext& sc = ctx[i];
       Evaluation& e = evals[k - lo];
-      e = Evaluate(req.model, sc, cands[k].strategy, req.tokens, *sc.fast, Fidelity::kAnalytical);
+      e = Evaluate(req.model, sc, cands[k].strategy, req.tokens, *sc.fast, Fidelity::kAnalytical,
+                   true);
       e.result.index = static_cast<size_t>(k);
     }
     for (Evaluation& e : evals) {
@@ -383,9 +397,15 @@ StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const ComputeCali
     if (failed.empty()) return Status::InvalidInput("no configuration to evaluate; try --gpus");
     return NoFeasible(failed);
   }
+  // Second pass: the closed form ranked everything; the best kSimulated are simulated (full
+  // micro-batch x VPP search) and ranked again, then the top K re-scored at the fidelity asked.
+  const size_t simulated = std::max<size_t>(kSimulatedFactor * req.top_k, kSimulatedMin);
+  if (ok.size() > simulated) ok.resize(simulated);
+  NDT_RETURN_IF_ERROR(
+      Rescore(req, cal, cands, threads, progress, Fidelity::kAnalytical, &ctx, &ok));
   if (ok.size() > static_cast<size_t>(req.top_k)) ok.resize(req.top_k);
   if (req.fidelity != Fidelity::kAnalytical) {
-    NDT_RETURN_IF_ERROR(Rescore(req, cal, cands, threads, progress, &ctx, &ok));
+    NDT_RETURN_IF_ERROR(Rescore(req, cal, cands, threads, progress, req.fidelity, &ctx, &ok));
   }
   rep.results = std::move(ok);
   return rep;
