@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/model_flags.h"
 #include "compute/compute.h"
 #include "core/units.h"
 #include "hw/catalog.h"
@@ -20,26 +21,14 @@ namespace ndt {
 namespace {
 
 struct InferFlags {
-  std::string sku, model, hf_config, weights = "fp16", kv, scenario = "offline", dataset;
+  ModelFlags mf;
+  std::string sku, weights = "fp16", kv, scenario = "offline", dataset;
   std::string trace, trace_file, disaggregate, ttft_p99, tpot_p99;
   int vms = 1, tp = 0, pp = 0, ep = 1, max_batch = 0, max_num_tokens = 0;
   int input_len = 0, output_len = 0, requests = 0;
   double qps = 0, output_tokens_mean = 0;
   uint64_t seed = 1;
-  InlineModelArgs inline_model;
 };
-
-StatusOr<TransformerSpec> ResolveModel(const InferFlags& f, const std::string& data_dir) {
-  int given = !f.model.empty() + !f.hf_config.empty() + (f.inline_model.layers > 0);
-  if (given != 1) {
-    return Status::InvalidInput(
-        "give exactly one of --model NAME, --hf-config FILE or inline --layers/--hidden/--heads "
-        "(see: ndtwin model list)");
-  }
-  if (!f.model.empty()) return LoadModel(f.model, ModelsDir(data_dir));
-  if (!f.hf_config.empty()) return LoadHfConfigFile(f.hf_config);
-  return BuildInlineModel(f.inline_model);
-}
 
 StatusOr<Dtype> ParseDtypeFlag(const std::string& flag, const std::string& v) {
   Dtype d;
@@ -284,16 +273,7 @@ CommandRun SetupInfer(CLI::App* sub) {
   auto f = std::make_shared<InferFlags>();
   sub->add_option("--sku", f->sku, "VM size (see: ndtwin sku list)")->required();
   sub->add_option("--vms", f->vms, "Number of VMs (default 1)");
-  sub->add_option("--model", f->model, "Model preset or YAML file (see: ndtwin model list)");
-  sub->add_option("--hf-config", f->hf_config, "Hugging Face config.json");
-  sub->add_option("--layers", f->inline_model.layers, "Inline model: layers");
-  sub->add_option("--hidden", f->inline_model.hidden, "Inline model: hidden size");
-  sub->add_option("--heads", f->inline_model.heads, "Inline model: attention heads");
-  sub->add_option("--kv-heads", f->inline_model.kv_heads, "Inline model: K/V heads");
-  sub->add_option("--ffn", f->inline_model.ffn, "Inline model: MLP intermediate size");
-  sub->add_option("--vocab", f->inline_model.vocab, "Inline model: vocabulary");
-  sub->add_option("--seq", f->inline_model.seq, "Inline model: max sequence length");
-  sub->add_option("--arch", f->inline_model.arch, "Inline model: gpt | llama");
+  AddModelFlags(sub, &f->mf);
   sub->add_option("--weights", f->weights, "Weight precision: fp16, bf16, fp8, fp4 (default fp16)");
   sub->add_option(
       "--kv", f->kv,
@@ -327,7 +307,7 @@ CommandRun SetupInfer(CLI::App* sub) {
     const std::string dir = g.data_dir.empty() ? Catalog::DefaultDataDir() : g.data_dir;
     NDT_ASSIGN_OR_RETURN(Catalog cat, Catalog::Load(dir));
     NDT_ASSIGN_OR_RETURN(const SkuSpec* sku, cat.FindSku(f->sku));
-    NDT_ASSIGN_OR_RETURN(TransformerSpec model, ResolveModel(*f, dir));
+    NDT_ASSIGN_OR_RETURN(TransformerSpec model, ResolveModel(f->mf, dir));
     InferOptions o;
     NDT_RETURN_IF_ERROR(BuildOptions(*f, dir, &o));
     if (const std::string note = PrecisionNote(cat.GpuOf(*sku), o.weights); !note.empty()) {

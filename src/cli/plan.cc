@@ -12,33 +12,20 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/model_flags.h"
 #include "parallel/cluster_costs.h"
 
 namespace ndt {
 namespace {
 
 struct PlanTrainFlags {
-  std::string sku, skus, model, model_file, hf_config;
-  InlineModelArgs inline_model;
+  std::string sku, skus;
+  ModelFlags mf;
   int64_t gbs = 0;
   int gpus = 0, vms = 0, top = 10, threads = 0;
   double tokens = 0;
   std::string objective = "throughput", precision = "bf16", fidelity = "flow";
 };
-
-StatusOr<TransformerSpec> ResolveModel(const PlanTrainFlags& f, const std::string& data_dir) {
-  const int given =
-      !f.model.empty() + !f.model_file.empty() + !f.hf_config.empty() + (f.inline_model.layers > 0);
-  if (given != 1) {
-    return Status::InvalidInput(
-        "give exactly one of --model NAME, --model-file FILE, --hf-config FILE or inline "
-        "--layers/--hidden/--heads (see: ndtwin model list)");
-  }
-  if (!f.model.empty()) return LoadModel(f.model, ModelsDir(data_dir));
-  if (!f.model_file.empty()) return LoadModelFile(f.model_file);
-  if (!f.hf_config.empty()) return LoadHfConfigFile(f.hf_config);
-  return BuildInlineModel(f.inline_model);
-}
 
 // --sku S, --skus all (the default) or --skus A,B,C.
 StatusOr<std::vector<const SkuSpec*>> ResolveSkus(const PlanTrainFlags& f, const Catalog& cat) {
@@ -66,7 +53,7 @@ StatusOr<std::vector<const SkuSpec*>> ResolveSkus(const PlanTrainFlags& f, const
 StatusOr<PlanTrainRequest> BuildRequest(const PlanTrainFlags& f, const Catalog& cat,
                                         const std::string& dir) {
   PlanTrainRequest req;
-  NDT_ASSIGN_OR_RETURN(req.model, ResolveModel(f, dir));
+  NDT_ASSIGN_OR_RETURN(req.model, ResolveModel(f.mf, dir));
   NDT_ASSIGN_OR_RETURN(req.skus, ResolveSkus(f, cat));
   if (f.gpus > 0 && f.vms > 0) return Status::InvalidInput("give --gpus N or --vms N (not both)");
   if (f.gpus < 0 || f.vms < 0) return Status::InvalidInput("--gpus and --vms must be >= 1");
@@ -213,17 +200,7 @@ CommandRun SetupPlan(CLI::App* sub) {
   auto f = std::make_shared<PlanTrainFlags>();
   CLI::App* train = sub->add_subcommand("train", "Search sizes, VM counts and strategies");
   train->fallthrough();
-  train->add_option("--model", f->model, "Model preset (see: ndtwin model list)");
-  train->add_option("--model-file", f->model_file, "Model YAML file");
-  train->add_option("--hf-config", f->hf_config, "Hugging Face config.json");
-  train->add_option("--layers", f->inline_model.layers, "Inline model: layers");
-  train->add_option("--hidden", f->inline_model.hidden, "Inline model: hidden size");
-  train->add_option("--heads", f->inline_model.heads, "Inline model: attention heads");
-  train->add_option("--kv-heads", f->inline_model.kv_heads, "Inline model: K/V heads");
-  train->add_option("--ffn", f->inline_model.ffn, "Inline model: MLP intermediate size");
-  train->add_option("--vocab", f->inline_model.vocab, "Inline model: vocabulary");
-  train->add_option("--seq", f->inline_model.seq, "Inline model: sequence length");
-  train->add_option("--arch", f->inline_model.arch, "Inline model: gpt | llama");
+  AddModelFlags(train, &f->mf);
   train->add_option("--gbs", f->gbs, "Global batch (sequences per iteration)")->required();
   train->add_option("--sku", f->sku, "One VM size (see: ndtwin sku list)");
   train->add_option("--skus", f->skus, "all (default) or a comma-separated list of sizes");

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/model_flags.h"
 #include "compute/compute.h"
 #include "hw/catalog.h"
 #include "parallel/cluster_costs.h"
@@ -21,8 +22,8 @@ namespace ndt {
 namespace {
 
 struct TrainFlags {
-  std::string sku, model, model_file, hf_config;
-  InlineModelArgs inline_model;
+  std::string sku;
+  ModelFlags mf;
   int vms = 1;
   int64_t gbs = 0, mbs = 0;
   int tp = 1, pp = 1, dp = 0, vpp = 0, cp = 1, ep = 1, zero = 0;
@@ -32,20 +33,6 @@ struct TrainFlags {
   std::string order, trace;
   double tokens = 0;
 };
-
-StatusOr<TransformerSpec> ResolveModel(const TrainFlags& f, const std::string& data_dir) {
-  const int given =
-      !f.model.empty() + !f.model_file.empty() + !f.hf_config.empty() + (f.inline_model.layers > 0);
-  if (given != 1) {
-    return Status::InvalidInput(
-        "give exactly one of --model NAME, --model-file FILE, --hf-config FILE or inline "
-        "--layers/--hidden/--heads (see: ndtwin model list)");
-  }
-  if (!f.model.empty()) return LoadModel(f.model, ModelsDir(data_dir));
-  if (!f.model_file.empty()) return LoadModelFile(f.model_file);
-  if (!f.hf_config.empty()) return LoadHfConfigFile(f.hf_config);
-  return BuildInlineModel(f.inline_model);
-}
 
 Status BuildStrategy(const TrainFlags& f, TrainJob* job) {
   Strategy& s = job->strategy;
@@ -226,17 +213,7 @@ CommandRun SetupTrain(CLI::App* sub) {
   auto f = std::make_shared<TrainFlags>();
   sub->add_option("--sku", f->sku, "VM size (see: ndtwin sku list)")->required();
   sub->add_option("--vms", f->vms, "Number of VMs (default 1)");
-  sub->add_option("--model", f->model, "Model preset (see: ndtwin model list)");
-  sub->add_option("--model-file", f->model_file, "Model YAML file");
-  sub->add_option("--hf-config", f->hf_config, "Hugging Face config.json");
-  sub->add_option("--layers", f->inline_model.layers, "Inline model: layers");
-  sub->add_option("--hidden", f->inline_model.hidden, "Inline model: hidden size");
-  sub->add_option("--heads", f->inline_model.heads, "Inline model: attention heads");
-  sub->add_option("--kv-heads", f->inline_model.kv_heads, "Inline model: K/V heads");
-  sub->add_option("--ffn", f->inline_model.ffn, "Inline model: MLP intermediate size");
-  sub->add_option("--vocab", f->inline_model.vocab, "Inline model: vocabulary");
-  sub->add_option("--seq", f->inline_model.seq, "Inline model: sequence length");
-  sub->add_option("--arch", f->inline_model.arch, "Inline model: gpt | llama");
+  AddModelFlags(sub, &f->mf);
   sub->add_option("--gbs", f->gbs, "Global batch (sequences per iteration)")->required();
   sub->add_option("--mbs", f->mbs, "Micro-batch size (default: best feasible)");
   sub->add_option("--tp", f->tp, "Tensor parallel degree (default 1)");
@@ -266,7 +243,7 @@ CommandRun SetupTrain(CLI::App* sub) {
     NDT_ASSIGN_OR_RETURN(Catalog cat, Catalog::Load(dir));
     NDT_ASSIGN_OR_RETURN(const SkuSpec* sku, cat.FindSku(f->sku));
     if (f->vms < 1) return Status::InvalidInput("--vms must be >= 1");
-    NDT_ASSIGN_OR_RETURN(TransformerSpec model, ResolveModel(*f, dir));
+    NDT_ASSIGN_OR_RETURN(TransformerSpec model, ResolveModel(f->mf, dir));
     Fidelity fidelity;
     if (!ParseFidelity(f->fidelity, &fidelity)) {
       return Status::InvalidInput("--fidelity '" + f->fidelity + "'; use analytical or flow");

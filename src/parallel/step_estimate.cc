@@ -44,27 +44,38 @@ TrainSimResult EstimateStep(const TransformerSpec& m, const Strategy& s,
   TrainSimResult r;
   r.step_time_s = step;
   TimeBreakdown& bd = r.breakdown;
-  double busy = 0;
-  for (int c = 0; c < vpp; ++c) {
-    const LayerCost& a = chunks[0][c].sum;
-    bd.compute_s += mm * (a.fwd_compute_s + a.bwd_compute_s);
-    bd.tp_comm_s += mm * (a.fwd_tp_s + a.bwd_tp_s);
-    bd.ep_comm_s += mm * (a.fwd_ep_s + a.bwd_ep_s);
-    bd.cp_comm_s += mm * (a.fwd_cp_s + a.bwd_cp_s);
-    bd.dp_comm_s += mm * (a.fwd_zero_s + a.bwd_zero_s);
-    busy += mm * (a.fwd_s() + a.bwd_s() - a.fwd_zero_s - a.bwd_zero_s);
-  }
+  const double busy = StageZeroWork(chunks[0], mm, &bd);
   bd.optimizer_s = tails.empty() ? 0 : tails[0].optimizer_s;
   bd.dp_comm_s += stage0_tail;
   bd.pp_bubble_s = std::max(0.0, step - busy - bd.optimizer_s - bd.dp_comm_s);
-  double stage_flop = 0;
-  for (int st = 0; st < pp; ++st) {
-    for (const ChunkCost& cc : chunks[st]) stage_flop += mm * (cc.sum.fwd_flop + cc.sum.bwd_flop);
-  }
-  r.hardware_flop = stage_flop * s.tp * s.cp * s.dp;
-  r.model_flop = TrainingFlopsPerToken(m, m.seq_len, false) * static_cast<double>(s.gbs) *
-                 static_cast<double>(m.seq_len);
+  StepFlops(m, s, chunks, &r);
   return r;
+}
+
+double StageZeroWork(const std::vector<ChunkCost>& stage0, double mm, TimeBreakdown* bd) {
+  double busy = 0;
+  for (const ChunkCost& cc : stage0) {
+    const LayerCost& a = cc.sum;
+    bd->compute_s += mm * (a.fwd_compute_s + a.bwd_compute_s);
+    bd->tp_comm_s += mm * (a.fwd_tp_s + a.bwd_tp_s);
+    bd->ep_comm_s += mm * (a.fwd_ep_s + a.bwd_ep_s);
+    bd->cp_comm_s += mm * (a.fwd_cp_s + a.bwd_cp_s);
+    bd->dp_comm_s += mm * (a.fwd_zero_s + a.bwd_zero_s);
+    busy += mm * (a.fwd_s() + a.bwd_s() - a.fwd_zero_s - a.bwd_zero_s);
+  }
+  return busy;
+}
+
+void StepFlops(const TransformerSpec& m, const Strategy& s,
+               const std::vector<std::vector<ChunkCost>>& chunks, TrainSimResult* r) {
+  const double mm = static_cast<double>(s.micro_batches());
+  double stage_flop = 0;
+  for (const std::vector<ChunkCost>& stage : chunks) {
+    for (const ChunkCost& cc : stage) stage_flop += mm * (cc.sum.fwd_flop + cc.sum.bwd_flop);
+  }
+  r->hardware_flop = stage_flop * s.tp * s.cp * s.dp;
+  r->model_flop = TrainingFlopsPerToken(m, m.seq_len, false) * static_cast<double>(s.gbs) *
+                  static_cast<double>(m.seq_len);
 }
 
 }  // namespace ndt

@@ -45,6 +45,13 @@ struct StageTail {
   double gather_s = 0;  // ZeRO >= 1: the updated weights' all-gather
 };
 
+// Stage 0's work over all micro-batches into bd (compute, TP, EP, CP, ZeRO-3 parts); returns its
+// busy time (everything but the ZeRO-3 gathers, which bd counts as DP).
+double StageZeroWork(const std::vector<ChunkCost>& stage0, double micro_batches, TimeBreakdown* bd);
+// Hardware FLOPs (as executed, all GPUs) and model FLOPs (no recompute) of the step into r.
+void StepFlops(const TransformerSpec& m, const Strategy& s,
+               const std::vector<std::vector<ChunkCost>>& chunks, TrainSimResult* r);
+
 // chunks[stage][chunk]; p2p_s: one pipeline message. Fills step time, the stage-0 breakdown and
 // the FLOPs, as SimulateTrainingStep does (tasks and events 0).
 TrainSimResult EstimateStep(const TransformerSpec& m, const Strategy& s,

@@ -392,19 +392,8 @@ StatusOr<TrainSimResult> Lowering::Run() {
   r.tasks = static_cast<int64_t>(g.tasks().size());
   r.events = tl.events;
   // Breakdown of stage 0.
-  const double mm = static_cast<double>(m);
-  double busy = 0;
-  double last_bwd_end = 0;
-  for (int c = 0; c < vpp; ++c) {
-    const LayerCost& a = chunks[0][c].sum;
-    bd.compute_s += mm * (a.fwd_compute_s + a.bwd_compute_s);
-    bd.tp_comm_s += mm * (a.fwd_tp_s + a.bwd_tp_s);
-    bd.ep_comm_s += mm * (a.fwd_ep_s + a.bwd_ep_s);
-    bd.cp_comm_s += mm * (a.fwd_cp_s + a.bwd_cp_s);
-    bd.dp_comm_s += mm * (a.fwd_zero_s + a.bwd_zero_s);
-    busy += mm * (a.fwd_s() + a.bwd_s() - a.fwd_zero_s - a.bwd_zero_s);
-  }
-  last_bwd_end = tl.spans[opt_task[0]].start_s;
+  const double busy = StageZeroWork(chunks[0], static_cast<double>(m), &bd);
+  const double last_bwd_end = tl.spans[opt_task[0]].start_s;
   double compute_end = 0;
   for (TaskId t : g.queue(res[0].compute)) {
     if (g.tasks()[t].tag == kBwd) compute_end = std::max(compute_end, tl.spans[t].end_s);
@@ -413,14 +402,7 @@ StatusOr<TrainSimResult> Lowering::Run() {
                   std::max(0.0, r.step_time_s - tl.spans[opt_task[0]].end_s);
   bd.pp_bubble_s = std::max(0.0, r.step_time_s - busy - bd.optimizer_s - bd.dp_comm_s);
   r.breakdown = bd;
-  // FLOPs: every GPU of a stage does the same work.
-  double stage_flop = 0;
-  for (int st = 0; st < pp; ++st) {
-    for (const ChunkCost& cc : chunks[st]) stage_flop += mm * (cc.sum.fwd_flop + cc.sum.bwd_flop);
-  }
-  r.hardware_flop = stage_flop * s_.tp * s_.cp * s_.dp;
-  r.model_flop = TrainingFlopsPerToken(m_, m_.seq_len, false) * static_cast<double>(s_.gbs) *
-                 static_cast<double>(m_.seq_len);
+  StepFlops(m_, s_, chunks, &r);  // every GPU of a stage does the same work
   if (trace) {
     r.stream_names = {"compute", "pp send fwd", "pp send bwd", "dp comm"};
     static const char* kCat[] = {"forward", "backward", "pp", "dp", "optimizer"};
