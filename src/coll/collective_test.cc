@@ -5,6 +5,7 @@
 
 #include <numeric>
 
+#include "coll/coll_testing.h"
 #include "coll/nccl_model.h"
 #include "coll/schedule.h"
 #include "hw/catalog.h"
@@ -12,29 +13,6 @@
 
 namespace ndt {
 namespace {
-
-struct Env {
-  Catalog cat;
-  Env() : cat(*Catalog::Load(NDT_DATA_DIR)) {}
-  Cluster Build(const std::string& sku, int vms, FabricSpec fab = {},
-                const GpuSpec* gpu = nullptr) {
-    ClusterSpec s;
-    s.sku = *cat.FindSku(sku);
-    s.gpu = gpu ? gpu : &cat.GpuOf(*s.sku);
-    s.vms = vms;
-    s.fabric = fab;
-    s.fabric.tiers = ChooseTiers(s);
-    StatusOr<Cluster> c = BuildCluster(s);
-    EXPECT_TRUE(c.ok()) << c.status().message();
-    return *c;
-  }
-};
-
-std::vector<int> All(const Cluster& c) {
-  std::vector<int> g(c.num_gpus());
-  std::iota(g.begin(), g.end(), 0);
-  return g;
-}
 
 TEST(Coll, BusBwFactorsAreNcclTests) {
   EXPECT_DOUBLE_EQ(BusBwFactor(CollOp::kAllReduce, 8), 14.0 / 8);
@@ -321,8 +299,7 @@ TEST(Coll, HostOverheadHidesUnderLongKernels) {
   const double d = TimeCollective(c, CollOp::kAllReduce, 1024, g, hidden)->time_s;
   EXPECT_GT(d, 18e-6);
   EXPECT_LT(d, 18.1e-6);
-  EXPECT_NEAR(TimeCollective(c, CollOp::kAllReduce, 32.0 * (1 << 20), g, hidden)->time_s, t,
-              1e-12);
+  EXPECT_NEAR(TimeCollective(c, CollOp::kAllReduce, 32.0 * (1 << 20), g, hidden)->time_s, t, 1e-12);
 }
 
 TEST(Coll, RingLLBusFactorFollowsTheNcclRelease) {

@@ -7,29 +7,14 @@
 #include <map>
 #include <numeric>
 
-#include "hw/catalog.h"
-#include "topo/builders.h"
+#include "coll/coll_testing.h"
 
 namespace ndt {
 namespace {
 
 Cluster Build(int vms, FabricSpec fab = {}) {
-  static const Catalog cat = *Catalog::Load(NDT_DATA_DIR);
-  ClusterSpec s;
-  s.sku = *cat.FindSku("Standard_ND96amsr_A100_v4");
-  s.gpu = &cat.GpuOf(*s.sku);
-  s.vms = vms;
-  s.fabric = fab;
-  s.fabric.tiers = ChooseTiers(s);
-  StatusOr<Cluster> c = BuildCluster(s);
-  EXPECT_TRUE(c.ok()) << c.status().message();
-  return *c;
-}
-
-std::vector<int> All(const Cluster& c) {
-  std::vector<int> g(c.num_gpus());
-  std::iota(g.begin(), g.end(), 0);
-  return g;
+  static Env env;
+  return env.Build("Standard_ND96amsr_A100_v4", vms, fab);
 }
 
 TEST(Tree, ParentsAreNcclsDoubleBinaryTreeOnEightNodes) {
