@@ -14,6 +14,8 @@
 #include "cli/commands.h"
 #include "cli/model_flags.h"
 #include "parallel/cluster_costs.h"
+#include "plan/plan_infer.h"
+#include "serve/request.h"
 
 namespace ndt {
 namespace {
@@ -28,18 +30,19 @@ struct PlanTrainFlags {
 };
 
 // --sku S, --skus all (the default) or --skus A,B,C.
-StatusOr<std::vector<const SkuSpec*>> ResolveSkus(const PlanTrainFlags& f, const Catalog& cat) {
-  if (!f.sku.empty() && !f.skus.empty()) {
+StatusOr<std::vector<const SkuSpec*>> ResolveSkus(const std::string& sku, const std::string& skus,
+                                                  const Catalog& cat) {
+  if (!sku.empty() && !skus.empty()) {
     return Status::InvalidInput("give --sku NAME or --skus all|A,B,... (not both)");
   }
   std::vector<const SkuSpec*> out;
-  if (f.sku.empty() && (f.skus.empty() || f.skus == "all")) {
+  if (sku.empty() && (skus.empty() || skus == "all")) {
     for (const SkuSpec& s : cat.skus()) {
       if (s.gpus > 0) out.push_back(&s);
     }
     return out;
   }
-  std::string list = f.sku.empty() ? f.skus : f.sku;
+  std::string list = sku.empty() ? skus : sku;
   size_t start = 0;
   while (start <= list.size()) {
     const size_t end = std::min(list.find(',', start), list.size());
@@ -54,7 +57,7 @@ StatusOr<PlanTrainRequest> BuildRequest(const PlanTrainFlags& f, const Catalog& 
                                         const std::string& dir) {
   PlanTrainRequest req;
   NDT_ASSIGN_OR_RETURN(req.model, ResolveModel(f.mf, dir));
-  NDT_ASSIGN_OR_RETURN(req.skus, ResolveSkus(f, cat));
+  NDT_ASSIGN_OR_RETURN(req.skus, ResolveSkus(f.sku, f.skus, cat));
   if (f.gpus > 0 && f.vms > 0) return Status::InvalidInput("give --gpus N or --vms N (not both)");
   if (f.gpus < 0 || f.vms < 0) return Status::InvalidInput("--gpus and --vms must be >= 1");
   if (f.tokens < 0) return Status::InvalidInput("--tokens must be >= 0");
@@ -194,6 +197,130 @@ Status RunPlanTrain(const PlanTrainFlags& f, const GlobalOptions& g) {
   return Status::Ok();
 }
 
+struct PlanInferFlags {
+  std::string sku, skus, weights, scenario = "offline", dataset, objective = "throughput";
+  ModelFlags mf;
+  int gpus = 0, vms = 0, top = 10, threads = 0, requests = 0, input_len = 0, output_len = 0;
+  double output_tokens_mean = 0;
+};
+
+StatusOr<PlanInferRequest> BuildInferRequest(const PlanInferFlags& f, const Catalog& cat,
+                                             const std::string& dir) {
+  PlanInferRequest req;
+  NDT_ASSIGN_OR_RETURN(req.model, ResolveModel(f.mf, dir));
+  NDT_ASSIGN_OR_RETURN(req.skus, ResolveSkus(f.sku, f.skus, cat));
+  if (f.gpus > 0 && f.vms > 0) return Status::InvalidInput("give --gpus N or --vms N (not both)");
+  req.gpus = f.gpus;
+  req.vms = f.vms;
+  req.top_k = f.top;
+  req.threads = f.threads;
+  req.data_dir = dir;
+  if (f.objective == "cost") {
+    req.objective = PlanInferObjective::kCost;
+  } else if (f.objective != "throughput") {
+    return Status::InvalidInput("--objective '" + f.objective + "'; use throughput or cost");
+  }
+  size_t start = 0;
+  while (!f.weights.empty() && start <= f.weights.size()) {
+    const size_t end = std::min(f.weights.find(',', start), f.weights.size());
+    Dtype d;
+    const std::string w = f.weights.substr(start, end - start);
+    if (!ParseDtype(w, &d) || d == Dtype::kFp32) {
+      return Status::InvalidInput("--weights '" + w + "'; use a list of fp16, bf16, fp8, fp4");
+    }
+    req.weights.push_back(d);
+    start = end + 1;
+  }
+  InferOptions& o = req.base;
+  if (!ParseScenario(f.scenario, &o.scenario)) {
+    return Status::InvalidInput("--scenario '" + f.scenario +
+                                "' is not one of offline, server, interactive");
+  }
+  if (f.requests < 0) return Status::InvalidInput("--requests must be >= 1");
+  o.requests = f.requests;
+  if ((f.input_len > 0) != (f.output_len > 0) || f.input_len < 0 || f.output_len < 0) {
+    return Status::InvalidInput("--input-len and --output-len must both be >= 1");
+  }
+  if (f.input_len > 0) {
+    if (!f.dataset.empty()) {
+      return Status::InvalidInput("give either --dataset or --input-len/--output-len, not both");
+    }
+    o.lengths = {{f.input_len, f.output_len}};
+  } else {
+    NDT_ASSIGN_OR_RETURN(o.lengths,
+                         LoadDataset(f.dataset.empty() ? "mlperf-llama2-70b" : f.dataset, dir));
+  }
+  if (f.output_tokens_mean != 0) {
+    if (f.output_tokens_mean < 1) return Status::InvalidInput("--output-tokens-mean must be >= 1");
+    RescaleOutputs(f.output_tokens_mean, &o.lengths);
+  }
+  return req;
+}
+
+Status RunPlanInfer(const PlanInferFlags& f, const GlobalOptions& g) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string dir = g.data_dir.empty() ? Catalog::DefaultDataDir() : g.data_dir;
+  NDT_ASSIGN_OR_RETURN(Catalog cat, Catalog::Load(dir));
+  NDT_ASSIGN_OR_RETURN(PlanInferRequest req, BuildInferRequest(f, cat, dir));
+  auto progress = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+  NDT_ASSIGN_OR_RETURN(PlanInferReport rep, PlanInference(cat, req, progress));
+  for (const std::string& n : rep.notes) std::fprintf(stderr, "plan: note: %s\n", n.c_str());
+  if (g.json) {
+    nlohmann::ordered_json j;
+    j["schema"] = "ndtwin.plan_infer/1";
+    j["objective"] = f.objective;
+    j["scenario"] = ScenarioName(req.base.scenario);
+    j["evaluated"] = rep.evaluated;
+    j["infeasible"] = rep.infeasible;
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (const PlanInferResult& r : rep.results) {
+      nlohmann::ordered_json x;
+      x["sku"] = r.sku;
+      x["vms"] = r.vms;
+      x["gpus"] = r.gpus;
+      x["weights"] = DtypeName(r.weights);
+      x["kv"] = DtypeName(r.kv);
+      x["tp"] = r.deployment.tp;
+      x["pp"] = r.deployment.pp;
+      x["replicas"] = r.deployment.replicas;
+      x["max_batch"] = r.deployment.max_batch;
+      x["output_tokens_per_s"] = r.tokens_per_s;
+      x["per_gpu_output_tokens_per_s"] = r.tokens_per_s_per_gpu;
+      x["ttft_p99_s"] = r.ttft_p99_s;
+      x["tpot_p99_s"] = r.tpot_p99_s;
+      x["usd_per_million_tokens"] =
+          r.priced ? nlohmann::ordered_json(r.usd_per_million_tokens) : nlohmann::ordered_json();
+      rows.push_back(x);
+    }
+    j["results"] = rows;
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    std::printf("%-4s  %-30s  %4s  %5s  %-5s  %-4s  %3s  %3s  %8s  %9s  %12s  %9s  %9s  %9s\n",
+                "Rank", "Size", "VMs", "GPUs", "W", "KV", "tp", "pp", "replicas", "max batch",
+                "tokens/s", "per GPU", "TTFT p99", "$/M tok");
+    for (size_t i = 0; i < rep.results.size(); ++i) {
+      const PlanInferResult& r = rep.results[i];
+      char cost[32] = "-";
+      if (r.priced) std::snprintf(cost, sizeof cost, "%.3f", r.usd_per_million_tokens);
+      std::printf(
+          "%4zu  %-30s  %4d  %5d  %-5s  %-4s  %3d  %3d  %8d  %9d  %12.0f  %9.0f  %8.3fs  %9s\n",
+          i + 1, r.sku.c_str(), r.vms, r.gpus, DtypeName(r.weights), DtypeName(r.kv),
+          r.deployment.tp, r.deployment.pp, r.deployment.replicas, r.deployment.max_batch,
+          r.tokens_per_s, r.tokens_per_s_per_gpu, r.ttft_p99_s, cost);
+    }
+    std::printf(
+        "\n%lld (size, precision) pairs evaluated, %lld infeasible; objective %s; "
+        "scenario %s\n",
+        static_cast<long long>(rep.evaluated), static_cast<long long>(rep.infeasible),
+        f.objective.c_str(), ScenarioName(req.base.scenario));
+  }
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::fprintf(stderr, "plan: %lld runs in %.2f s wall\n", static_cast<long long>(rep.evaluated),
+               wall_s);
+  return Status::Ok();
+}
+
 }  // namespace
 
 CommandRun SetupPlan(CLI::App* sub) {
@@ -213,11 +340,32 @@ CommandRun SetupPlan(CLI::App* sub) {
   train->add_option("--fidelity", f->fidelity,
                     "Re-score the best at analytical | flow (default flow)");
   train->add_option("--threads", f->threads, "Threads (default: all cores)");
-  return [f, train](const GlobalOptions& g) -> Status {
-    if (!train->parsed()) {
-      return Status::InvalidInput("plan needs a subcommand: 'plan train --model M --gbs B ...'");
-    }
-    return RunPlanTrain(*f, g);
+  auto fi = std::make_shared<PlanInferFlags>();
+  CLI::App* infer = sub->add_subcommand("infer", "Search sizes and weight precisions to serve");
+  infer->fallthrough();
+  AddModelFlags(infer, &fi->mf);
+  infer->add_option("--sku", fi->sku, "One VM size (see: ndtwin sku list)");
+  infer->add_option("--skus", fi->skus, "all (default) or a comma-separated list of sizes");
+  infer->add_option("--gpus", fi->gpus, "Total GPUs (sizes whose GPUs per VM divide it)");
+  infer->add_option("--vms", fi->vms, "VMs of each size (instead of --gpus)");
+  infer->add_option("--weights", fi->weights,
+                    "Comma-separated precisions (default: each GPU's native fp16/fp8/fp4)");
+  infer->add_option("--scenario", fi->scenario, "offline (default) | server | interactive");
+  infer->add_option("--dataset", fi->dataset, "Length dataset preset or CSV");
+  infer->add_option("--input-len", fi->input_len, "Fixed input tokens per request");
+  infer->add_option("--output-len", fi->output_len, "Fixed output tokens per request");
+  infer->add_option("--output-tokens-mean", fi->output_tokens_mean,
+                    "Rescale every output length so the mean is X");
+  infer->add_option("--requests", fi->requests, "Requests to simulate (default: automatic)");
+  infer->add_option("--objective", fi->objective, "throughput (default) | cost ($/M tokens)");
+  infer->add_option("--top", fi->top, "How many results to show (default 10)");
+  infer->add_option("--threads", fi->threads, "Threads (default: all cores)");
+  return [f, train, fi, infer](const GlobalOptions& g) -> Status {
+    if (train->parsed()) return RunPlanTrain(*f, g);
+    if (infer->parsed()) return RunPlanInfer(*fi, g);
+    return Status::InvalidInput(
+        "plan needs a subcommand: 'plan train --model M --gbs B ...' or 'plan infer --model M "
+        "...'");
   };
 }
 

@@ -26,7 +26,9 @@ double EngineRate(const RunTotals& t, size_t e, Measure m) {
   if (m == Measure::kWindow) {
     double len = t.window_end_s[e] - t.window_start_s[e];
     if (len > 0) return static_cast<double>(r.window_tokens) / len;
-  } else if (m == Measure::kSaturated && r.saturated_until_s > r.warm_s) {
+  } else if (m == Measure::kSaturated && r.warm_s > 0 && r.saturated_until_s > r.warm_s) {
+    // Only once a full batch has completed (warm_s): runs too short to warm up are measured
+    // over their whole makespan below.
     return static_cast<double>(r.saturated_tokens - r.warm_tokens) /
            (r.saturated_until_s - r.warm_s);
   }
@@ -84,7 +86,7 @@ int OfflinePerEngine(const Plan& plan, const InferOptions& o, bool quick) {
   // Quick (deployment search): long enough that KV-cache pressure and preemption reach their
   // steady state; 4 batches were not (a KV-starved TP1 looked 40% better than it runs).
   if (quick) want = std::max(2048, 8 * plan.engine.max_batch);
-  if (o.requests > 0) want = std::max(1, (o.requests + plan.engines - 1) / plan.engines);
+  if (o.requests > 0 && !quick) want = std::max(1, (o.requests + plan.engines - 1) / plan.engines);
   return want;
 }
 

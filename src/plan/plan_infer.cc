@@ -1,0 +1,137 @@
+// File: plan/plan_infer.cc
+// Inference planning; see plan_infer.h.
+#include "plan/plan_infer.h"
+
+#include <algorithm>
+#include <map>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "serve/run.h"
+
+namespace ndt {
+namespace {
+
+struct Candidate {
+  const SkuSpec* sku;
+  int vms;
+  Dtype weights;
+};
+
+// The precisions a GPU computes natively, narrowest last: fp16 always, then fp8 and fp4.
+std::vector<Dtype> NativeWeights(const GpuSpec& g) {
+  std::vector<Dtype> out = {Dtype::kFp16};
+  if (g.PeakFlops(Precision::kFp8) > 0) out.push_back(Dtype::kFp8);
+  if (g.PeakFlops(Precision::kFp4) > 0) out.push_back(Dtype::kFp4);
+  return out;
+}
+
+// Smaller is better.
+double Score(const PlanInferResult& r, PlanInferObjective o) {
+  return o == PlanInferObjective::kCost ? r.usd_per_million_tokens : -r.tokens_per_s;
+}
+
+}  // namespace
+
+StatusOr<PlanInferReport> PlanInference(const Catalog& catalog, const PlanInferRequest& req,
+                                        const PlanProgress& progress) {
+  if (req.top_k < 1) return Status::InvalidInput("--top must be >= 1");
+  if (req.gpus < 0 || req.vms < 0 || (req.gpus == 0 && req.vms == 0)) {
+    return Status::InvalidInput("give --gpus N or --vms N (N >= 1)");
+  }
+  PlanInferReport rep;
+  std::vector<Candidate> cands;
+  std::vector<std::string> unpriced;
+  for (const SkuSpec* sku : req.skus) {
+    if (req.objective == PlanInferObjective::kCost && !sku->price) {
+      unpriced.push_back(sku->name);
+      continue;
+    }
+    int vms = req.vms;
+    if (req.gpus > 0) {
+      if (req.gpus % sku->gpus != 0) {
+        rep.notes.push_back(sku->name + ": " + std::to_string(sku->gpus) +
+                            " GPUs per VM do not divide " + std::to_string(req.gpus) + "; skipped");
+        continue;
+      }
+      vms = req.gpus / sku->gpus;
+    }
+    std::vector<Dtype> ws = req.weights;
+    if (ws.empty()) ws = NativeWeights(catalog.GpuOf(*sku));
+    for (Dtype w : ws) cands.push_back({sku, vms, w});
+  }
+  if (!unpriced.empty()) {
+    std::string list;
+    for (const std::string& n : unpriced) list += (list.empty() ? "" : ", ") + n;
+    rep.notes.push_back("no price, skipped (objective cost): " + list);
+  }
+  if (cands.empty()) return Status::InvalidInput("no size left to try; check --sku/--gpus");
+  if (progress) {
+    progress("plan: " + std::to_string(cands.size()) +
+             " (size, precision) pairs, each with its "
+             "own deployment search");
+  }
+  const int64_t n = static_cast<int64_t>(cands.size());
+  std::vector<StatusOr<InferResult>> runs(cands.size(), Status::Internal("not run"));
+#ifdef _OPENMP
+  const int threads = req.threads > 0 ? req.threads : omp_get_max_threads();
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#endif
+  for (int64_t i = 0; i < n; ++i) {
+    InferOptions o = req.base;
+    o.vms = cands[i].vms;
+    o.weights = cands[i].weights;
+    o.kv = DtypeBytes(o.weights) <= 1 ? Dtype::kFp8 : Dtype::kFp16;
+    runs[i] = RunInferenceOn(catalog, cands[i].sku->name, req.model, o, req.data_dir);
+  }
+  std::map<std::string, int> reasons;
+  std::vector<PlanInferResult> ok;
+  for (int64_t i = 0; i < n; ++i) {
+    ++rep.evaluated;
+    if (!runs[i].ok()) {
+      ++rep.infeasible;
+      std::string why = runs[i].status().message();
+      why = why.substr(0, why.find(':'));
+      ++reasons[why];
+      continue;
+    }
+    const InferResult& r = *runs[i];
+    PlanInferResult p;
+    p.index = static_cast<size_t>(i);
+    p.sku = cands[i].sku->name;
+    p.vms = cands[i].vms;
+    p.gpus = cands[i].vms * cands[i].sku->gpus;
+    p.weights = r.deployment.weights;
+    p.kv = r.deployment.kv;
+    p.deployment = r.deployment;
+    p.tokens_per_s = r.output_tokens_per_s;
+    p.tokens_per_s_per_gpu = r.per_gpu_output_tokens_per_s;
+    p.ttft_p99_s = r.stats.ttft_s.p99;
+    p.tpot_p99_s = r.stats.tpot_s.p99;
+    p.priced = r.usd_per_million_tokens.has_value();
+    p.usd_per_million_tokens = p.priced ? *r.usd_per_million_tokens : 0;
+    ok.push_back(p);
+  }
+  if (ok.empty()) {
+    std::string common;
+    int most = 0;
+    for (const auto& [why, count] : reasons) {
+      if (count > most) most = count, common = why;
+    }
+    return Status::Infeasible("no size and precision can serve the model: most common reason (" +
+                              std::to_string(most) + "): " + common +
+                              "; try more GPUs (--gpus/--vms) or a size with more GPU memory");
+  }
+  std::sort(ok.begin(), ok.end(), [&](const PlanInferResult& a, const PlanInferResult& b) {
+    const double sa = Score(a, req.objective), sb = Score(b, req.objective);
+    if (sa != sb) return sa < sb;
+    return a.index < b.index;
+  });
+  if (ok.size() > static_cast<size_t>(req.top_k)) ok.resize(req.top_k);
+  rep.results = std::move(ok);
+  return rep;
+}
+
+}  // namespace ndt

@@ -1,0 +1,78 @@
+#include "plan/plan_infer.h"
+
+#include <gtest/gtest.h>
+
+#include "serve/run.h"
+
+namespace ndt {
+namespace {
+
+const Catalog& Cat() {
+  static const Catalog* cat = new Catalog(*Catalog::Load(Catalog::DefaultDataDir()));
+  return *cat;
+}
+
+PlanInferRequest Request(const std::vector<std::string>& skus) {
+  PlanInferRequest req;
+  req.model = *LoadModel("llama2-7b", ModelsDir(""));
+  for (const std::string& s : skus) req.skus.push_back(*Cat().FindSku(s));
+  req.vms = 1;
+  req.base.lengths = {{512, 128}};
+  req.base.requests = 1024;
+  req.top_k = 10;
+  return req;
+}
+
+TEST(PlanInfer, TriesEachNativePrecisionAndMatchesTheServiceRun) {
+  // H100 computes fp16 and fp8 natively, A100 fp16 only: 3 (size, precision) pairs. Each result
+  // is what `ndtwin infer` gives for the same options (KV fp8 with 8-bit weights, else fp16).
+  PlanInferRequest req = Request({"Standard_ND96isr_H100_v5", "Standard_ND96amsr_A100_v4"});
+  StatusOr<PlanInferReport> rep = PlanInference(Cat(), req);
+  ASSERT_TRUE(rep.ok()) << rep.status().message();
+  EXPECT_EQ(rep->evaluated, 3);
+  EXPECT_EQ(rep->infeasible, 0);
+  ASSERT_EQ(rep->results.size(), 3u);
+  for (size_t i = 1; i < rep->results.size(); ++i) {
+    EXPECT_GE(rep->results[i - 1].tokens_per_s, rep->results[i].tokens_per_s);
+  }
+  const PlanInferResult& best = rep->results.front();
+  EXPECT_EQ(best.sku, "Standard_ND96isr_H100_v5");
+  EXPECT_EQ(best.weights, Dtype::kFp8);
+  InferOptions o = req.base;
+  o.weights = Dtype::kFp8;
+  o.kv = Dtype::kFp8;
+  StatusOr<InferResult> direct =
+      RunInferenceOn(Cat(), "Standard_ND96isr_H100_v5", req.model, o, "");
+  ASSERT_TRUE(direct.ok());
+  EXPECT_DOUBLE_EQ(best.tokens_per_s, direct->output_tokens_per_s);
+}
+
+TEST(PlanInfer, CostRanksByDollarsPerMillionTokensAndSkipsUnpricedSizes) {
+  // ND H200 v5 has no list price in data/: skipped with a note under the cost objective.
+  PlanInferRequest req = Request(
+      {"Standard_ND96isr_H200_v5", "Standard_ND96amsr_A100_v4", "Standard_ND96isr_H100_v5"});
+  req.objective = PlanInferObjective::kCost;
+  req.weights = {Dtype::kFp16};
+  StatusOr<PlanInferReport> rep = PlanInference(Cat(), req);
+  ASSERT_TRUE(rep.ok()) << rep.status().message();
+  EXPECT_EQ(rep->evaluated, 2);
+  ASSERT_EQ(rep->notes.size(), 1u);
+  EXPECT_NE(rep->notes[0].find("Standard_ND96isr_H200_v5"), std::string::npos);
+  ASSERT_EQ(rep->results.size(), 2u);
+  EXPECT_LE(rep->results[0].usd_per_million_tokens, rep->results[1].usd_per_million_tokens);
+  for (const PlanInferResult& r : rep->results) EXPECT_TRUE(r.priced);
+}
+
+TEST(PlanInfer, NothingFitsIsOneLineWithTheReason) {
+  // Llama 2 70B in fp16 (140 GB of weights) on one 24 GB Tesla P40: does not fit.
+  PlanInferRequest req = Request({"Standard_ND6s"});
+  req.model = *LoadModel("llama2-70b", ModelsDir(""));
+  StatusOr<PlanInferReport> rep = PlanInference(Cat(), req);
+  ASSERT_FALSE(rep.ok());
+  EXPECT_EQ(rep.status().code(), StatusCode::kInfeasible);
+  EXPECT_NE(rep.status().message().find("most common reason (1)"), std::string::npos);
+  EXPECT_EQ(rep.status().message().find('\n'), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ndt
