@@ -60,8 +60,7 @@ Status BuildOptions(const InferFlags& f, const std::string& data_dir, InferOptio
   o->max_num_tokens = f.max_num_tokens;
   NDT_ASSIGN_OR_RETURN(o->weights, ParseDtypeFlag("--weights", f.weights));
   if (f.kv.empty()) {
-    // Default KV precision: fp8 when the weights are 8-bit or narrower, else fp16.
-    o->kv = DtypeBytes(o->weights) <= 1 ? Dtype::kFp8 : Dtype::kFp16;
+    o->kv = DefaultKv(o->weights);
   } else {
     NDT_ASSIGN_OR_RETURN(o->kv, ParseDtypeFlag("--kv", f.kv));
     if (o->kv == Dtype::kFp4)

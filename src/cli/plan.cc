@@ -10,6 +10,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/model_flags.h"
@@ -29,6 +30,18 @@ struct PlanTrainFlags {
   std::string objective = "throughput", precision = "bf16", fidelity = "flow";
 };
 
+// "a,b,c" -> {"a", "b", "c"}; "" -> {}.
+std::vector<std::string> SplitCommas(const std::string& list) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (!list.empty() && start <= list.size()) {
+    const size_t end = std::min(list.find(',', start), list.size());
+    out.push_back(list.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
 // --sku S, --skus all (the default) or --skus A,B,C.
 StatusOr<std::vector<const SkuSpec*>> ResolveSkus(const std::string& sku, const std::string& skus,
                                                   const Catalog& cat) {
@@ -42,13 +55,9 @@ StatusOr<std::vector<const SkuSpec*>> ResolveSkus(const std::string& sku, const 
     }
     return out;
   }
-  std::string list = sku.empty() ? skus : sku;
-  size_t start = 0;
-  while (start <= list.size()) {
-    const size_t end = std::min(list.find(',', start), list.size());
-    NDT_ASSIGN_OR_RETURN(const SkuSpec* s, cat.FindSku(list.substr(start, end - start)));
+  for (const std::string& name : SplitCommas(sku.empty() ? skus : sku)) {
+    NDT_ASSIGN_OR_RETURN(const SkuSpec* s, cat.FindSku(name));
     out.push_back(s);
-    start = end + 1;
   }
   return out;
 }
@@ -220,16 +229,12 @@ StatusOr<PlanInferRequest> BuildInferRequest(const PlanInferFlags& f, const Cata
   } else if (f.objective != "throughput") {
     return Status::InvalidInput("--objective '" + f.objective + "'; use throughput or cost");
   }
-  size_t start = 0;
-  while (!f.weights.empty() && start <= f.weights.size()) {
-    const size_t end = std::min(f.weights.find(',', start), f.weights.size());
+  for (const std::string& w : SplitCommas(f.weights)) {
     Dtype d;
-    const std::string w = f.weights.substr(start, end - start);
     if (!ParseDtype(w, &d) || d == Dtype::kFp32) {
       return Status::InvalidInput("--weights '" + w + "'; use a list of fp16, bf16, fp8, fp4");
     }
     req.weights.push_back(d);
-    start = end + 1;
   }
   InferOptions& o = req.base;
   if (!ParseScenario(f.scenario, &o.scenario)) {

@@ -78,7 +78,7 @@ StatusOr<TrainReport> RunTraining(const TrainJob& job, const TrainCosts& costs) 
   rep.warnings = warnings;
   if (!job.mbs_given) rep.chosen.push_back("mbs " + std::to_string(best->s.mbs));
   if (!job.vpp_given) rep.chosen.push_back("vpp " + std::to_string(best->s.vpp));
-  if (job.want_trace || (job.closed_form_search && !job.estimate_only)) {
+  if (job.want_trace) {
     TrainSimOptions o;
     o.want_trace = job.want_trace;
     NDT_ASSIGN_OR_RETURN(rep.sim, SimulateTrainingStep(m, best->s, costs, o));

@@ -33,11 +33,9 @@ struct TrainJob {
   double vm_usd_per_hour = 0;  // 0: no price known
   double tokens = 0;           // 0: no time-to-train
   bool want_trace = false;
-  // Choose mbs / vpp with the closed form (parallel/step_estimate.h), then simulate only the
-  // chosen one: one task-graph run instead of one per candidate (the planner's fast pass).
+  // Choose mbs / vpp and report the step from the closed form (parallel/step_estimate.h), no
+  // task graph (the planner's fast pass); a trace still simulates the chosen one.
   bool closed_form_search = false;
-  // With closed_form_search: report the closed form's step, no simulation at all.
-  bool estimate_only = false;
 };
 
 struct TrainReport {

@@ -76,7 +76,6 @@ Evaluation Evaluate(const TransformerSpec& model, const SizeContext& c, const St
                     double tokens, const ClusterCosts& costs, Fidelity fidelity, bool first_pass) {
   TrainJob job;
   job.closed_form_search = first_pass;
-  job.estimate_only = first_pass;
   job.model = model;
   job.strategy = s;
   job.mbs_given = false;
@@ -114,30 +113,6 @@ std::string ReasonOf(const Status& s) {
   const std::string& m = s.message();
   if (m.rfind("does not fit", 0) == 0) return "does not fit in GPU memory";
   return m.substr(0, m.find(';'));
-}
-
-Status NoFeasible(const std::vector<Evaluation>& evals) {
-  std::map<std::string, int64_t> counts;
-  for (const Evaluation& e : evals) ++counts[ReasonOf(e.status)];
-  auto top = counts.begin();
-  for (auto it = counts.begin(); it != counts.end(); ++it) {
-    if (it->second > top->second) top = it;
-  }
-  const bool memory = top->first == "does not fit in GPU memory";
-  return Status::Infeasible(
-      "no feasible configuration among " + std::to_string(evals.size()) + "; most common reason (" +
-      std::to_string(top->second) + "): " + top->first +
-      (memory ? "; try more GPUs (--gpus/--vms) or a size with more GPU memory"
-              : "; try another --gpus or --gbs"));
-}
-
-int Threads(int requested) {
-#ifdef _OPENMP
-  return requested > 0 ? requested : omp_get_max_threads();
-#else
-  (void)requested;
-  return 1;
-#endif
 }
 
 // Builds the contexts of the sizes that can run, with a note for each one skipped.
@@ -342,7 +317,7 @@ StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const ComputeCali
   }
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return bound[a] < bound[b]; });
-  const int threads = Threads(req.threads);
+  const int threads = PlanThreads(req.threads);
   if (progress) {
     progress("plan: " + std::to_string(cands.size()) + " configurations on " +
              std::to_string(ctx.size()) + (ctx.size() == 1 ? " size" : " sizes") + " (analytical)");
@@ -395,7 +370,9 @@ StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const ComputeCali
   }
   if (ok.empty()) {
     if (failed.empty()) return Status::InvalidInput("no configuration to evaluate; try --gpus");
-    return NoFeasible(failed);
+    std::vector<Status> statuses;
+    for (const Evaluation& e : failed) statuses.push_back(e.status);
+    return NoneFeasible(statuses);
   }
   // Second pass: the closed form ranked everything; the best kSimulated are simulated (full
   // micro-batch x VPP search) and ranked again, then the top K re-scored at the fidelity asked.
@@ -409,6 +386,30 @@ StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const ComputeCali
   }
   rep.results = std::move(ok);
   return rep;
+}
+
+int PlanThreads(int requested) {
+#ifdef _OPENMP
+  return requested > 0 ? requested : omp_get_max_threads();
+#else
+  (void)requested;
+  return 1;
+#endif
+}
+
+Status NoneFeasible(const std::vector<Status>& failures) {
+  std::map<std::string, int64_t> counts;
+  for (const Status& st : failures) ++counts[ReasonOf(st)];
+  auto top = counts.begin();
+  for (auto it = counts.begin(); it != counts.end(); ++it) {
+    if (it->second > top->second) top = it;
+  }
+  const bool memory = top->first == "does not fit in GPU memory";
+  return Status::Infeasible(
+      "no feasible configuration among " + std::to_string(failures.size()) +
+      "; most common reason (" + std::to_string(top->second) + "): " + top->first +
+      (memory ? "; try more GPUs (--gpus/--vms) or a size with more GPU memory"
+              : "; try another --gpus or --gbs"));
 }
 
 }  // namespace ndt

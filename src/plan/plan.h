@@ -88,6 +88,12 @@ std::vector<Strategy> EnumerateTrainStrategies(const TransformerSpec& model, int
                                                int nvlink_domain_gpus, int64_t gbs,
                                                Dtype precision);
 
+// Shared by the planners: the OpenMP thread count for `requested` (0: the runtime's default; 1
+// without OpenMP), and the one-line kInfeasible when every candidate failed: the commonest
+// reason ("does not fit in GPU memory", else a message up to its advice) and a hint.
+int PlanThreads(int requested);
+Status NoneFeasible(const std::vector<Status>& failures);
+
 // Runs the search. Fails with kInvalidInput on a bad request (gbs < 1, top_k < 1, no GPUs or
 // VMs, time/cost without tokens, no size left to try) and kInfeasible, naming the commonest
 // reason and a fix, when no configuration is feasible. Catalog and calibration are read-only.

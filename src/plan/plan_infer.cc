@@ -3,7 +3,6 @@
 #include "plan/plan_infer.h"
 
 #include <algorithm>
-#include <map>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -76,25 +75,23 @@ StatusOr<PlanInferReport> PlanInference(const Catalog& catalog, const PlanInferR
   const int64_t n = static_cast<int64_t>(cands.size());
   std::vector<StatusOr<InferResult>> runs(cands.size(), Status::Internal("not run"));
 #ifdef _OPENMP
-  const int threads = req.threads > 0 ? req.threads : omp_get_max_threads();
+  const int threads = PlanThreads(req.threads);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
 #endif
   for (int64_t i = 0; i < n; ++i) {
     InferOptions o = req.base;
     o.vms = cands[i].vms;
     o.weights = cands[i].weights;
-    o.kv = DtypeBytes(o.weights) <= 1 ? Dtype::kFp8 : Dtype::kFp16;
+    o.kv = DefaultKv(o.weights);
     runs[i] = RunInferenceOn(catalog, cands[i].sku->name, req.model, o, req.data_dir);
   }
-  std::map<std::string, int> reasons;
+  std::vector<Status> failures;
   std::vector<PlanInferResult> ok;
   for (int64_t i = 0; i < n; ++i) {
     ++rep.evaluated;
     if (!runs[i].ok()) {
       ++rep.infeasible;
-      std::string why = runs[i].status().message();
-      why = why.substr(0, why.find(':'));
-      ++reasons[why];
+      failures.push_back(runs[i].status());
       continue;
     }
     const InferResult& r = *runs[i];
@@ -114,16 +111,7 @@ StatusOr<PlanInferReport> PlanInference(const Catalog& catalog, const PlanInferR
     p.usd_per_million_tokens = p.priced ? *r.usd_per_million_tokens : 0;
     ok.push_back(p);
   }
-  if (ok.empty()) {
-    std::string common;
-    int most = 0;
-    for (const auto& [why, count] : reasons) {
-      if (count > most) most = count, common = why;
-    }
-    return Status::Infeasible("no size and precision can serve the model: most common reason (" +
-                              std::to_string(most) + "): " + common +
-                              "; try more GPUs (--gpus/--vms) or a size with more GPU memory");
-  }
+  if (ok.empty()) return NoneFeasible(failures);
   std::sort(ok.begin(), ok.end(), [&](const PlanInferResult& a, const PlanInferResult& b) {
     const double sa = Score(a, req.objective), sb = Score(b, req.objective);
     if (sa != sb) return sa < sb;

@@ -48,6 +48,11 @@ struct CommFns {
   std::function<double(double bytes)> kv_transfer_s;               // prefill -> decode replica
 };
 
+// The KV-cache precision a deployment uses unless told: fp8 with 8- or 4-bit weights, else fp16.
+inline Dtype DefaultKv(Dtype weights) {
+  return DtypeBytes(weights) <= 1 ? Dtype::kFp8 : Dtype::kFp16;
+}
+
 struct InferOptions {
   int vms = 1;
   int tp = 0, pp = 0, ep = 1;  // 0 = choose
