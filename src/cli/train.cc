@@ -28,7 +28,7 @@ struct TrainFlags {
   int64_t gbs = 0, mbs = 0;
   int tp = 1, pp = 1, dp = 0, vpp = 0, cp = 1, ep = 1, zero = 0;
   bool sp = false, no_dp_overlap = false, no_flash_attn = false, uneven_stages = false,
-       tp_overlap = false;
+       tp_overlap = false, no_grad_accum_fusion = false;
   std::string recompute = "none", precision = "bf16", fidelity = "analytical", schedule = "1f1b";
   std::string order, trace;
   double tokens = 0;
@@ -50,6 +50,7 @@ Status BuildStrategy(const TrainFlags& f, TrainJob* job) {
   s.zero = f.zero;
   s.overlap_dp = !f.no_dp_overlap;
   s.flash_attention = !f.no_flash_attn;
+  s.grad_accum_fusion = !f.no_grad_accum_fusion;
   job->mbs_given = f.mbs > 0;
   s.mbs = f.mbs > 0 ? f.mbs : 1;
   job->vpp_given = f.vpp > 0 || f.pp == 1;
@@ -236,6 +237,9 @@ CommandRun SetupTrain(CLI::App* sub) {
   sub->add_flag("--no-flash-attn", f->no_flash_attn,
                 "Unfused attention (Megatron-LM before FlashAttention)");
   sub->add_flag("--no-dp-overlap", f->no_dp_overlap, "Reduce gradients after the backward");
+  sub->add_flag("--no-grad-accum-fusion", f->no_grad_accum_fusion,
+                "Accumulate weight gradients in a separate kernel per micro-batch (before "
+                "Megatron-LM's gradient_accumulation_fusion)");
   sub->add_option("--tokens", f->tokens, "Training tokens: print time to train and cost");
   sub->add_option("--trace", f->trace, "Write a Chrome/Perfetto trace of the step to FILE");
   return [f](const GlobalOptions& g) -> Status {

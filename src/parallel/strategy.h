@@ -58,6 +58,11 @@ struct Strategy {
   // Fused (FlashAttention) attention core. false: Megatron-LM's unfused path of 2021 (batched
   // QK^T, fused scale-mask-softmax, dropout, AV), which writes and reads the s x s scores.
   bool flash_attention = true;
+  // Weight gradients accumulate across micro-batches inside the wgrad GEMM (Megatron-LM's
+  // gradient_accumulation_fusion, 2022+: the GEMM adds into the fp32 main_grad in its epilogue).
+  // false: a separate memory-bound add per micro-batch over the stage's gradients, as PyTorch's
+  // autograd (AccumulateGrad) and Megatron-LM 2021's DDP did (see train_sim.h).
+  bool grad_accum_fusion = true;
   // Fastest to slowest varying; default Megatron's.
   std::array<Axis, 4> order = {Axis::kTp, Axis::kCp, Axis::kDp, Axis::kPp};
 

@@ -64,6 +64,24 @@ class Lowering {
     }
     return 2 * Comm(CommKind::kAllReduce, act_bytes_, tp_group_);
   }
+  // Unfused gradient accumulation of `params` weights, averaged over the micro-batches: fp16
+  // gradients accumulate in place in fp16 (read the new gradient and the sum, write the sum:
+  // 6 B/param), every micro-batch but the first (AccumulateGrad takes the first as is); other
+  // precisions into an fp32 main_grad (2 + 4 + 4 B/param) every micro-batch, as Megatron-LM
+  // requires for bf16. One kernel per layer (kernel launch priced once per op).
+  double GradAccum(double params) const {
+    if (s_.grad_accum_fusion || params <= 0) return 0;
+    const double mm = static_cast<double>(s_.micro_batches());
+    const bool fp16 = s_.precision == Dtype::kFp16;
+    const double share = fp16 ? (mm - 1) / mm : 1.0;
+    if (share <= 0) return 0;
+    Op add;
+    add.name = "grad_accum";
+    add.kind = OpKind::kElementwise;
+    add.bytes = (fp16 ? 6.0 : 10.0) * params;
+    add.flop = params;
+    return share * c_.OpsTime({add});
+  }
   const LayerCost& Layer(int64_t l);
   ChunkCost Chunk(int stage, int chunk);
   double P2p();
@@ -139,6 +157,7 @@ const LayerCost& Lowering::Layer(int64_t l) {
   p += moe ? pc_.moe_mlp_per_layer / (static_cast<double>(s_.ep) * s_.tp)
            : pc_.dense_mlp_per_layer / s_.tp;
   lc.params = p;
+  lc.bwd_compute_s += GradAccum(p);
   if (s_.zero >= 3 && s_.dp > 1) {
     // ZeRO-3 (DeepSpeed): each layer's 16-bit weights are all-gathered over DP before its
     // forward and again before its backward (which also serves the recomputed forward), and its
@@ -206,6 +225,7 @@ ChunkCost Lowering::Chunk(int stage, int chunk) {
            (m_.tied_embeddings ? (s_.pp > 1 ? pc_.embedding : 0.0) : pc_.lm_head) / s_.tp;
     }
     extra.params = p;
+    extra.bwd_compute_s += GradAccum(p);
     add(extra);
     // Head backward runs first, embedding backward last.
     if (last_v) {

@@ -6,7 +6,8 @@
 // Per (stage, chunk) pass: layer operators (compute/) + Megatron TP communication (2 all-reduces
 // per layer per pass, or with SP 2 all-gathers + 2 reduce-scatters) + EP all-to-all (dispatch
 // and combine per MoE layer) + CP ring K/V exchange exposed beyond the attention it overlaps;
-// recompute adds the forward (full) or the attention core (selective) to the backward. PP
+// recompute adds the forward (full) or the attention core (selective) to the backward; without
+// gradient_accumulation_fusion each backward also pays a memory-bound add of its gradients. PP
 // activations travel on p2p streams (scatter/gather over the TP ranks' NICs across VMs). DP
 // gradients are reduced per layer bucket as the last micro-batch's backward produces them
 // (all-reduce; ZeRO >= 1: reduce-scatter, then all-gather of the updated weights), then the

@@ -85,6 +85,31 @@ TEST(TrainSim, OneGpuHasNoCommunication) {
   EXPECT_NEAR(r->step_time_s, b.compute_s + b.optimizer_s, 1e-9 * r->step_time_s);
 }
 
+TEST(TrainSim, UnfusedGradientAccumulationAddsOnePassOverTheGradientsPerMicroBatch) {
+  // 1 GPU, 4 micro-batches. fp16 without gradient_accumulation_fusion: every micro-batch but the
+  // first reads the new gradient and the sum and writes the sum (6 B/param) -> 3 * 6 * params
+  // bytes at FakeCosts' 1 TB/s. bf16 accumulates into fp32 every micro-batch: 4 * 10 * params.
+  TransformerSpec m = SmallGpt();
+  const double params = CountParams(m).total;
+  Strategy s;
+  s.gbs = 4;
+  s = Resolve(m, s, 1);
+  FakeCosts costs;
+  for (Dtype d : {Dtype::kFp16, Dtype::kBf16}) {
+    s.precision = d;
+    s.grad_accum_fusion = true;
+    const double fused = SimulateTrainingStep(m, s, costs, {}).value().step_time_s;
+    s.grad_accum_fusion = false;
+    const double unfused = SimulateTrainingStep(m, s, costs, {}).value().step_time_s;
+    const double want = d == Dtype::kFp16 ? 3 * 6 * params / 1e12 : 4 * 10 * params / 1e12;
+    EXPECT_NEAR(unfused - fused, want, 1e-6 * want) << DtypeName(d);
+    TrainSimOptions closed;
+    closed.closed_form = true;
+    const double est = SimulateTrainingStep(m, s, costs, closed).value().step_time_s;
+    EXPECT_NEAR(est, unfused, 1e-9 * unfused);  // the closed form prices it the same
+  }
+}
+
 TEST(TrainSim, DataParallelWithFreeCommKeepsPerGpuFlops) {
   // Same per-GPU work (gbs grows with dp) and free communication: FLOP/s per GPU is equal.
   TransformerSpec m = SmallGpt();

@@ -127,6 +127,7 @@ StatusOr<ValidationRow> RunCase(const Env& env, InlineModelArgs a, Strategy s, i
   job.strategy.flash_attention = false;
   job.strategy.overlap_p2p = false;
   job.strategy.overlap_dp = overlap_dp;
+  job.strategy.grad_accum_fusion = false;  // added to Megatron-LM in 2022
   job.strategy.mbs = mbs > 0 ? mbs : 1;
   job.mbs_given = mbs > 0;
   job.vpp_given = s.vpp > 0;
