@@ -82,6 +82,15 @@ class Lowering {
     add.flop = params;
     return share * c_.OpsTime({add});
   }
+  // HBM bytes per parameter of the optimizer step (Megatron-LM's mixed-precision optimizer with
+  // Apex's FusedAdam): the gradient norm reads the fp32 gradients (4), Adam reads the fp32 weight,
+  // gradient, m and v and writes weight, m and v (28), the updated weights are copied to the
+  // 16-bit model weights (4 + 2). fp16 adds the loss-scaled path: the fp16 gradients copied to
+  // fp32 (2 + 4) and unscaled with the inf/nan check (4 + 4). bf16 gradients already sit in an
+  // fp32 main_grad. Clipping's rescale (only when the norm exceeds the limit) is left out.
+  double OptimizerBytesPerParam() const {
+    return 38.0 + (s_.precision == Dtype::kFp16 ? 14.0 : 0.0);
+  }
   const LayerCost& Layer(int64_t l);
   ChunkCost Chunk(int stage, int chunk);
   double P2p();
@@ -271,7 +280,7 @@ StatusOr<TrainSimResult> Lowering::Run() {
       StageTail& t = tails[st];
       Op adam;
       adam.kind = OpKind::kElementwise;
-      adam.bytes = 32.0 * params / (s_.zero >= 1 ? s_.dp : 1);
+      adam.bytes = OptimizerBytesPerParam() * params / (s_.zero >= 1 ? s_.dp : 1);
       t.optimizer_s = c_.OpsTime({adam});
       if (s_.dp > 1 && s_.zero < 3) {
         t.dp_full_s = Comm(kind, params * 2.0, dp_group_);
@@ -393,7 +402,7 @@ StatusOr<TrainSimResult> Lowering::Run() {
     Op adam;
     adam.name = "adam";
     adam.kind = OpKind::kElementwise;
-    adam.bytes = 32.0 * opt_params;
+    adam.bytes = OptimizerBytesPerParam() * opt_params;
     const double opt_s = c_.OpsTime({adam});
     opt_task[st] = g.AddTask(res[st].compute, opt_s, kOpt, trace ? "optimizer" : "");
     for (TaskId t : dp_tasks) g.AddDep(t, opt_task[st]);
