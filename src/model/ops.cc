@@ -367,8 +367,15 @@ std::vector<Op> LmHeadForwardOps(const TransformerSpec& spec, double tokens, con
   const int64_t v = std::max<int64_t>(1, spec.vocab / b.t());
   b.Gemm("lm_head", tokens, v, spec.hidden);
   if (with_loss) {
-    b.Elementwise("loss", OpKind::kLoss, tokens * static_cast<double>(v), 2, 1, 5);
-    ops.back().kind = OpKind::kLoss;
+    // Megatron-LM's vocab-parallel cross-entropy (unfused, the default) over fp32 logits, per
+    // element of this rank's [tokens x vocab/tp] slice. Forward: upcast the 16-bit logits (read
+    // a, write 4), row max (4), subtract in place (4 + 4), exp in place (4 + 4), row sum (4),
+    // divide in place (4 + 4): 32 + a + 4 bytes; the softmax is kept for the backward, which
+    // scales it by the incoming gradient in place (4 + 4) and casts back (4 + a): 12 + a.
+    const double elems = tokens * static_cast<double>(v);
+    b.Elementwise("loss", OpKind::kLoss, elems, 0, 0, 5);
+    ops.back().bytes = elems * (36.0 + b.a());
+    ops.back().backward_bytes = elems * (12.0 + b.a());
   }
   return ops;
 }

@@ -172,6 +172,19 @@ TEST(LayerOps, SequenceParallelShrinksNormsNotGemms) {
               8 * (Find(b, "norm_attn").bytes - Find(b, "norm_attn").weight_bytes), 1);
 }
 
+TEST(LayerOps, CrossEntropyRunsInFp32OverTheVocabSlice) {
+  // gpt3-175b, tp 8, 1000 tokens, bf16 activations: each
+  // element of the [1000 x vocab/8] slice moves 2 + 4 (upcast) + 4 (max) + 8 (subtract) + 8 (exp)
+  // + 4 (sum) + 8 (divide) = 38 B forward and 8 (scale) + 4 + 2 (cast back) = 14 B backward.
+  const TransformerSpec s = Preset("gpt3-175b");
+  OpShape shape;
+  shape.tp = 8;
+  const auto fwd = LmHeadForwardOps(s, 1000, shape, true);
+  const double elems = 1000.0 * static_cast<double>(s.vocab / 8);
+  EXPECT_DOUBLE_EQ(Find(fwd, "loss").bytes, 38 * elems);
+  EXPECT_DOUBLE_EQ(Find(BackwardOps(fwd), "loss_bwd").bytes, 14 * elems);
+}
+
 // NVFP4: 0.5 B of E2M1 values + one E4M3 scale per 16 elements = 0.5625 B per element.
 TEST(Nvfp4, BytesIncludeBlockScales) {
   EXPECT_DOUBLE_EQ(DtypeBytes(Dtype::kFp4), 0.5625);
