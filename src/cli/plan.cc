@@ -21,11 +21,24 @@
 namespace ndt {
 namespace {
 
-struct PlanTrainFlags {
+// Where both planners search: --sku / --skus and --gpus / --vms.
+struct SizeFlags {
   std::string sku, skus;
+  int gpus = 0, vms = 0;
+};
+
+void AddSizeFlags(CLI::App* app, SizeFlags* f) {
+  app->add_option("--sku", f->sku, "One VM size (see: ndtwin sku list)");
+  app->add_option("--skus", f->skus, "all (default) or a comma-separated list of sizes");
+  app->add_option("--gpus", f->gpus, "Total GPUs (sizes whose GPUs per VM divide it)");
+  app->add_option("--vms", f->vms, "VMs of each size (instead of --gpus)");
+}
+
+struct PlanTrainFlags {
+  SizeFlags size;
   ModelFlags mf;
   int64_t gbs = 0;
-  int gpus = 0, vms = 0, top = 10, threads = 0;
+  int top = 10, threads = 0;
   double tokens = 0;
   std::string objective = "throughput", precision = "bf16", fidelity = "flow";
 };
@@ -42,9 +55,12 @@ std::vector<std::string> SplitCommas(const std::string& list) {
   return out;
 }
 
-// --sku S, --skus all (the default) or --skus A,B,C.
-StatusOr<std::vector<const SkuSpec*>> ResolveSkus(const std::string& sku, const std::string& skus,
-                                                  const Catalog& cat) {
+// --sku S, --skus all (the default) or --skus A,B,C; checks --gpus / --vms.
+StatusOr<std::vector<const SkuSpec*>> ResolveSkus(const SizeFlags& f, const Catalog& cat) {
+  if (f.gpus > 0 && f.vms > 0) return Status::InvalidInput("give --gpus N or --vms N (not both)");
+  if (f.gpus < 0 || f.vms < 0) return Status::InvalidInput("--gpus and --vms must be >= 1");
+  const std::string& sku = f.sku;
+  const std::string& skus = f.skus;
   if (!sku.empty() && !skus.empty()) {
     return Status::InvalidInput("give --sku NAME or --skus all|A,B,... (not both)");
   }
@@ -66,13 +82,11 @@ StatusOr<PlanTrainRequest> BuildRequest(const PlanTrainFlags& f, const Catalog& 
                                         const std::string& dir) {
   PlanTrainRequest req;
   NDT_ASSIGN_OR_RETURN(req.model, ResolveModel(f.mf, dir));
-  NDT_ASSIGN_OR_RETURN(req.skus, ResolveSkus(f.sku, f.skus, cat));
-  if (f.gpus > 0 && f.vms > 0) return Status::InvalidInput("give --gpus N or --vms N (not both)");
-  if (f.gpus < 0 || f.vms < 0) return Status::InvalidInput("--gpus and --vms must be >= 1");
+  NDT_ASSIGN_OR_RETURN(req.skus, ResolveSkus(f.size, cat));
   if (f.tokens < 0) return Status::InvalidInput("--tokens must be >= 0");
   req.gbs = f.gbs;
-  req.gpus = f.gpus;
-  req.vms = f.vms;
+  req.gpus = f.size.gpus;
+  req.vms = f.size.vms;
   req.tokens = f.tokens;
   req.top_k = f.top;
   req.threads = f.threads;
@@ -207,9 +221,10 @@ Status RunPlanTrain(const PlanTrainFlags& f, const GlobalOptions& g) {
 }
 
 struct PlanInferFlags {
-  std::string sku, skus, weights, scenario = "offline", dataset, objective = "throughput";
+  SizeFlags size;
+  std::string weights, scenario = "offline", dataset, objective = "throughput";
   ModelFlags mf;
-  int gpus = 0, vms = 0, top = 10, threads = 0, requests = 0, input_len = 0, output_len = 0;
+  int top = 10, threads = 0, requests = 0, input_len = 0, output_len = 0;
   double output_tokens_mean = 0;
 };
 
@@ -217,10 +232,9 @@ StatusOr<PlanInferRequest> BuildInferRequest(const PlanInferFlags& f, const Cata
                                              const std::string& dir) {
   PlanInferRequest req;
   NDT_ASSIGN_OR_RETURN(req.model, ResolveModel(f.mf, dir));
-  NDT_ASSIGN_OR_RETURN(req.skus, ResolveSkus(f.sku, f.skus, cat));
-  if (f.gpus > 0 && f.vms > 0) return Status::InvalidInput("give --gpus N or --vms N (not both)");
-  req.gpus = f.gpus;
-  req.vms = f.vms;
+  NDT_ASSIGN_OR_RETURN(req.skus, ResolveSkus(f.size, cat));
+  req.gpus = f.size.gpus;
+  req.vms = f.size.vms;
   req.top_k = f.top;
   req.threads = f.threads;
   req.data_dir = dir;
@@ -334,10 +348,7 @@ CommandRun SetupPlan(CLI::App* sub) {
   train->fallthrough();
   AddModelFlags(train, &f->mf);
   train->add_option("--gbs", f->gbs, "Global batch (sequences per iteration)")->required();
-  train->add_option("--sku", f->sku, "One VM size (see: ndtwin sku list)");
-  train->add_option("--skus", f->skus, "all (default) or a comma-separated list of sizes");
-  train->add_option("--gpus", f->gpus, "Total GPUs (sizes whose GPUs per VM divide it)");
-  train->add_option("--vms", f->vms, "VMs of each size (instead of --gpus)");
+  AddSizeFlags(train, &f->size);
   train->add_option("--tokens", f->tokens, "Training tokens: time to train and cost");
   train->add_option("--objective", f->objective, "throughput (default) | cost | time");
   train->add_option("--top", f->top, "How many configurations to show (default 10)");
@@ -349,10 +360,7 @@ CommandRun SetupPlan(CLI::App* sub) {
   CLI::App* infer = sub->add_subcommand("infer", "Search sizes and weight precisions to serve");
   infer->fallthrough();
   AddModelFlags(infer, &fi->mf);
-  infer->add_option("--sku", fi->sku, "One VM size (see: ndtwin sku list)");
-  infer->add_option("--skus", fi->skus, "all (default) or a comma-separated list of sizes");
-  infer->add_option("--gpus", fi->gpus, "Total GPUs (sizes whose GPUs per VM divide it)");
-  infer->add_option("--vms", fi->vms, "VMs of each size (instead of --gpus)");
+  AddSizeFlags(infer, &fi->size);
   infer->add_option("--weights", fi->weights,
                     "Comma-separated precisions (default: each GPU's native fp16/fp8/fp4)");
   infer->add_option("--scenario", fi->scenario, "offline (default) | server | interactive");
