@@ -3,6 +3,7 @@
 // throughput (output tokens/s total and per GPU, requests/s), TTFT / TPOT / end-to-end latency
 // percentiles, the deployment (chosen knobs marked), KV-cache use, preemptions and the cost per
 // million output tokens; --json for machines, --trace for a Perfetto timeline of engine 0.
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -26,7 +27,7 @@ struct InferFlags {
   std::string trace, trace_file, disaggregate, ttft_p99, tpot_p99;
   int vms = 1, tp = 0, pp = 0, ep = 1, max_batch = 0, max_num_tokens = 0;
   int input_len = 0, output_len = 0, requests = 0;
-  double qps = 0, output_tokens_mean = 0;
+  double qps = std::nan(""), output_tokens_mean = 0;  // NaN: --qps not given
   uint64_t seed = 1;
 };
 
@@ -70,12 +71,15 @@ Status BuildOptions(const InferFlags& f, const std::string& data_dir, InferOptio
     return Status::InvalidInput("--scenario '" + f.scenario +
                                 "' is not one of offline, server, interactive");
   }
-  if (f.qps < 0) return Status::InvalidInput("--qps must be > 0");
-  if (f.qps > 0 && o->scenario == Scenario::kOffline) {
+  const bool qps_given = !std::isnan(f.qps);
+  if (qps_given && !(f.qps > 0)) {
+    return Status::InvalidInput("--qps must be > 0 (omit it to search for the highest rate)");
+  }
+  if (qps_given && o->scenario == Scenario::kOffline) {
     return Status::InvalidInput(
         "--qps needs --scenario server or interactive (offline sends all requests at t = 0)");
   }
-  o->qps = f.qps;
+  o->qps = qps_given ? f.qps : 0.0;
   NDT_ASSIGN_OR_RETURN(o->ttft_p99_s, ParseLimit("--ttft-p99", f.ttft_p99));
   NDT_ASSIGN_OR_RETURN(o->tpot_p99_s, ParseLimit("--tpot-p99", f.tpot_p99));
   o->seed = f.seed;
@@ -194,11 +198,12 @@ void PrintText(const InferFlags& f, const TransformerSpec& m, const InferResult&
   std::printf("Model:          %s (weights %s, KV %s)\n", m.name.c_str(), DtypeName(d.weights),
               DtypeName(d.kv));
   std::printf("Cluster:        %d x %s = %d GPUs\n", f.vms, f.sku.c_str(), d.gpus_total);
+  const std::string ep = d.ep > 1 ? " (EP" + std::to_string(d.ep) + " inside TP)" : "";
   std::printf(
-      "Deployment:     %d replicas of TP%d x PP%d (%d GPUs used), max batch %d, max tokens "
+      "Deployment:     %d %s of TP%d x PP%d%s (%d GPUs used), max batch %d, max tokens "
       "%d%s%s\n",
-      d.replicas, d.tp, d.pp, d.gpus_used, d.max_batch, d.max_num_tokens,
-      d.chosen.empty() ? "" : "; chosen: ", Join(d.chosen).c_str());
+      d.replicas, d.replicas == 1 ? "replica" : "replicas", d.tp, d.pp, ep.c_str(), d.gpus_used,
+      d.max_batch, d.max_num_tokens, d.chosen.empty() ? "" : "; chosen: ", Join(d.chosen).c_str());
   if (d.prefill_replicas > 0) {
     std::printf("Disaggregated:  %d prefill replicas, %d decode replicas\n", d.prefill_replicas,
                 d.decode_replicas);
@@ -279,7 +284,8 @@ CommandRun SetupInfer(CLI::App* sub) {
       "KV-cache precision: fp16, bf16, fp8 (default fp8 for 8/4-bit weights, else fp16)");
   sub->add_option("--tp", f->tp, "Tensor parallel degree (default: best feasible)");
   sub->add_option("--pp", f->pp, "Pipeline parallel degree (default: best feasible)");
-  sub->add_option("--ep", f->ep, "Expert parallel degree (MoE)");
+  sub->add_option("--ep", f->ep,
+                  "Expert parallel degree (MoE): experts split inside the TP group, divides --tp");
   sub->add_option("--max-batch", f->max_batch,
                   "Max sequences in flight per engine (default: best)");
   sub->add_option("--max-num-tokens", f->max_num_tokens, "Max tokens per iteration (default 8192)");

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/check.h"
+
 namespace ndt {
 
 const char* OpKindName(OpKind k) {
@@ -163,8 +165,8 @@ void PostAttention(Builder& b, int64_t layer, double tokens, bool absorbed) {
   b.Elementwise("residual_attn", OpKind::kElementwise, b.NormTokens(tokens) * hd, 2, 1, 1);
   b.Norm("norm_mlp", tokens);
   auto mlp = [&](const char* up, const char* act, const char* down, double rows, int64_t ffn,
-                 int64_t batch, double rows_total) {
-    const int64_t f = std::max<int64_t>(1, ffn / t);
+                 int64_t batch, double rows_total, int split) {
+    const int64_t f = std::max<int64_t>(1, ffn / split);
     b.Gemm(up, rows, swiglu ? 2 * f : f, h, batch, rows_total);
     const double act_rows = rows_total >= 0 ? rows_total : rows * batch;
     b.Elementwise(act, OpKind::kElementwise, act_rows * f, swiglu ? 2 : 1, 1, swiglu ? 5 : 8);
@@ -172,25 +174,31 @@ void PostAttention(Builder& b, int64_t layer, double tokens, bool absorbed) {
     b.Gemm(down, rows, h, f, batch, rows_total);
   };
   if (!s.IsMoeLayer(layer)) {
-    mlp(swiglu ? "mlp_gate_up" : "mlp_up", "mlp_act", "mlp_down", tokens, s.ffn_hidden, 1, -1);
+    mlp(swiglu ? "mlp_gate_up" : "mlp_up", "mlp_act", "mlp_down", tokens, s.ffn_hidden, 1, -1, t);
   } else {
     const MoeSpec& e = s.moe;
     const int ep = std::max(1, b.shape.ep);
+    const bool in_tp = b.shape.ep_within_tp && ep > 1;
+    NDT_CHECK(!in_tp || t % ep == 0, "LayerOps: EP inside the TP group needs tp % ep == 0");
     b.Gemm("router", tokens, e.experts, h);
     b.Elementwise("router_topk", OpKind::kElementwise, tokens * e.experts, 1, 0, 10);
     // Token-expert pairs landing on this GPU's experts (uniform routing), and how many of its
-    // experts receive at least one token.
-    const double pairs = tokens * e.top_k * e.capacity_factor;
+    // experts receive at least one token. EP over DP: the ep ranks' tokens meet on each GPU, which
+    // gets as many pairs as its own tokens make. EP inside TP: the group's one set of tokens is
+    // split, 1/ep of the pairs per GPU, each expert ffn/(tp/ep) wide.
+    const double routed = in_tp ? tokens : tokens * ep;
+    const double pairs = tokens * e.top_k * e.capacity_factor / (in_tp ? ep : 1);
+    const int expert_split = in_tp ? t / ep : t;
     const double local = std::max(1.0, static_cast<double>(e.experts) / ep);
     const double p_hit = static_cast<double>(e.top_k) / e.experts;
-    const double active = std::max(1.0, local * (1.0 - std::pow(1.0 - p_hit, tokens * ep)));
+    const double active = std::max(1.0, local * (1.0 - std::pow(1.0 - p_hit, routed)));
     const int64_t active_n = std::max<int64_t>(1, Ceil(active));
     b.Elementwise("moe_dispatch", OpKind::kElementwise, pairs * hd, 1, 1, 0);
     mlp("experts_gate_up", "experts_act", "experts_down", pairs / active_n, e.expert_ffn_hidden,
-        active_n, pairs);
+        active_n, pairs, expert_split);
     if (e.shared_experts > 0) {
       mlp("shared_gate_up", "shared_act", "shared_down", tokens,
-          e.shared_experts * e.expert_ffn_hidden, 1, -1);
+          e.shared_experts * e.expert_ffn_hidden, 1, -1, t);
     }
     b.Elementwise("moe_combine", OpKind::kElementwise, pairs * hd, 1, 0, 2);
     b.Elementwise("moe_combine_out", OpKind::kElementwise, tokens * hd, 0, 1, 0);

@@ -61,17 +61,23 @@ struct Op {
 
 // How a layer is run on one GPU.
 struct OpShape {
-  double micro_batch = 1;          // b: sequences in the micro-batch (or requests)
-  double seq_len = 0;              // s: tokens per sequence before the CP split (0 = spec.seq_len)
-  double kv_len = 0;               // keys each query may attend to (0 = seq_len: self-attention)
-  bool causal = true;              // causal mask (training, prefill)
-  int tp = 1;                      // tensor parallel degree (heads, ffn, experts' ffn split by t)
-  int cp = 1;                      // context parallel degree (queries split by cp)
-  int ep = 1;                      // expert parallel degree (routed experts split by ep)
-  bool sequence_parallel = false;  // norms / element-wise on tokens / t
-  bool fused_attention = true;     // false: unfused attention core (see the file comment)
-  Dtype math = Dtype::kBf16;       // GEMM and attention precision
-  Dtype weights = Dtype::kBf16;    // weight storage
+  double micro_batch = 1;  // b: sequences in the micro-batch (or requests)
+  double seq_len = 0;      // s: tokens per sequence before the CP split (0 = spec.seq_len)
+  double kv_len = 0;       // keys each query may attend to (0 = seq_len: self-attention)
+  bool causal = true;      // causal mask (training, prefill)
+  int tp = 1;              // tensor parallel degree (heads, ffn, experts' ffn split by t)
+  int cp = 1;              // context parallel degree (queries split by cp)
+  int ep = 1;              // expert parallel degree (routed experts split by ep)
+  // Where the EP ranks come from. false (training, Megatron-LM): EP rides on DP; each GPU routes
+  // its own tokens all-to-all and computes as many token-expert pairs as its tokens produce, on
+  // experts/ep experts each ffn/tp wide. true (inference, TensorRT-LLM's moe_ep x moe_tp = tp):
+  // EP splits the TP group, whose ranks all hold the same tokens; each GPU computes 1/ep of the
+  // pairs on experts/ep experts each ffn/(tp/ep) wide. REQUIRES tp % ep == 0 when true.
+  bool ep_within_tp = false;
+  bool sequence_parallel = false;    // norms / element-wise on tokens / t
+  bool fused_attention = true;       // false: unfused attention core (see the file comment)
+  Dtype math = Dtype::kBf16;         // GEMM and attention precision
+  Dtype weights = Dtype::kBf16;      // weight storage
   Dtype activations = Dtype::kBf16;  // activation storage
   Dtype kv = Dtype::kBf16;           // K/V storage read by attention
 };

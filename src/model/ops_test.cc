@@ -139,6 +139,42 @@ TEST(MoeOps, DecodeReadsOnlyTheActiveExperts) {
 }
 
 // Llama-2-70B decode at TP 8: one KV head per GPU; 1000 cached tokens of K and V (128 each)
+
+// Mixtral 8x7B (8 experts, top 2, expert ffn 14336, hidden 4096), 4096 tokens (every expert
+// gets some) at TP 4:
+// - EP 1: 8 experts, each 14336/4 = 3584 wide, 4096 x 2 = 8192 pairs -> 1024 rows per expert.
+// - EP 4 inside the TP group (inference): 8/4 = 2 local experts, each 14336/(4/4) = 14336 wide,
+//   8192/4 = 2048 pairs -> 1024 rows per expert. Same FLOPs (2 x 14336 = 8 x 3584 columns) and
+//   the same weight bytes per GPU as EP 1: EP only changes the GEMM shapes.
+// - EP 4 over DP (training): the 4 ranks' tokens meet, 8192 pairs on the 2 local experts each
+//   3584 wide -> 4096 rows per expert, the same FLOPs again but a quarter of the weights.
+TEST(MoeOps, ExpertParallelInsideTensorParallelSplitsPairsNotWork) {
+  const TransformerSpec s = Preset("mixtral-8x7b");
+  OpShape tp4;
+  tp4.tp = 4;
+  OpShape ep_in = tp4, ep_dp = tp4;
+  ep_in.ep = ep_dp.ep = 4;
+  ep_in.ep_within_tp = true;
+  auto moe = [&](const OpShape& sh) {
+    std::vector<Op> ops = LayerTokenOps(s, 0, 4096, sh);
+    return std::vector<Op>{Find(ops, "experts_gate_up"), Find(ops, "experts_down")};
+  };
+  const std::vector<Op> a = moe(tp4), b = moe(ep_in), c = moe(ep_dp);
+  EXPECT_EQ(a[0].batch, 8);
+  EXPECT_EQ(a[0].m, 1024);
+  EXPECT_EQ(a[0].n, 2 * 3584);
+  EXPECT_EQ(b[0].batch, 2);
+  EXPECT_EQ(b[0].m, 1024);
+  EXPECT_EQ(b[0].n, 2 * 14336);
+  EXPECT_EQ(c[0].batch, 2);
+  EXPECT_EQ(c[0].m, 4096);
+  EXPECT_EQ(c[0].n, 2 * 3584);
+  EXPECT_DOUBLE_EQ(GemmFlop(a), GemmFlop(b));
+  EXPECT_DOUBLE_EQ(GemmFlop(a), GemmFlop(c));
+  EXPECT_DOUBLE_EQ(a[0].weight_bytes + a[1].weight_bytes, b[0].weight_bytes + b[1].weight_bytes);
+  EXPECT_DOUBLE_EQ(a[0].weight_bytes + a[1].weight_bytes,
+                   4 * (c[0].weight_bytes + c[1].weight_bytes));
+}
 // at 2 bytes = 512,000 bytes per sequence, plus Q and O of 8 heads x 256 x 2 bytes.
 TEST(AttentionOps, DecodeReadsTheKvCache) {
   const TransformerSpec s = Preset("llama2-70b");

@@ -20,6 +20,7 @@ IterationCostModel::IterationCostModel(CostSpec spec) : spec_(std::move(spec)) {
   shape_.causal = true;
   shape_.tp = spec_.tp;
   shape_.ep = spec_.ep;
+  shape_.ep_within_tp = true;  // TensorRT-LLM: moe_tp x moe_ep = tp (CountReplicas checks)
   shape_.math = spec_.weights;
   shape_.weights = spec_.weights;
   shape_.activations = spec_.activations;

@@ -75,7 +75,15 @@ StatusOr<MemoryPlan> PlanMemory(const TransformerSpec& model, const GpuSpec& gpu
 }
 
 StatusOr<int> CountReplicas(const SkuSpec& sku, int vms, int tp, int pp, int ep) {
-  (void)ep;  // experts are split over the TP group's GPUs (EP <= TP), no extra GPUs
+  // Experts are split over the TP group's GPUs (TensorRT-LLM's moe_ep x moe_tp = tp): EP takes no
+  // extra GPUs, and must divide TP.
+  if (ep > 1 && tp % ep != 0) {
+    return Status::Infeasible("--ep " + std::to_string(ep) +
+                              " splits the experts over the TP group, so TP must be a multiple "
+                              "of it (TP is " +
+                              std::to_string(tp) + "); use --tp " + std::to_string(ep) +
+                              " or more, or a smaller --ep");
+  }
   const int group = tp * pp;
   const int total = sku.gpus * vms;
   if (tp > sku.nvlink_domain_gpus) {

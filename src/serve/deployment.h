@@ -49,8 +49,9 @@ struct MemoryPlan {
 StatusOr<MemoryPlan> PlanMemory(const TransformerSpec& model, const GpuSpec& gpu,
                                 const DeploymentRequest& req, const EngineParams& params);
 
-// Replicas of tp*pp GPUs on `vms` VMs of `sku`. kInfeasible (with the reason) when TP exceeds
-// the NVLink domain, or the group is larger than the cluster.
+// Replicas of tp*pp GPUs on `vms` VMs of `sku` (EP splits the experts inside the TP group and
+// takes no GPUs of its own). kInfeasible (with the reason) when TP exceeds the NVLink domain, EP
+// does not divide TP, or the group is larger than the cluster.
 StatusOr<int> CountReplicas(const SkuSpec& sku, int vms, int tp, int pp, int ep);
 
 }  // namespace ndt

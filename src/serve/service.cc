@@ -186,6 +186,19 @@ bool ParseScenario(const std::string& s, Scenario* out) {
 StatusOr<InferResult> RunInference(const InferContext& ctx, const InferOptions& o) {
   NDT_CHECK(ctx.sku && ctx.gpu && ctx.model && ctx.calibration, "RunInference: null context");
   NDT_CHECK(!o.lengths.empty() || !o.trace.empty(), "RunInference: no requests");
+  if (o.ep > 1) {
+    const TransformerSpec& m = *ctx.model;
+    if (!m.is_moe()) {
+      return Status::InvalidInput("--ep " + std::to_string(o.ep) +
+                                  " applies to mixture-of-experts models; " + m.name +
+                                  " is dense: drop --ep");
+    }
+    if (m.moe.experts % o.ep != 0) {
+      return Status::InvalidInput("--ep " + std::to_string(o.ep) + " does not divide the " +
+                                  std::to_string(m.moe.experts) + " experts of " + m.name +
+                                  "; use a divisor of " + std::to_string(m.moe.experts));
+    }
+  }
   const bool latency = o.scenario != Scenario::kOffline;
   double ttft = o.ttft_p99_s, tpot = o.tpot_p99_s;
   if (ttft <= 0) ttft = o.scenario == Scenario::kInteractive ? 0.45 : 2.0;
