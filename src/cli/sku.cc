@@ -253,7 +253,7 @@ std::string OptText(const std::optional<int>& v) { return v ? std::to_string(*v)
 void PrintGpu(const GpuSpec& g) {
   std::printf("\nGPU %s (%s, sm_%d, %s)\n", g.name.c_str(), g.arch.c_str(), g.sm_version,
               g.form_factor.c_str());
-  Row("Memory", fmt::format("{} GB {}, {} GB/s", Num(g.memory_bytes / kGB), g.memory_type,
+  Row("Memory", fmt::format("{} GiB {} usable, {} GB/s", Num(Gib(g.memory_bytes)), g.memory_type,
                             Num(g.memory_Bps / kGB)));
   if (g.l2_bytes > 0) Row("L2", fmt::format("{} MB", Num(g.l2_bytes / kMB)));
   if (g.sms > 0) Row("SMs", std::to_string(g.sms));

@@ -274,7 +274,7 @@ CommandRun SetupTrain(CLI::App* sub) {
     job.num_gpus = cluster.num_gpus();
     job.gpus_per_vm = cluster.gpus_per_vm();
     job.nvlink_domain_gpus = cluster.nvlink_domain_gpus();
-    job.gpu_memory_bytes = sku->gpu_memory_bytes > 0 ? sku->gpu_memory_bytes : gpu.memory_bytes;
+    job.gpu_memory_bytes = gpu.memory_bytes;  // what CUDA can allocate (data/gpus)
     job.vm_usd_per_hour = sku->price ? sku->price->usd_per_hour : 0;
     ClusterCosts costs(cluster, cal, job.strategy.precision, fidelity);
     NDT_ASSIGN_OR_RETURN(TrainReport r, RunTraining(job, costs));

@@ -92,6 +92,7 @@ StatusOr<GpuSpec> ParseGpu(const YamlMap& m) {
   g.sms = sms.value_or(0);
   NDT_ASSIGN_OR_RETURN(g.form_factor, NonEmptyString(m, "form_factor"));
   NDT_ASSIGN_OR_RETURN(g.memory_bytes, Qty(m, "memory", Dim::kBytes, src));
+  g.memory_bytes = std::floor(g.memory_bytes);  // "79.15 GiB" is not a whole number of bytes
   NDT_ASSIGN_OR_RETURN(g.memory_type, NonEmptyString(m, "memory_type"));
   NDT_ASSIGN_OR_RETURN(g.memory_Bps, Qty(m, "memory_bw", Dim::kBandwidth, src));
   NDT_ASSIGN_OR_RETURN(std::optional<double> l2, OptQty(m, "l2", Dim::kBytes, src));

@@ -157,7 +157,7 @@ std::vector<SizeContext> BuildContexts(const Catalog& cat, const ComputeCalibrat
     c.sku = sku;
     c.vms = cs.vms;
     c.gpus = cluster->num_gpus();
-    c.gpu_memory_bytes = sku->gpu_memory_bytes > 0 ? sku->gpu_memory_bytes : gpu.memory_bytes;
+    c.gpu_memory_bytes = gpu.memory_bytes;  // what CUDA can allocate (data/gpus)
     c.cluster = std::make_unique<Cluster>(std::move(*cluster));
     c.fast = std::make_unique<ClusterCosts>(*c.cluster, cal, req.precision, Fidelity::kAnalytical);
     out.push_back(std::move(c));

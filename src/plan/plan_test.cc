@@ -78,8 +78,9 @@ TEST(EnumerateTrainStrategies, SpOnlyWithTensorParallelism) {
 }
 
 TEST(PlanTraining, BestThroughputEqualsBestOfRunTrainingOnEachCandidate) {
-  // A 13B Llama on one 8 x A100 80 GB VM: some strategies do not fit (tp = pp = 1 holds 13B
-  // parameters of weights, gradients and Adam states on every GPU), so both counts are tested.
+  // A 13B Llama on one 8 x A100 80 GB VM (79.15 GiB CUDA can allocate): some strategies do not fit
+  // (tp = pp = 1 holds 13B parameters of weights, gradients and Adam states on every GPU), so both
+  // counts are tested.
   const TransformerSpec m = Llama(40, 5120, 40);
   const Env& env = TheEnv();
   const SkuSpec* sku = *env.cat.FindSku(kA100);
@@ -103,7 +104,7 @@ TEST(PlanTraining, BestThroughputEqualsBestOfRunTrainingOnEachCandidate) {
     job.num_gpus = 8;
     job.gpus_per_vm = 8;
     job.nvlink_domain_gpus = 8;
-    job.gpu_memory_bytes = sku->gpu_memory_bytes;
+    job.gpu_memory_bytes = cs.gpu->memory_bytes;
     StatusOr<TrainReport> r = RunTraining(job, costs);
     if (r.ok()) {
       best = std::max(best, r->tokens_per_s);

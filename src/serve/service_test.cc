@@ -97,7 +97,10 @@ TEST(Service, ImpossibleSloIsAnErrorWithTheNumbers) {
 // full from t = 0, so its steady-state token rate is the most the engine can emit; a Poisson
 // stream at any rate is at best as full (and pays for queueing and partial batches). Checked
 // for the SLO search and for an offered rate twice the offline request rate (overload: the
-// window counts only tokens actually emitted, not rate x mean output). MLPerf's Llama-2-70B
+// window counts only tokens actually emitted, not rate x mean output, which would read 2x).
+// Overloaded, both runs are saturated and differ only in their request samples (dataset order vs
+// Poisson draws) and in how KV-cache preemptions churn, so the overload check allows 2%.
+// MLPerf's Llama-2-70B
 // lengths (outputs rescaled to the FP8 generated mean 290.3, inference_workloads.md §1.3): a
 // dataset of three lengths would make offline waves that no real dataset has.
 TEST(Service, ServerNeverBeatsOfflineOnTheSameDeployment) {
@@ -119,7 +122,7 @@ TEST(Service, ServerNeverBeatsOfflineOnTheSameDeployment) {
     o.qps = 2 * off->requests_per_s;
     StatusOr<InferResult> over = RunInference(f.Context(), o);
     ASSERT_TRUE(over.ok()) << over.status().message();
-    EXPECT_LE(over->output_tokens_per_s, off->output_tokens_per_s) << "batch " << batch;
+    EXPECT_LE(over->output_tokens_per_s, 1.02 * off->output_tokens_per_s) << "batch " << batch;
   }
 }
 
