@@ -1,6 +1,8 @@
 #include "cli/cli.h"
 
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include "cli/commands.h"
@@ -20,6 +22,21 @@ const CommandDef kCommands[] = {
     {"validate", "Reproduce published measurements and print the error table", SetupValidate},
 };
 
+// Every floating-point flag must be a finite number: "inf", "nan" or 1e999 would run the model
+// on a value no hardware or workload has (and some loops never end on them).
+void RequireFinite(CLI::App* app) {
+  CLI::Validator finite(
+      [](std::string& v) {
+        double x = std::strtod(v.c_str(), nullptr);
+        return std::isfinite(x) ? std::string() : "'" + v + "' is not a finite number";
+      },
+      "");
+  for (CLI::Option* o : app->get_options()) {
+    if (o->get_type_name() == "FLOAT") o->check(finite);
+  }
+  for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) RequireFinite(sub);
+}
+
 }  // namespace
 
 void Warn(const std::string& msg) { std::fprintf(stderr, "ndtwin: warning: %s\n", msg.c_str()); }
@@ -38,6 +55,7 @@ int RunCli(int argc, char** argv) {
     sub->fallthrough();
     runs.emplace_back(sub, def.setup(sub));
   }
+  RequireFinite(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
