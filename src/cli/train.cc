@@ -106,7 +106,11 @@ void PrintText(const TrainJob& job, const SkuSpec& sku, const TrainReport& r) {
   std::printf("Throughput:    %.0f tokens/s\n", r.tokens_per_s);
   std::printf("Model FLOP/s:  %.1f TFLOP/s per GPU, MFU %.1f%% of %.0f TFLOP/s peak\n",
               r.model_tflops_per_gpu, 100 * r.mfu, r.peak_flops / 1e12);
-  std::printf("Hardware:      %.1f TFLOP/s per GPU (with recompute)\n", r.hardware_tflops_per_gpu);
+  // MFU counts attention over the whole sequence (Megatron's and PaLM's convention); the GPU
+  // executes causal attention, half the score blocks, so "executed" can be below the model rate.
+  std::printf("Hardware:      %.1f TFLOP/s per GPU executed (recompute in, masked half of causal "
+              "attention out)\n",
+              r.hardware_tflops_per_gpu);
   std::printf(
       "Memory/GPU:    %.1f GiB of %.1f GiB (stage %d): weights %.1f, grads %.1f, "
       "optimizer %.1f, activations %.1f, comm %.1f, workspace %.1f\n",

@@ -279,7 +279,7 @@ double NarayananIterationFlops(const TransformerSpec& m, double global_batch, in
 }
 
 double ActivationBytesPerLayer(const TransformerSpec& m, int64_t layer, double b, double s, int tp,
-                               bool sp, Recompute r) {
+                               bool sp, Recompute r, bool flash) {
   const double t = tp > 0 ? tp : 1;
   const double h = static_cast<double>(m.hidden);
   const double sbh = s * b * h;
@@ -309,8 +309,10 @@ double ActivationBytesPerLayer(const TransformerSpec& m, int64_t layer, double b
   } else {
     split += 2 * s * b * tensors_per_ffn * static_cast<double>(m.ffn_hidden);
   }
-  // Attention scores: softmax output (2), dropout mask (1), dropout output (2) per head.
-  const double scores = r == Recompute::kSelective ? 0.0 : 5.0 * m.heads * s * s * b;
+  // Attention scores: softmax output (2), dropout mask (1), dropout output (2) per head; with
+  // flash attention only the fp32 log-sum-exp per head and token.
+  double scores = flash ? 4.0 * m.heads * s * b : 5.0 * m.heads * s * s * b;
+  if (r == Recompute::kSelective) scores = 0;
   return replicated / (sp ? t : 1.0) + (split + scores) / t;
 }
 

@@ -162,8 +162,12 @@ bool ParseRecompute(const std::string& s, Recompute* out);
 //   selective: sbh(10 + 24/t)  ; TP+SP: 34 sbh / t
 //   full:      2 sbh           ; TP+SP: 2 sbh / t
 // Other shapes (GQA, SwiGLU, ffn != 4h, MoE with top_k) follow the same per-tensor derivation.
+// Flash attention never materializes the a*s*s scores (nor their dropout mask: it regenerates
+// it from the RNG state); backward needs only Q, K, V, the output and the fp32 log-sum-exp per
+// head and token, so the 5as/h term becomes 4a/h (Dao et al. 2022, FlashAttention, section 3.1).
 double ActivationBytesPerLayer(const TransformerSpec& spec, int64_t layer, double micro_batch,
-                               double seq_len, int tp, bool sequence_parallel, Recompute r);
+                               double seq_len, int tp, bool sequence_parallel, Recompute r,
+                               bool flash_attention);
 
 // ---- KV cache ----
 // Bytes per token over all layers: 2 * layers * kv_heads * head_dim * bytes(kv);

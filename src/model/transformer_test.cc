@@ -94,18 +94,33 @@ TEST(Flops, ForwardIsTwoFlopsPerActiveWeightPlusAttention) {
 TEST(Activations, MatchKorthikantiTable2) {
   const TransformerSpec s = Preset("megatron-18b");
   const double sbh = 2048.0 * 1 * 6144, as_h = 48.0 * 2048 / 6144, t = 8;
-  EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 1, false, Recompute::kNone),
+  EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 1, false, Recompute::kNone, false),
               sbh * (34 + 5 * as_h), 1);
-  EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 8, false, Recompute::kNone),
+  EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 8, false, Recompute::kNone, false),
               sbh * (10 + 24 / t + 5 * as_h / t), 1);
-  EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 8, true, Recompute::kNone),
+  EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 8, true, Recompute::kNone, false),
               sbh / t * (34 + 5 * as_h), 1);
-  EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 8, false, Recompute::kSelective),
+  EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 8, false, Recompute::kSelective, false),
               sbh * (10 + 24 / t), 1);
-  EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 8, true, Recompute::kSelective), 34 * sbh / t,
+  EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 8, true, Recompute::kSelective, false), 34 * sbh / t,
               1);
-  EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 8, false, Recompute::kFull), 2 * sbh, 1);
-  EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 8, true, Recompute::kFull), 2 * sbh / t, 1);
+  EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 8, false, Recompute::kFull, false), 2 * sbh, 1);
+  EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 8, true, Recompute::kFull, false), 2 * sbh / t, 1);
+}
+
+// Flash attention keeps 4 bytes of log-sum-exp per head and token instead of the 5as scores:
+// no TP: sbh(34 + 4a/h); TP 8: sbh(10 + 24/t + 4a/(ht)); selective and full unchanged.
+TEST(Activations, FlashAttentionDropsTheScores) {
+  const TransformerSpec s = Preset("megatron-18b");
+  const double sbh = 2048.0 * 1 * 6144, a_h = 48.0 / 6144, t = 8;
+  EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 1, false, Recompute::kNone, true),
+              sbh * (34 + 4 * a_h), 1);
+  EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 8, false, Recompute::kNone, true),
+              sbh * (10 + 24 / t + 4 * a_h / t), 1);
+  EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 8, false, Recompute::kSelective, true),
+              sbh * (10 + 24 / t), 1);
+  EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 8, true, Recompute::kFull, true), 2 * sbh / t,
+              1);
 }
 
 TEST(Validate, RejectsHeadsNotDivisibleByKvHeads) {

@@ -321,16 +321,22 @@ TEST(Memory, OptimizerStatesFollowTheZeroStage) {
 TEST(Memory, FullRecomputeKeepsOnlyLayerInputs) {
   // GPT, no TP: full recompute stores 2sbh per layer (Korthikanti Table 2) for L layers, plus one
   // layer's full set sbh(34 + 5as/h) as the recompute working set, plus fp32 logits 8 s b V.
+  // With flash attention the working set keeps 4a/h (log-sum-exp) instead of 5as/h.
   TransformerSpec m = SmallGpt();
   Strategy s;
   s.gbs = 1;
   s.recompute = Recompute::kFull;
+  s.flash_attention = false;
   s = Resolve(m, s, 1);
   MemoryBreakdown b = EstimateMemory(m, s);
   const double sbh = 1024.0 * 1 * 1024;
   const double full_layer = sbh * (34 + 5.0 * 16 * 1024 / 1024);
   const double logits = 8.0 * 1024 * 51200;
   EXPECT_NEAR(b.activations_bytes, 8 * 2 * sbh + full_layer + logits, 1e-6 * b.activations_bytes);
+  s.flash_attention = true;
+  b = EstimateMemory(m, s);
+  const double flash_layer = sbh * (34 + 4.0 * 16 / 1024);
+  EXPECT_NEAR(b.activations_bytes, 8 * 2 * sbh + flash_layer + logits, 1e-6 * b.activations_bytes);
 }
 
 TEST(Memory, DoesNotFitNamesTheLargestPart) {
