@@ -21,6 +21,18 @@
 namespace ndt {
 namespace {
 
+constexpr int kMaxPlanGpus = 131072;
+constexpr int kMaxThreads = 1024;
+
+// --threads: 0 (all cores) or 1..kMaxThreads.
+Status CheckThreads(int threads) {
+  if (threads < 0 || threads > kMaxThreads) {
+    return Status::InvalidInput("--threads must be in 1.." + std::to_string(kMaxThreads) +
+                                " (got " + std::to_string(threads) + "); omit it for all cores");
+  }
+  return Status::Ok();
+}
+
 // Where both planners search: --sku / --skus and --gpus / --vms.
 struct SizeFlags {
   std::string sku, skus;
@@ -59,6 +71,12 @@ std::vector<std::string> SplitCommas(const std::string& list) {
 StatusOr<std::vector<const SkuSpec*>> ResolveSkus(const SizeFlags& f, const Catalog& cat) {
   if (f.gpus > 0 && f.vms > 0) return Status::InvalidInput("give --gpus N or --vms N (not both)");
   if (f.gpus < 0 || f.vms < 0) return Status::InvalidInput("--gpus and --vms must be >= 1");
+  // The largest clusters built today are ~100k GPUs; beyond that no fabric in data/ is sourced.
+  if (f.gpus > kMaxPlanGpus || f.vms > kMaxPlanGpus / 2) {
+    return Status::InvalidInput("plan searches up to " + std::to_string(kMaxPlanGpus) +
+                                " GPUs (--gpus) or " + std::to_string(kMaxPlanGpus / 2) +
+                                " VMs (--vms); ask for fewer");
+  }
   const std::string& sku = f.sku;
   const std::string& skus = f.skus;
   if (!sku.empty() && !skus.empty()) {
@@ -89,6 +107,7 @@ StatusOr<PlanTrainRequest> BuildRequest(const PlanTrainFlags& f, const Catalog& 
   req.vms = f.size.vms;
   req.tokens = f.tokens;
   req.top_k = f.top;
+  NDT_RETURN_IF_ERROR(CheckThreads(f.threads));
   req.threads = f.threads;
   if (!ParsePlanObjective(f.objective, &req.objective)) {
     return Status::InvalidInput("--objective '" + f.objective + "'; use throughput, cost or time");
@@ -236,6 +255,7 @@ StatusOr<PlanInferRequest> BuildInferRequest(const PlanInferFlags& f, const Cata
   req.gpus = f.size.gpus;
   req.vms = f.size.vms;
   req.top_k = f.top;
+  NDT_RETURN_IF_ERROR(CheckThreads(f.threads));
   req.threads = f.threads;
   req.data_dir = dir;
   if (f.objective == "cost") {

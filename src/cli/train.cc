@@ -32,12 +32,24 @@ struct TrainFlags {
   std::string recompute = "none", precision = "bf16", fidelity = "analytical", schedule = "1f1b";
   std::string order, trace;
   double tokens = 0;
+  CLI::Option *dp_flag = nullptr, *mbs_flag = nullptr, *vpp_flag = nullptr, *trace_flag = nullptr,
+              *schedule_flag = nullptr;
 };
 
 Status BuildStrategy(const TrainFlags& f, TrainJob* job) {
   Strategy& s = job->strategy;
   if (f.gbs < 1) return Status::InvalidInput("--gbs (global batch, sequences) must be >= 1");
-  if (f.mbs < 0 || f.vpp < 0) return Status::InvalidInput("--mbs and --vpp must be >= 1");
+  for (const auto& [opt, v] :
+       {std::pair{f.dp_flag, static_cast<int64_t>(f.dp)}, std::pair{f.mbs_flag, f.mbs},
+        std::pair{f.vpp_flag, static_cast<int64_t>(f.vpp)}}) {
+    if (opt != nullptr && opt->count() > 0 && v < 1) {
+      return Status::InvalidInput(opt->get_name() + " must be >= 1 (got " + std::to_string(v) +
+                                  "); omit it to choose it automatically");
+    }
+  }
+  if (f.trace_flag != nullptr && f.trace_flag->count() > 0 && f.trace.empty()) {
+    return Status::InvalidInput("--trace needs a file name (e.g. --trace step.json)");
+  }
   s.gbs = f.gbs;
   s.tp = f.tp;
   s.pp = f.pp;
@@ -66,6 +78,11 @@ Status BuildStrategy(const TrainFlags& f, TrainJob* job) {
     return Status::InvalidInput("--schedule '" + f.schedule +
                                 "'; use gpipe, 1f1b or interleaved (with --vpp > 1)");
   }
+  if (f.vpp > 1 && f.schedule_flag != nullptr && f.schedule_flag->count() > 0 &&
+      s.schedule != PipeSchedule::kInterleaved) {
+    return Status::InvalidInput("--vpp " + std::to_string(f.vpp) + " interleaves the pipeline; " +
+                                "drop --schedule " + f.schedule + " or use --vpp 1");
+  }
   if (!f.order.empty()) {
     NDT_ASSIGN_OR_RETURN(s.order, ParseOrder(f.order));
   }
@@ -81,11 +98,12 @@ std::string StrategyLine(const Strategy& s) {
   char buf[256];
   std::snprintf(buf, sizeof buf,
                 "tp %d, pp %d, dp %d, cp %d, ep %d, vpp %d, sp %s, zero %d, recompute %s, "
-                "mbs %lld, gbs %lld (%lld micro-batches), %s, %s",
+                "mbs %lld, gbs %lld (%lld micro-batch%s), %s, %s",
                 s.tp, s.pp, s.dp, s.cp, s.ep, s.vpp, s.sp ? "on" : "off", s.zero,
                 RecomputeName(s.recompute), static_cast<long long>(s.mbs),
                 static_cast<long long>(s.gbs), static_cast<long long>(s.micro_batches()),
-                PipeScheduleName(s.schedule), DtypeName(s.precision));
+                s.micro_batches() == 1 ? "" : "es", PipeScheduleName(s.schedule),
+                DtypeName(s.precision));
   return std::string(buf) + (s.tp_overlap ? ", tp overlap" : "") +
          (s.uneven_stages ? ", uneven stages" : "");
 }
@@ -94,8 +112,9 @@ void PrintText(const TrainJob& job, const SkuSpec& sku, const TrainReport& r) {
   const TimeBreakdown& b = r.sim.breakdown;
   const MemoryBreakdown& m = r.memory;
   const double t = r.sim.step_time_s;
-  std::printf("Job:           %s on %d x %s (%d GPUs)\n", job.model.name.c_str(),
-              job.num_gpus / job.gpus_per_vm, sku.name.c_str(), job.num_gpus);
+  std::printf("Job:           %s, seq %lld, on %d x %s (%d GPUs)\n", job.model.name.c_str(),
+              static_cast<long long>(job.model.seq_len), job.num_gpus / job.gpus_per_vm,
+              sku.name.c_str(), job.num_gpus);
   std::printf("Strategy:      %s\n", StrategyLine(r.strategy).c_str());
   if (!r.chosen.empty()) {
     std::string c;
@@ -108,9 +127,10 @@ void PrintText(const TrainJob& job, const SkuSpec& sku, const TrainReport& r) {
               r.model_tflops_per_gpu, 100 * r.mfu, r.peak_flops / 1e12);
   // MFU counts attention over the whole sequence (Megatron's and PaLM's convention); the GPU
   // executes causal attention, half the score blocks, so "executed" can be below the model rate.
-  std::printf("Hardware:      %.1f TFLOP/s per GPU executed (recompute in, masked half of causal "
-              "attention out)\n",
-              r.hardware_tflops_per_gpu);
+  std::printf(
+      "Hardware:      %.1f TFLOP/s per GPU executed (recompute in, masked half of causal "
+      "attention out)\n",
+      r.hardware_tflops_per_gpu);
   std::printf(
       "Memory/GPU:    %.1f GiB of %.1f GiB (stage %d): weights %.1f, grads %.1f, "
       "optimizer %.1f, activations %.1f, comm %.1f, workspace %.1f\n",
@@ -148,6 +168,7 @@ nlohmann::ordered_json ToJson(const TrainJob& job, const SkuSpec& sku, const Tra
   j["vms"] = job.num_gpus / job.gpus_per_vm;
   j["gpus"] = job.num_gpus;
   j["model"] = job.model.name;
+  j["seq_len"] = job.model.seq_len;
   j["step_time_s"] = r.sim.step_time_s;
   j["tokens_per_s"] = r.tokens_per_s;
   j["model_tflops_per_gpu"] = r.model_tflops_per_gpu;
@@ -220,11 +241,12 @@ CommandRun SetupTrain(CLI::App* sub) {
   sub->add_option("--vms", f->vms, "Number of VMs (default 1)");
   AddModelFlags(sub, &f->mf);
   sub->add_option("--gbs", f->gbs, "Global batch (sequences per iteration)")->required();
-  sub->add_option("--mbs", f->mbs, "Micro-batch size (default: best feasible)");
+  f->mbs_flag = sub->add_option("--mbs", f->mbs, "Micro-batch size (default: best feasible)");
   sub->add_option("--tp", f->tp, "Tensor parallel degree (default 1)");
   sub->add_option("--pp", f->pp, "Pipeline parallel degree (default 1)");
-  sub->add_option("--dp", f->dp, "Data parallel degree (default: GPUs / (tp*pp*cp))");
-  sub->add_option("--vpp", f->vpp, "Model chunks per stage, interleaved 1F1B (default: best)");
+  f->dp_flag = sub->add_option("--dp", f->dp, "Data parallel degree (default: GPUs / (tp*pp*cp))");
+  f->vpp_flag =
+      sub->add_option("--vpp", f->vpp, "Model chunks per stage, interleaved 1F1B (default: best)");
   sub->add_option("--cp", f->cp, "Context parallel degree (default 1)");
   sub->add_option("--ep", f->ep, "Expert parallel degree, MoE (default 1)");
   sub->add_flag("--sp", f->sp, "Sequence parallelism (with --tp > 1)");
@@ -235,7 +257,8 @@ CommandRun SetupTrain(CLI::App* sub) {
   sub->add_option("--recompute", f->recompute, "none | selective | full (default none)");
   sub->add_option("--zero", f->zero, "ZeRO stage 0-3 (default 0)");
   sub->add_option("--precision", f->precision, "bf16 | fp16 | fp8 (default bf16)");
-  sub->add_option("--schedule", f->schedule, "gpipe | 1f1b (default; interleaved with --vpp)");
+  f->schedule_flag =
+      sub->add_option("--schedule", f->schedule, "gpipe | 1f1b (default; interleaved with --vpp)");
   sub->add_option("--fidelity", f->fidelity, "analytical | flow (default analytical)");
   sub->add_option("--order", f->order, "Rank order, fastest first (default tp,cp,ep,dp,pp)");
   sub->add_flag("--no-flash-attn", f->no_flash_attn,
@@ -245,7 +268,8 @@ CommandRun SetupTrain(CLI::App* sub) {
                 "Accumulate weight gradients in a separate kernel per micro-batch (before "
                 "Megatron-LM's gradient_accumulation_fusion)");
   sub->add_option("--tokens", f->tokens, "Training tokens: print time to train and cost");
-  sub->add_option("--trace", f->trace, "Write a Chrome/Perfetto trace of the step to FILE");
+  f->trace_flag =
+      sub->add_option("--trace", f->trace, "Write a Chrome/Perfetto trace of the step to FILE");
   return [f](const GlobalOptions& g) -> Status {
     const std::string dir = g.data_dir.empty() ? Catalog::DefaultDataDir() : g.data_dir;
     NDT_ASSIGN_OR_RETURN(Catalog cat, Catalog::Load(dir));

@@ -25,8 +25,9 @@ StatusOr<std::vector<std::string>> YamlFiles(const std::string& dir) {
   std::error_code ec;
   fs::directory_iterator it(dir, ec);
   if (ec) {
-    return Status::NotFound(fmt::format("{}: cannot read directory ({}); set --data or NDTWIN_DATA",
-                                        dir, ec.message()));
+    return Status::NotFound(fmt::format(
+        "{}: cannot read directory ({}); set --hw-data or NDTWIN_DATA to the data directory", dir,
+        ec.message()));
   }
   std::vector<std::string> out;
   for (const fs::directory_entry& e : it) {

@@ -48,6 +48,11 @@ StatusOr<TransformerSpec> FromYaml(const YamlMap& y) {
   NDT_ASSIGN_OR_RETURN(s.hidden, y.Int("hidden"));
   NDT_ASSIGN_OR_RETURN(s.heads, y.Int("heads"));
   NDT_ASSIGN_OR_RETURN(s.kv_heads, OptInt(y, "kv_heads", s.heads));
+  if (!y.Has("head_dim") && s.heads > 0 && s.hidden % s.heads != 0) {
+    return y.Error("hidden", "hidden (" + std::to_string(s.hidden) +
+                                 ") is not divisible by heads (" + std::to_string(s.heads) +
+                                 "); fix them or give head_dim");
+  }
   NDT_ASSIGN_OR_RETURN(s.head_dim, OptInt(y, "head_dim", s.heads > 0 ? s.hidden / s.heads : 0));
   NDT_ASSIGN_OR_RETURN(s.ffn_hidden, OptInt(y, "ffn_hidden", 0));
   NDT_ASSIGN_OR_RETURN(s.vocab, y.Int("vocab"));
@@ -143,6 +148,10 @@ StatusOr<TransformerSpec> LoadModel(const std::string& name_or_path, const std::
       name_or_path.find('/') != std::string::npos ||
       (name_or_path.size() > 5 && name_or_path.substr(name_or_path.size() - 5) == ".yaml");
   if (looks_like_path) {
+    if (fs::is_directory(name_or_path, ec)) {
+      return Status::InvalidInput("model file '" + name_or_path +
+                                  "' is a directory; give a model YAML file");
+    }
     if (!fs::is_regular_file(name_or_path, ec)) {
       return Status::NotFound("model file '" + name_or_path + "' not found");
     }
@@ -222,10 +231,27 @@ StatusOr<TransformerSpec> HfConfigFromJson(const nlohmann::json& j, const std::s
   s.name = fs::path(name).parent_path().filename().string();
   if (s.name.empty() || s.name == ".") s.name = fs::path(name).stem().string();
   s.source = "Hugging Face config " + name;
+  const std::string model_type = j.value("model_type", std::string());
+  // Families that are not decoder-only transformers: state-space, hybrid, recurrent, encoders.
+  static const char* const kNotDecoders[] = {
+      "mamba",           "mamba2", "falcon_mamba", "jamba", "rwkv", "rwkv5",
+      "recurrent_gemma", "bert",   "roberta",      "t5",    "bart", "whisper"};
+  for (const char* t : kNotDecoders) {
+    if (model_type == t) {
+      return Status::InvalidInput(name + ": model_type '" + model_type +
+                                  "' is not a decoder-only transformer; ndtwin models those "
+                                  "(llama, mistral, mixtral, qwen, deepseek, gpt2, ...)");
+    }
+  }
   NDT_ASSIGN_OR_RETURN(s.layers, get_int({"num_hidden_layers", "n_layer", "num_layers"}, 0, true));
   NDT_ASSIGN_OR_RETURN(s.hidden, get_int({"hidden_size", "n_embd", "d_model"}, 0, true));
   NDT_ASSIGN_OR_RETURN(s.heads, get_int({"num_attention_heads", "n_head"}, 0, true));
   NDT_ASSIGN_OR_RETURN(s.kv_heads, get_int({"num_key_value_heads"}, s.heads, false));
+  if (!j.contains("head_dim") && s.heads > 0 && s.hidden % s.heads != 0) {
+    return Status::InvalidInput(name + ": hidden_size (" + std::to_string(s.hidden) +
+                                ") is not divisible by num_attention_heads (" +
+                                std::to_string(s.heads) + ") and no head_dim is given");
+  }
   NDT_ASSIGN_OR_RETURN(s.head_dim,
                        get_int({"head_dim"}, s.heads > 0 ? s.hidden / s.heads : 0, false));
   NDT_ASSIGN_OR_RETURN(s.vocab, get_int({"vocab_size"}, 0, true));
@@ -236,7 +262,6 @@ StatusOr<TransformerSpec> HfConfigFromJson(const nlohmann::json& j, const std::s
     auto it = j.find(k);
     if (it != j.end() && it->is_string()) act = it->get<std::string>();
   }
-  const std::string model_type = j.value("model_type", std::string());
   const bool gated = act == "silu" || act == "swiglu" || act == "swish";
   s.activation = gated ? Activation::kSwiglu : Activation::kGelu;
   NDT_ASSIGN_OR_RETURN(s.ffn_hidden, get_int({"intermediate_size", "n_inner", "ffn_dim"},

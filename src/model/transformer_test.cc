@@ -102,10 +102,12 @@ TEST(Activations, MatchKorthikantiTable2) {
               sbh / t * (34 + 5 * as_h), 1);
   EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 8, false, Recompute::kSelective, false),
               sbh * (10 + 24 / t), 1);
-  EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 8, true, Recompute::kSelective, false), 34 * sbh / t,
+  EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 8, true, Recompute::kSelective, false),
+              34 * sbh / t, 1);
+  EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 8, false, Recompute::kFull, false), 2 * sbh,
               1);
-  EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 8, false, Recompute::kFull, false), 2 * sbh, 1);
-  EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 8, true, Recompute::kFull, false), 2 * sbh / t, 1);
+  EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 8, true, Recompute::kFull, false), 2 * sbh / t,
+              1);
 }
 
 // Flash attention keeps 4 bytes of log-sum-exp per head and token instead of the 5as scores:
@@ -185,6 +187,37 @@ TEST(HfConfig, MissingKeyAndBadJsonAreErrors) {
     "num_attention_heads": 4, "vocab_size": 10, "tie_word_embeddings": "yes"})",
                              "c.json")
                    .ok());
+}
+
+TEST(HfConfig, NonTransformersAndUnsplittableHeadsAreErrors) {
+  // A state-space model is refused by its model_type, before any missing-key message.
+  StatusOr<TransformerSpec> s = ParseHfConfig(R"({"model_type": "mamba", "num_hidden_layers": 4,
+    "hidden_size": 64, "vocab_size": 10})",
+                                              "c.json");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("not a decoder-only transformer"), std::string::npos);
+  // 64 / 3 heads leaves no integer head size and no head_dim says otherwise.
+  s = ParseHfConfig(R"({"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 3,
+    "vocab_size": 10})",
+                    "c.json");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("not divisible"), std::string::npos);
+  // With an explicit head_dim (as Gemma's configs have) the same shape is fine.
+  s = ParseHfConfig(R"({"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 3,
+    "head_dim": 32, "intermediate_size": 128, "vocab_size": 10})",
+                    "c.json");
+  EXPECT_TRUE(s.ok()) << s.status().message();
+}
+
+TEST(Yaml, HiddenNotDivisibleByHeadsNeedsHeadDim) {
+  const std::string base =
+      "name: x\narch: gpt\nsource: s\nlayers: 2\nhidden: 64\nheads: 3\nffn_hidden: 256\n"
+      "vocab: 100\nseq_len: 16\nactivation: gelu\nnorm: layernorm\ntied_embeddings: true\n"
+      "biases: true\n";
+  StatusOr<TransformerSpec> s = ParseModelYaml(base, "m.yaml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("give head_dim"), std::string::npos);
+  EXPECT_TRUE(ParseModelYaml(base + "head_dim: 32\n", "m.yaml").ok());
 }
 
 TEST(Yaml, UnknownKeyIsRejected) {

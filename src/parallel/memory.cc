@@ -68,12 +68,12 @@ MemoryBreakdown StageMemory(const TransformerSpec& m, const Strategy& s, int sta
   for (int c = 0; c < s.vpp; ++c) {
     const LayerRange r = StageChunk(m, s, stage, c);
     for (int64_t l = r.first; l < r.first + r.count; ++l) {
-      per_mb += ActivationBytesPerLayer(m, l, b_mb, seq, s.tp, s.sp, s.recompute,
-                                        s.flash_attention);
+      per_mb +=
+          ActivationBytesPerLayer(m, l, b_mb, seq, s.tp, s.sp, s.recompute, s.flash_attention);
       if (s.recompute != Recompute::kNone) {
-        one_layer_full = std::max(
-            one_layer_full, ActivationBytesPerLayer(m, l, b_mb, seq, s.tp, s.sp,
-                                                          Recompute::kNone, s.flash_attention));
+        one_layer_full =
+            std::max(one_layer_full, ActivationBytesPerLayer(m, l, b_mb, seq, s.tp, s.sp,
+                                                             Recompute::kNone, s.flash_attention));
       }
     }
   }

@@ -110,6 +110,10 @@ namespace {
 
 std::string Str(int64_t v) { return std::to_string(v); }
 
+// Micro-batches per step one simulation accepts: real jobs accumulate a few to a few thousand;
+// the task graph grows with them (memory and time), so an absurd --gbs is refused, not run.
+constexpr int64_t kMaxMicroBatches = 16384;
+
 }  // namespace
 
 LayerRange ChunkLayers(int64_t layers, int pp, int vpp, int v) {
@@ -133,7 +137,11 @@ Status ResolveStrategy(const TransformerSpec& model, int num_gpus, int nvlink_do
   if (s->tp < 1 || s->pp < 1 || s->cp < 1 || s->ep < 1 || s->vpp < 1 || s->dp < 0) {
     return Status::InvalidInput("parallel degrees must be >= 1 (tp " + Str(s->tp) + ", pp " +
                                 Str(s->pp) + ", cp " + Str(s->cp) + ", ep " + Str(s->ep) +
-                                ", vpp " + Str(s->vpp) + ")");
+                                ", vpp " + Str(s->vpp) + ", dp " + Str(s->dp) + ")");
+  }
+  if (s->pp == 1 && s->vpp > 1) {
+    return Status::InvalidInput("--vpp " + Str(s->vpp) +
+                                " interleaves pipeline stages; it needs --pp > 1");
   }
   if (s->zero < 0 || s->zero > 3) {
     return Status::InvalidInput("--zero " + Str(s->zero) +
@@ -177,6 +185,12 @@ Status ResolveStrategy(const TransformerSpec& model, int num_gpus, int nvlink_do
     return Status::Infeasible("global batch " + Str(s->gbs) + " is not divisible by dp*mbs = " +
                               Str(static_cast<int64_t>(s->dp) * s->mbs) + " (dp " + Str(s->dp) +
                               ", mbs " + Str(s->mbs) + "); change --gbs or --mbs");
+  }
+  if (s->micro_batches() > kMaxMicroBatches) {
+    return Status::InvalidInput(Str(s->micro_batches()) + " micro-batches per step (gbs " +
+                                Str(s->gbs) + " / (dp " + Str(s->dp) + " * mbs " + Str(s->mbs) +
+                                ")) is more than " + Str(kMaxMicroBatches) +
+                                " a step simulates; lower --gbs or raise --mbs");
   }
   if (s->cp > 1 && model.seq_len % (2 * s->cp) != 0) {
     return Status::Infeasible("sequence length " + Str(model.seq_len) +

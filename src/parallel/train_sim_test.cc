@@ -380,6 +380,17 @@ TEST(Strategy, DivisibilityErrorsAreOneLine) {
   Strategy d;
   d.gbs = 7;
   EXPECT_EQ(ResolveStrategy(m, 2, 8, &d, &w).code(), StatusCode::kInfeasible);
+  // vpp interleaves stages: meaningless with pp 1.
+  Strategy v;
+  v.gbs = 8;
+  v.vpp = 2;
+  EXPECT_EQ(ResolveStrategy(m, 1, 8, &v, &w).code(), StatusCode::kInvalidInput);
+  // 16385 micro-batches (gbs 16385, dp 1, mbs 1) is one over the cap; 16384 resolves.
+  Strategy big;
+  big.gbs = 16385;
+  EXPECT_EQ(ResolveStrategy(m, 1, 8, &big, &w).code(), StatusCode::kInvalidInput);
+  big.gbs = 16384;
+  EXPECT_TRUE(ResolveStrategy(m, 1, 8, &big, &w).ok());
 }
 
 TEST(Strategy, MegatronRankOrderPutsTpFastest) {

@@ -289,9 +289,11 @@ StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const ComputeCali
   rep.objective = req.objective;
   std::vector<SizeContext> ctx = BuildContexts(catalog, cal, req, &rep.notes);
   if (ctx.empty()) {
-    return Status::InvalidInput("no VM size can run this request (" +
-                                std::to_string(rep.notes.size()) +
-                                " skipped; see the notes above); try another --gpus or --sku");
+    std::string why;
+    for (size_t i = 0; i < rep.notes.size() && i < 2; ++i) why += (i ? "; " : "") + rep.notes[i];
+    if (rep.notes.size() > 2) why += "; ...";
+    return Status::InvalidInput("no VM size can run this request (" + why +
+                                "); try another --gpus or --sku");
   }
   // Candidates grouped by size: size i owns cands[first[i], first[i + 1]).
   std::vector<Candidate> cands;
