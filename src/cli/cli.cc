@@ -65,8 +65,26 @@ int RunCli(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    // Point at the subcommand's own help when one was named; name the commands when none was.
+    std::string cmd, names;
+    for (const CommandDef& def : kCommands) {
+      names += (names.empty() ? "" : ", ") + std::string(def.name);
+      for (int i = 1; i < argc && cmd.empty(); ++i) {
+        if (argv[i] == std::string(def.name)) cmd = def.name;
+      }
+    }
     std::string what = e.what();
-    std::fprintf(stderr, "ndtwin: error: %s (see: ndtwin --help)\n", what.c_str());
+    if (cmd.empty() && dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
+      std::string first;
+      for (int i = 1; i < argc && first.empty(); ++i) {
+        const bool value_of_global = i > 1 && argv[i - 1] == std::string("--hw-data");
+        if (argv[i][0] != '-' && !value_of_global) first = argv[i];
+      }
+      what = first.empty() ? "give a command: " + names
+                           : "unknown command '" + first + "'; use one of: " + names;
+    }
+    std::fprintf(stderr, "ndtwin: error: %s (see: ndtwin %s--help)\n", what.c_str(),
+                 cmd.empty() ? "" : (cmd + " ").c_str());
     return 2;
   }
   for (auto& [sub, run] : runs) {
