@@ -57,9 +57,10 @@ MemoryBreakdown StageMemory(const TransformerSpec& m, const Strategy& s, int sta
   b.peak_stage = stage;
   const double params = StageParamsPerGpu(m, s, stage);
   b.params_per_gpu = params;
-  b.weights_bytes = params * kWeightBytesPerParam / (s.zero >= 3 ? s.dp : 1);
-  b.gradients_bytes = params * kGradBytesPerParam / (s.zero >= 2 ? s.dp : 1);
-  b.optimizer_bytes = params * kOptimizerBytesPerParam / (s.zero >= 1 ? s.dp : 1);
+  const int shards = s.weight_replicas();  // ZeRO shards over DP x CP
+  b.weights_bytes = params * kWeightBytesPerParam / (s.zero >= 3 ? shards : 1);
+  b.gradients_bytes = params * kGradBytesPerParam / (s.zero >= 2 ? shards : 1);
+  b.optimizer_bytes = params * kOptimizerBytesPerParam / (s.zero >= 1 ? shards : 1);
 
   const double seq = static_cast<double>(m.seq_len) / s.cp;
   const double b_mb = static_cast<double>(s.mbs);
@@ -145,7 +146,8 @@ Status CheckFits(const MemoryBreakdown& m, double capacity_bytes, const Strategy
   const double states = m.weights_bytes + m.gradients_bytes + m.optimizer_bytes;
   if (states >= m.activations_bytes) {
     fixes.push_back("more --tp/--pp");
-    if (s.zero < 3 && s.dp > 1) fixes.push_back("--zero " + std::to_string(s.zero + 1));
+    if (s.zero < 3 && s.weight_replicas() > 1)
+      fixes.push_back("--zero " + std::to_string(s.zero + 1));
   } else {
     if (s.recompute != Recompute::kFull) fixes.push_back("--recompute full");
     if (s.mbs > 1) fixes.push_back("a smaller --mbs");

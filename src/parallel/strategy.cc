@@ -228,8 +228,10 @@ Status ResolveStrategy(const TransformerSpec& model, int num_gpus, int nvlink_do
                               Str(s->pp) + "; change --gbs/--mbs or use --vpp 1");
   }
   if (warnings != nullptr) {
-    if (s->tp * s->cp > nvlink_domain_gpus) {
-      warnings->push_back("tp*cp = " + Str(s->tp * s->cp) + " spans more than one NVLink domain (" +
+    // CP across VMs is how long contexts run (Llama 3: CP 16 over 16 nodes; its ring sends hide
+    // under attention); TP across VMs puts per-layer all-reduces on the scale-out network.
+    if (s->tp > nvlink_domain_gpus) {
+      warnings->push_back("tp " + Str(s->tp) + " spans more than one NVLink domain (" +
                           Str(nvlink_domain_gpus) +
                           " GPUs): tensor-parallel traffic crosses the scale-out network");
     }
@@ -258,6 +260,19 @@ std::vector<int> GroupRanks(const Strategy& s, Axis d, std::array<int, 4> coord)
   for (int i = 0; i < n; ++i) {
     coord[static_cast<int>(d)] = i;
     out.push_back(RankOf(s, coord));
+  }
+  return out;
+}
+
+std::vector<int> DataParallelRanks(const Strategy& s, std::array<int, 4> coord) {
+  std::vector<int> out;
+  out.reserve(static_cast<size_t>(s.weight_replicas()));
+  for (int d = 0; d < s.dp; ++d) {
+    for (int c = 0; c < s.cp; ++c) {
+      coord[static_cast<int>(Axis::kDp)] = d;
+      coord[static_cast<int>(Axis::kCp)] = c;
+      out.push_back(RankOf(s, coord));
+    }
   }
   return out;
 }

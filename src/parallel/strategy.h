@@ -67,6 +67,10 @@ struct Strategy {
   std::array<Axis, 4> order = {Axis::kTp, Axis::kCp, Axis::kDp, Axis::kPp};
 
   int64_t micro_batches() const { return gbs / (static_cast<int64_t>(dp) * mbs); }
+  // Ranks holding the same weights: DP x CP (context-parallel ranks see other tokens of the same
+  // sequences). Gradients are reduced, and ZeRO shards, over all of them (Megatron-core's
+  // data-parallel group "with CP").
+  int weight_replicas() const { return dp * cp; }
   int gpus() const { return tp * pp * dp * cp; }
   int degree(Axis d) const;
 };
@@ -100,6 +104,8 @@ int RankOf(const Strategy& s, const std::array<int, 4>& coord);
 // The ranks of the group along `d` that contains the rank with coordinates `coord` (ascending
 // coordinate along d).
 std::vector<int> GroupRanks(const Strategy& s, Axis d, std::array<int, 4> coord);
+// The DP x CP group of that rank (weight_replicas() ranks, ascending CP then DP coordinate).
+std::vector<int> DataParallelRanks(const Strategy& s, std::array<int, 4> coord);
 // The expert-parallel group of that rank: the `ep` DP ranks sharing dp_coord / ep.
 std::vector<int> ExpertGroupRanks(const Strategy& s, std::array<int, 4> coord);
 

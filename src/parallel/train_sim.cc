@@ -39,7 +39,7 @@ class Lowering {
     const std::array<int, 4> c0 = {0, 0, 0, 0};
     tp_group_ = GroupRanks(s, Axis::kTp, c0);
     cp_group_ = GroupRanks(s, Axis::kCp, c0);
-    dp_group_ = GroupRanks(s, Axis::kDp, c0);
+    dp_group_ = DataParallelRanks(s, c0);  // gradients reduce over DP x CP
     ep_group_ = ExpertGroupRanks(s, c0);
     pc_ = CountParams(m);
   }
@@ -167,7 +167,7 @@ const LayerCost& Lowering::Layer(int64_t l) {
            : pc_.dense_mlp_per_layer / s_.tp;
   lc.params = p;
   lc.bwd_compute_s += GradAccum(p);
-  if (s_.zero >= 3 && s_.dp > 1) {
+  if (s_.zero >= 3 && s_.weight_replicas() > 1) {
     // ZeRO-3 (DeepSpeed): each layer's 16-bit weights are all-gathered over DP before its
     // forward and again before its backward (which also serves the recomputed forward), and its
     // gradients reduce-scattered after it, every micro-batch; prefetched on the DP stream, so
@@ -280,9 +280,9 @@ StatusOr<TrainSimResult> Lowering::Run() {
       StageTail& t = tails[st];
       Op adam;
       adam.kind = OpKind::kElementwise;
-      adam.bytes = OptimizerBytesPerParam() * params / (s_.zero >= 1 ? s_.dp : 1);
+      adam.bytes = OptimizerBytesPerParam() * params / (s_.zero >= 1 ? s_.weight_replicas() : 1);
       t.optimizer_s = c_.OpsTime({adam});
-      if (s_.dp > 1 && s_.zero < 3) {
+      if (s_.weight_replicas() > 1 && s_.zero < 3) {
         t.dp_full_s = Comm(kind, params * 2.0, dp_group_);
         t.dp_bucket_s = Comm(kind, std::min(params, o_.dp_bucket_params) * 2.0, dp_group_);
         if (s_.zero >= 1) t.gather_s = Comm(CommKind::kAllGather, params * 2.0, dp_group_);
@@ -328,7 +328,7 @@ StatusOr<TrainSimResult> Lowering::Run() {
         const TaskId t = g.AddTask(res[st].compute, cc.sum.fwd_s() + block_s, kFwd,
                                    name("fwd", ps.chunk, ps.micro_batch));
         pass[st][1][idx] = {t, t};
-      } else if (ps.micro_batch == m - 1 && s_.dp > 1) {
+      } else if (ps.micro_batch == m - 1 && s_.weight_replicas() > 1) {
         // The last backward of a chunk: one task per layer, so DP buckets can start early.
         TaskId first = -1, last = -1;
         for (size_t l = 0; l < cc.layer_bwd_s.size(); ++l) {
@@ -378,7 +378,7 @@ StatusOr<TrainSimResult> Lowering::Run() {
     std::vector<TaskId> dp_tasks;
     double stage_params = 0;
     const bool per_layer = s_.zero >= 3;  // ZeRO-3 moves weights and gradients per layer
-    if (s_.dp > 1 && !per_layer) {
+    if (s_.weight_replicas() > 1 && !per_layer) {
       // Chunks finish their last backward in reverse chunk order.
       for (int c = vpp - 1; c >= 0; --c) {
         const ChunkCost& cc = chunks[st][c];
@@ -398,7 +398,7 @@ StatusOr<TrainSimResult> Lowering::Run() {
     } else {
       for (const ChunkCost& cc : chunks[st]) stage_params += cc.sum.params;
     }
-    const double opt_params = stage_params / (s_.zero >= 1 ? s_.dp : 1);
+    const double opt_params = stage_params / (s_.zero >= 1 ? s_.weight_replicas() : 1);
     Op adam;
     adam.name = "adam";
     adam.kind = OpKind::kElementwise;
@@ -406,7 +406,7 @@ StatusOr<TrainSimResult> Lowering::Run() {
     const double opt_s = c_.OpsTime({adam});
     opt_task[st] = g.AddTask(res[st].compute, opt_s, kOpt, trace ? "optimizer" : "");
     for (TaskId t : dp_tasks) g.AddDep(t, opt_task[st]);
-    if (s_.zero >= 1 && s_.dp > 1 && !per_layer) {
+    if (s_.zero >= 1 && s_.weight_replicas() > 1 && !per_layer) {
       const TaskId ag =
           g.AddTask(res[st].dp, Comm(CommKind::kAllGather, stage_params * 2.0, dp_group_), kDp,
                     trace ? "param all-gather" : "");

@@ -318,6 +318,20 @@ TEST(Memory, OptimizerStatesFollowTheZeroStage) {
   EXPECT_NEAR(z3.weights_bytes, 2 * p / 8, 1e-6 * p);
 }
 
+TEST(Memory, ZeroShardsOverContextParallelRanksToo) {
+  // 8 GPUs as cp 2 x dp 4: all 8 hold the same weights, so ZeRO-1 divides the 12 B/param by 8
+  // (Megatron-core shards the distributed optimizer over DP x CP), not by dp = 4.
+  TransformerSpec m = SmallGpt();
+  Strategy s;
+  s.gbs = 8;
+  s.cp = 2;
+  s.zero = 1;
+  s = Resolve(m, s, 8);
+  ASSERT_EQ(s.dp, 4);
+  const double p = CountParams(m).total;
+  EXPECT_NEAR(EstimateMemory(m, s).optimizer_bytes, 12 * p / 8, 1e-6 * p);
+}
+
 TEST(Memory, FullRecomputeKeepsOnlyLayerInputs) {
   // GPT, no TP: full recompute stores 2sbh per layer (Korthikanti Table 2) for L layers, plus one
   // layer's full set sbh(34 + 5as/h) as the recompute working set, plus fp32 logits 8 s b V.
@@ -401,6 +415,11 @@ TEST(Strategy, MegatronRankOrderPutsTpFastest) {
   // coord {tp, cp, dp, pp}: rank = tp + 2 * dp + 4 * pp.
   EXPECT_EQ(RankOf(s, {1, 0, 1, 1}), 1 + 2 + 4);
   EXPECT_EQ(GroupRanks(s, Axis::kDp, {0, 0, 0, 0}), (std::vector<int>{0, 2}));
+  // cp 2 between tp and dp: rank = tp + 2 * cp + 4 * dp + 8 * pp; the weight replicas of rank 1
+  // (tp 1, pp 0) are every cp and dp coordinate: 1, 3, 5, 7.
+  Strategy c = s;
+  c.cp = 2;
+  EXPECT_EQ(DataParallelRanks(c, {1, 0, 0, 0}), (std::vector<int>{1, 3, 5, 7}));
   auto order = ParseOrder("pp,dp,cp,tp");
   ASSERT_TRUE(order.ok());
   s.order = *order;
