@@ -65,21 +65,27 @@ MemoryBreakdown StageMemory(const TransformerSpec& m, const Strategy& s, int sta
   const double seq = static_cast<double>(m.seq_len) / s.cp;
   const double b_mb = static_cast<double>(s.mbs);
   double per_mb = 0;  // activations of one micro-batch through the whole stage
-  double one_layer_full = 0;
+  double recompute_working_set = 0;
   for (int c = 0; c < s.vpp; ++c) {
     const LayerRange r = StageChunk(m, s, stage, c);
     for (int64_t l = r.first; l < r.first + r.count; ++l) {
       per_mb +=
           ActivationBytesPerLayer(m, l, b_mb, seq, s.tp, s.sp, s.recompute, s.flash_attention);
       if (s.recompute != Recompute::kNone) {
-        one_layer_full =
-            std::max(one_layer_full, ActivationBytesPerLayer(m, l, b_mb, seq, s.tp, s.sp,
-                                                             Recompute::kNone, s.flash_attention));
+        // The recompute's working set during one layer's backward: the whole layer's
+        // activations under full recompute, the attention core's (scores) under selective.
+        const double none = ActivationBytesPerLayer(m, l, b_mb, seq, s.tp, s.sp, Recompute::kNone,
+                                                    s.flash_attention);
+        const double kept = s.recompute == Recompute::kSelective
+                                ? ActivationBytesPerLayer(m, l, b_mb, seq, s.tp, s.sp,
+                                                          Recompute::kSelective, s.flash_attention)
+                                : 0.0;
+        recompute_working_set = std::max(recompute_working_set, none - kept);
       }
     }
   }
   b.inflight_microbatches = InflightMicrobatches(s, stage);
-  b.activations_bytes = per_mb * b.inflight_microbatches + one_layer_full;
+  b.activations_bytes = per_mb * b.inflight_microbatches + recompute_working_set;
   if (stage == s.pp - 1) {
     // fp32 logits and their gradient for one micro-batch, vocabulary split by TP.
     b.activations_bytes += 2.0 * 4.0 * b_mb * seq * static_cast<double>(m.vocab) / s.tp;
