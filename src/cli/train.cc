@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/fabric_flags.h"
 #include "cli/model_flags.h"
 #include "compute/compute.h"
 #include "hw/catalog.h"
@@ -24,6 +25,7 @@ namespace {
 struct TrainFlags {
   std::string sku;
   ModelFlags mf;
+  FabricFlags fabric;
   int vms = 1;
   int64_t gbs = 0, mbs = 0;
   int tp = 1, pp = 1, dp = 0, vpp = 0, cp = 1, ep = 1, zero = 0;
@@ -270,6 +272,7 @@ CommandRun SetupTrain(CLI::App* sub) {
   sub->add_option("--tokens", f->tokens, "Training tokens: print time to train and cost");
   f->trace_flag =
       sub->add_option("--trace", f->trace, "Write a Chrome/Perfetto trace of the step to FILE");
+  AddFabricFlags(sub, &f->fabric);
   return [f](const GlobalOptions& g) -> Status {
     const std::string dir = g.data_dir.empty() ? Catalog::DefaultDataDir() : g.data_dir;
     NDT_ASSIGN_OR_RETURN(Catalog cat, Catalog::Load(dir));
@@ -296,7 +299,7 @@ CommandRun SetupTrain(CLI::App* sub) {
     cs.sku = sku;
     cs.gpu = &gpu;
     cs.vms = f->vms;
-    cs.fabric.tiers = ChooseTiers(cs);
+    ApplyFabricFlags(f->fabric, &cs);
     NDT_ASSIGN_OR_RETURN(Cluster cluster, BuildCluster(cs));
     NDT_ASSIGN_OR_RETURN(ComputeCalibration cal, LoadComputeCalibration(dir));
     job.num_gpus = cluster.num_gpus();
