@@ -16,12 +16,19 @@ void AddFabricFlags(CLI::App* sub, FabricFlags* f) {
                 "uplink per GPU pair)");
 }
 
+FabricSpec ToFabricSpec(const FabricFlags& f) {
+  FabricSpec s;
+  s.tiers = f.tiers;
+  s.switch_radix = f.radix;
+  s.vms_per_leaf = f.vms_per_leaf;
+  s.oversubscription = f.oversubscription;
+  s.ecmp_spread = f.ecmp_spread;
+  return s;
+}
+
 void ApplyFabricFlags(const FabricFlags& f, ClusterSpec* spec) {
-  spec->fabric.switch_radix = f.radix;
-  spec->fabric.vms_per_leaf = f.vms_per_leaf;
-  spec->fabric.oversubscription = f.oversubscription;
-  spec->fabric.ecmp_spread = f.ecmp_spread;
-  spec->fabric.tiers = f.tiers == 0 ? ChooseTiers(*spec) : f.tiers;
+  spec->fabric = ToFabricSpec(f);
+  if (spec->fabric.tiers == 0) spec->fabric.tiers = ChooseTiers(*spec);
 }
 
 }  // namespace ndt

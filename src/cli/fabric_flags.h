@@ -20,6 +20,9 @@ struct FabricFlags {
 
 void AddFabricFlags(CLI::App* sub, FabricFlags* f);
 
+// The flags as a FabricSpec; tiers stays 0 ("the fewest that fit") for the caller to resolve.
+FabricSpec ToFabricSpec(const FabricFlags& f);
+
 // Copies the flags into spec->fabric; spec->sku must be set (tiers 0 picks the fewest that fit).
 void ApplyFabricFlags(const FabricFlags& f, ClusterSpec* spec);
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/fabric_flags.h"
 #include "cli/model_flags.h"
 #include "parallel/cluster_costs.h"
 #include "plan/plan_infer.h"
@@ -49,6 +50,7 @@ void AddSizeFlags(CLI::App* app, SizeFlags* f) {
 struct PlanTrainFlags {
   SizeFlags size;
   ModelFlags mf;
+  FabricFlags fabric;
   int64_t gbs = 0;
   int top = 10, threads = 0;
   double tokens = 0;
@@ -109,6 +111,7 @@ StatusOr<PlanTrainRequest> BuildRequest(const PlanTrainFlags& f, const Catalog& 
   req.top_k = f.top;
   NDT_RETURN_IF_ERROR(CheckThreads(f.threads));
   req.threads = f.threads;
+  req.fabric = ToFabricSpec(f.fabric);
   if (!ParsePlanObjective(f.objective, &req.objective)) {
     return Status::InvalidInput("--objective '" + f.objective + "'; use throughput, cost or time");
   }
@@ -376,6 +379,7 @@ CommandRun SetupPlan(CLI::App* sub) {
   train->add_option("--fidelity", f->fidelity,
                     "Re-score the best at analytical | flow (default flow)");
   train->add_option("--threads", f->threads, "Threads (default: all cores)");
+  AddFabricFlags(train, &f->fabric);
   auto fi = std::make_shared<PlanInferFlags>();
   CLI::App* infer = sub->add_subcommand("infer", "Search sizes and weight precisions to serve");
   infer->fallthrough();

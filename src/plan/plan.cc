@@ -144,7 +144,8 @@ std::vector<SizeContext> BuildContexts(const Catalog& cat, const ComputeCalibrat
     cs.sku = sku;
     cs.gpu = &gpu;
     cs.vms = vms;
-    cs.fabric.tiers = ChooseTiers(cs);
+    cs.fabric = req.fabric;
+    if (cs.fabric.tiers == 0) cs.fabric.tiers = ChooseTiers(cs);
     StatusOr<Cluster> cluster = BuildCluster(cs);
     if (!cluster.ok()) {
       notes->push_back(sku->name + ": " + cluster.status().message() + "; skipped");
@@ -244,7 +245,10 @@ std::vector<Strategy> EnumerateTrainStrategies(const TransformerSpec& model, int
   for (int tp = 1; tp <= nvlink_domain_gpus && tp <= gpus; tp *= 2) {
     if (model.heads % tp != 0) continue;
     for (int pp = 1; pp <= kMaxPp && pp <= model.layers; ++pp) {
-      if (model.layers % pp != 0 || gpus % (tp * pp) != 0) continue;
+      if (gpus % (tp * pp) != 0) continue;
+      // Stages need not divide the layers: the first and last get fewer (Megatron's
+      // uneven split, as Llama 3 405B ran 126 layers on 16 stages).
+      const bool uneven = model.layers % pp != 0;
       const int dp = gpus / (tp * pp);
       if (gbs % dp != 0) continue;
       std::vector<int> eps = {1};
@@ -262,6 +266,7 @@ std::vector<Strategy> EnumerateTrainStrategies(const TransformerSpec& model, int
             s.sp = tp > 1;
             s.zero = zero;
             s.recompute = rc;
+            s.uneven_stages = uneven;
             s.gbs = gbs;
             s.precision = precision;
             out.push_back(s);

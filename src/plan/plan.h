@@ -47,6 +47,7 @@ struct PlanTrainRequest {
   Dtype precision = Dtype::kBf16;       // bf16, fp16 or fp8
   Fidelity fidelity = Fidelity::kFlow;  // for re-scoring the best top_k
   int threads = 0;                      // OpenMP threads; 0: the runtime's default
+  FabricSpec fabric{.tiers = 0};        // the assumed fat tree; tiers 0: the fewest that fit
   // Skip a whole size when even its GPUs at dense peak (MFU 1) cannot reach the current top K.
   // Never changes the results; false scores every configuration.
   bool prune_by_bound = true;

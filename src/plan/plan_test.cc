@@ -68,6 +68,19 @@ TEST(EnumerateTrainStrategies, CountsByHandOnEightGpus) {
   EXPECT_EQ(EnumerateTrainStrategies(m, 8, 2, 64, Dtype::kBf16).size(), 42u);
 }
 
+TEST(EnumerateTrainStrategies, StagesThatDoNotDivideTheLayersAreUneven) {
+  // 30 layers on 8 GPUs, tp 1: pp 1, 2, 4, 8 all divide the GPUs; 30 % 4 and 30 % 8 != 0, so
+  // those two run with uneven stages (first and last stages one layer short), the others even.
+  const TransformerSpec m = Llama(30, 4096, 32);
+  int uneven = 0, even = 0;
+  for (const Strategy& s : EnumerateTrainStrategies(m, 8, 1, 64, Dtype::kBf16)) {
+    EXPECT_EQ(s.uneven_stages, m.layers % s.pp != 0) << "pp " << s.pp;
+    (s.uneven_stages ? uneven : even) += 1;
+  }
+  EXPECT_EQ(uneven, 2 * 6);  // pp 4 and 8, times zero {0,1} x recompute {none,sel,full}
+  EXPECT_EQ(even, 2 * 6);    // pp 1 and 2
+}
+
 TEST(EnumerateTrainStrategies, SpOnlyWithTensorParallelism) {
   for (const Strategy& s : EnumerateTrainStrategies(Llama(32, 4096, 32), 8, 8, 64, Dtype::kBf16)) {
     EXPECT_EQ(s.sp, s.tp > 1);
