@@ -135,6 +135,7 @@ Status RunShow(const GlobalOptions& g, const TransformerSpec& s) {
     j["tied_embeddings"] = s.tied_embeddings;
     j["biases"] = s.biases;
     j["learned_positions"] = s.learned_positions;
+    j["dropout"] = s.dropout;
     j["moe"] = MoeJson(s);
     j["mla"] = s.attention == AttentionKind::kMla
                    ? Json{{"q_lora_rank", s.mla.q_lora_rank},
@@ -186,6 +187,7 @@ Status RunShow(const GlobalOptions& g, const TransformerSpec& s) {
   row("Tied embeddings", s.tied_embeddings ? "yes" : "no");
   row("Biases", s.biases ? "yes" : "no");
   row("Learned positions", s.learned_positions ? "yes" : "no");
+  row("Dropout", fmt::format("{:g}", s.dropout));
   row("Parameters", fmt::format("{} ({:.0f})", Count(c.total), c.total));
   if (s.is_moe()) row("Active per token", Count(c.active_per_token));
   row("Embedding / LM head",

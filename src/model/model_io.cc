@@ -88,6 +88,9 @@ StatusOr<TransformerSpec> FromYaml(const YamlMap& y) {
   NDT_ASSIGN_OR_RETURN(s.biases, y.Bool("biases"));
   NDT_ASSIGN_OR_RETURN(std::optional<bool> lp, y.OptionalBool("learned_positions"));
   s.learned_positions = lp.value_or(false);
+  if (y.Has("dropout")) {
+    NDT_ASSIGN_OR_RETURN(s.dropout, y.Number("dropout"));
+  }
   NDT_ASSIGN_OR_RETURN(std::optional<YamlMap> moe, y.OptionalMap("moe"));
   if (moe) {
     NDT_ASSIGN_OR_RETURN(int64_t experts, moe->Int("experts"));
@@ -200,6 +203,7 @@ StatusOr<TransformerSpec> BuildInlineModel(const InlineModelArgs& a) {
   s.tied_embeddings = gpt;
   s.biases = gpt;
   s.learned_positions = gpt;
+  s.dropout = gpt ? 0.1 : 0.0;  // Megatron's GPT runs; Llama-family recipes
   if (a.hidden % a.heads != 0) {
     return Status::InvalidInput("--hidden (" + std::to_string(a.hidden) +
                                 ") must be divisible by --heads (" + std::to_string(a.heads) + ")");
@@ -270,6 +274,10 @@ StatusOr<TransformerSpec> HfConfigFromJson(const nlohmann::json& j, const std::s
   s.tied_embeddings = j.value("tie_word_embeddings", model_type == "gpt2");
   s.biases = j.value("attention_bias", !gated);
   s.learned_positions = model_type == "gpt2";
+  for (const char* k : {"attention_dropout", "hidden_dropout", "resid_pdrop", "attn_pdrop"}) {
+    auto it = j.find(k);
+    if (it != j.end() && it->is_number()) s.dropout = std::max(s.dropout, it->get<double>());
+  }
   s.arch = model_type.empty() ? (gated ? "llama" : "gpt") : model_type;
   s.attention = s.kv_heads == s.heads ? AttentionKind::kMha : AttentionKind::kGqa;
   // MoE: Mixtral (num_local_experts), Qwen-MoE / DeepSeek (n_routed_experts / num_experts).

@@ -262,12 +262,15 @@ void UnfusedAttention(Builder& b, double seqs, double q_len, double kv_len) {
   b.Gemm("attn_scores", q_len, kv, s.head_dim, batch);
   b.Elementwise("attn_softmax", OpKind::kElementwise, elems, 1, 1, 5);
   b.out->back().backward_bytes = 6.0 / 4.0 * b.out->back().bytes;
-  b.Elementwise("attn_dropout", OpKind::kElementwise, elems, 1, 1, 2);
-  b.out->back().bytes += elems;  // the 1-byte keep mask
-  b.out->back().backward_bytes = b.out->back().bytes;
+  const size_t first = b.out->size() - 2;
+  if (s.dropout > 0) {
+    b.Elementwise("attn_dropout", OpKind::kElementwise, elems, 1, 1, 2);
+    b.out->back().bytes += elems;  // the 1-byte keep mask
+    b.out->back().backward_bytes = b.out->back().bytes;
+  }
   b.Gemm("attn_context", q_len, s.head_dim, kv, batch);
   // Both GEMMs' right operands (K^T, V) are activations, not weights.
-  for (size_t i = b.out->size() - 4; i < b.out->size(); ++i) (*b.out)[i].weight_bytes = 0;
+  for (size_t i = first; i < b.out->size(); ++i) (*b.out)[i].weight_bytes = 0;
 }
 
 double SeqLen(const TransformerSpec& s, const OpShape& shape) {

@@ -73,6 +73,19 @@ TEST(LayerOps, UnfusedAttentionDoesTheFullScoreMatrix) {
   }
 }
 
+// Without dropout the unfused core has no dropout pass: QK^T, softmax, PV only.
+TEST(LayerOps, UnfusedAttentionWithoutDropoutSkipsIt) {
+  TransformerSpec s = Preset("megatron-18b");
+  s.dropout = 0;
+  OpShape shape;
+  shape.seq_len = 2048;
+  shape.tp = 8;
+  shape.fused_attention = false;
+  for (const Op& o : LayerForwardOps(s, 0, shape)) EXPECT_NE(o.name, "attn_dropout");
+  EXPECT_EQ(Find(LayerForwardOps(s, 0, shape), "attn_context").weight_bytes, 0);
+  EXPECT_EQ(Find(LayerForwardOps(s, 0, shape), "attn_scores").weight_bytes, 0);
+}
+
 TEST(LayerOps, TensorParallelDividesGemmFlops) {
   const TransformerSpec s = Preset("llama2-70b");
   OpShape one, eight;

@@ -102,6 +102,10 @@ Status Validate(const TransformerSpec& m) {
   NDT_RETURN_IF_ERROR(positive("head_dim", m.head_dim));
   NDT_RETURN_IF_ERROR(positive("vocab", m.vocab));
   NDT_RETURN_IF_ERROR(positive("seq_len", m.seq_len));
+  if (!(m.dropout >= 0 && m.dropout < 1)) {
+    return Status::InvalidInput(p + "dropout must be in [0, 1) (got " + std::to_string(m.dropout) +
+                                ")");
+  }
   if (m.heads % m.kv_heads != 0) {
     return Status::InvalidInput(p + "heads (" + std::to_string(m.heads) +
                                 ") must be divisible by kv_heads (" + std::to_string(m.kv_heads) +
@@ -285,7 +289,8 @@ double ActivationBytesPerLayer(const TransformerSpec& m, int64_t layer, double b
   const double sbh = s * b * h;
   // Replicated across TP ranks unless sequence parallel: layer norm inputs (2 x 2sbh), QKV
   // input 2sbh, MLP input 2sbh, two dropout masks (1 byte each).
-  const double replicated = 4 * sbh + 2 * sbh + 2 * sbh + 2 * sbh;
+  const bool dropout = m.dropout > 0;
+  const double replicated = 4 * sbh + 2 * sbh + 2 * sbh + (dropout ? 2 * sbh : 0.0);
   if (r == Recompute::kFull) return 2 * sbh / (sp ? t : 1.0);
   // Split by TP: Q, K, V (2 bytes), out-projection input, MLP hidden tensors.
   double q_dim, k_dim, v_dim, o_dim;
@@ -309,9 +314,10 @@ double ActivationBytesPerLayer(const TransformerSpec& m, int64_t layer, double b
   } else {
     split += 2 * s * b * tensors_per_ffn * static_cast<double>(m.ffn_hidden);
   }
-  // Attention scores: softmax output (2), dropout mask (1), dropout output (2) per head; with
-  // flash attention only the fp32 log-sum-exp per head and token.
-  double scores = flash ? 4.0 * m.heads * s * b : 5.0 * m.heads * s * s * b;
+  // Attention scores: softmax output (2), dropout mask (1), dropout output (2) per head (no
+  // dropout: the softmax output only); with flash attention only the fp32 log-sum-exp per head
+  // and token.
+  double scores = flash ? 4.0 * m.heads * s * b : (dropout ? 5.0 : 2.0) * m.heads * s * s * b;
   if (r == Recompute::kSelective) scores = 0;
   return replicated / (sp ? t : 1.0) + (split + scores) / t;
 }

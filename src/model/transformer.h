@@ -79,6 +79,9 @@ struct TransformerSpec {
   bool tied_embeddings = false;    // LM head shares the input embedding matrix
   bool biases = true;              // linear layers have biases (GPT yes, Llama no)
   bool learned_positions = false;  // learned position embedding (seq_len x hidden), as GPT-3
+  // Training dropout probability (hidden and attention). Megatron's GPT runs use 0.1; Llama-family
+  // recipes 0, and PyTorch's dropout at p = 0 stores no mask.
+  double dropout = 0;
   MoeSpec moe;
   MlaSpec mla;
 
@@ -161,6 +164,8 @@ bool ParseRecompute(const std::string& s, Recompute* out);
 //   none:      sbh(34 + 5as/h)            ; TP: sbh(10 + 24/t + 5as/(ht)) ; TP+SP: /t of none
 //   selective: sbh(10 + 24/t)  ; TP+SP: 34 sbh / t
 //   full:      2 sbh           ; TP+SP: 2 sbh / t
+// (with dropout; without it the two 1-byte masks, 2sbh, and the scores' mask and dropped copy,
+// 3as^2b, are not kept: 32 + 2as/h in place of 34 + 5as/h).
 // Other shapes (GQA, SwiGLU, ffn != 4h, MoE with top_k) follow the same per-tensor derivation.
 // Flash attention never materializes the a*s*s scores (nor their dropout mask: it regenerates
 // it from the RNG state); backward needs only Q, K, V, the output and the fp32 log-sum-exp per

@@ -110,6 +110,19 @@ TEST(Activations, MatchKorthikantiTable2) {
               1);
 }
 
+// Without dropout (Llama recipes; PyTorch stores no mask at p = 0) the two 1-byte hidden masks
+// (2sbh) and the scores' mask and dropped copy (3as^2b) go: no TP sbh(32 + 2as/h).
+TEST(Activations, NoDropoutKeepsNoMasks) {
+  TransformerSpec s = Preset("megatron-18b");
+  ASSERT_EQ(s.dropout, 0.1);  // Megatron's GPT runs
+  s.dropout = 0;
+  const double sbh = 2048.0 * 1 * 6144, as_h = 48.0 * 2048 / 6144;
+  EXPECT_NEAR(ActivationBytesPerLayer(s, 0, 1, 2048, 1, false, Recompute::kNone, false),
+              sbh * (32 + 2 * as_h), 1);
+  s.dropout = 1.5;
+  EXPECT_FALSE(Validate(s).ok());
+}
+
 // Flash attention keeps 4 bytes of log-sum-exp per head and token instead of the 5as scores:
 // no TP: sbh(34 + 4a/h); TP 8: sbh(10 + 24/t + 4a/(ht)); selective and full unchanged.
 TEST(Activations, FlashAttentionDropsTheScores) {
