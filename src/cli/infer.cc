@@ -8,6 +8,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/model_flags.h"
@@ -29,7 +30,22 @@ struct InferFlags {
   int input_len = 0, output_len = 0, requests = 0;
   double qps = std::nan(""), output_tokens_mean = 0;  // NaN: --qps not given
   uint64_t seed = 1;
+  // Integer knobs whose omission means "choose": given, they must be in 1..max.
+  struct Knob {
+    CLI::Option* opt;
+    const int* value;
+    int max;
+  };
+  std::vector<Knob> knobs;
+  CLI::Option* trace_flag = nullptr;
 };
+
+// Limits of the integer knobs: beyond any engine (TensorRT-LLM's largest MLPerf batch is 3,584
+// tokens and 2,048 sequences) and what one simulation handles in seconds.
+constexpr int kMaxParallel = 1024;
+constexpr int kMaxBatch = 16384;
+constexpr int kMaxNumTokens = 1 << 20;
+constexpr int kMaxRequests = 1000000;
 
 StatusOr<Dtype> ParseDtypeFlag(const std::string& flag, const std::string& v) {
   Dtype d;
@@ -50,6 +66,16 @@ StatusOr<double> ParseLimit(const std::string& flag, const std::string& v) {
 
 Status BuildOptions(const InferFlags& f, const std::string& data_dir, InferOptions* o) {
   o->vms = f.vms;
+  for (const InferFlags::Knob& k : f.knobs) {
+    if (k.opt->count() > 0 && (*k.value < 1 || *k.value > k.max)) {
+      return Status::InvalidInput(k.opt->get_name() + " must be in 1.." + std::to_string(k.max) +
+                                  " (got " + std::to_string(*k.value) +
+                                  "); omit it to choose it automatically");
+    }
+  }
+  if (f.trace_flag != nullptr && f.trace_flag->count() > 0 && f.trace.empty()) {
+    return Status::InvalidInput("--trace needs a file name (e.g. --trace serve.json)");
+  }
   if (f.tp < 0 || f.pp < 0 || f.ep < 1 || f.max_batch < 0 || f.max_num_tokens < 0) {
     return Status::InvalidInput(
         "--tp, --pp, --max-batch, --max-num-tokens must be >= 1 (or omitted), --ep >= 1");
@@ -282,13 +308,19 @@ CommandRun SetupInfer(CLI::App* sub) {
   sub->add_option(
       "--kv", f->kv,
       "KV-cache precision: fp16, bf16, fp8 (default fp8 for 8/4-bit weights, else fp16)");
-  sub->add_option("--tp", f->tp, "Tensor parallel degree (default: best feasible)");
-  sub->add_option("--pp", f->pp, "Pipeline parallel degree (default: best feasible)");
+  auto knob = [&](CLI::Option* opt, const int* v, int max) { f->knobs.push_back({opt, v, max}); };
+  knob(sub->add_option("--tp", f->tp, "Tensor parallel degree (default: best feasible)"), &f->tp,
+       kMaxParallel);
+  knob(sub->add_option("--pp", f->pp, "Pipeline parallel degree (default: best feasible)"), &f->pp,
+       kMaxParallel);
   sub->add_option("--ep", f->ep,
                   "Expert parallel degree (MoE): experts split inside the TP group, divides --tp");
-  sub->add_option("--max-batch", f->max_batch,
-                  "Max sequences in flight per engine (default: best)");
-  sub->add_option("--max-num-tokens", f->max_num_tokens, "Max tokens per iteration (default 8192)");
+  knob(sub->add_option("--max-batch", f->max_batch,
+                       "Max sequences in flight per engine (default: best)"),
+       &f->max_batch, kMaxBatch);
+  knob(sub->add_option("--max-num-tokens", f->max_num_tokens,
+                       "Max tokens per iteration (default 8192)"),
+       &f->max_num_tokens, kMaxNumTokens);
   sub->add_option("--scenario", f->scenario, "offline | server | interactive (default offline)");
   sub->add_option("--qps", f->qps,
                   "Server/interactive: run this Poisson rate instead of searching");
@@ -302,9 +334,11 @@ CommandRun SetupInfer(CLI::App* sub) {
   sub->add_option("--output-len", f->output_len, "Fixed output tokens per request");
   sub->add_option("--output-tokens-mean", f->output_tokens_mean,
                   "Rescale output lengths to this mean");
-  sub->add_option("--requests", f->requests, "Requests to simulate (default: automatic)");
+  knob(sub->add_option("--requests", f->requests, "Requests to simulate (default: automatic)"),
+       &f->requests, kMaxRequests);
   sub->add_option("--seed", f->seed, "Seed of the Poisson arrivals (default 1)");
-  sub->add_option("--trace", f->trace, "Write a Perfetto/Chrome trace of engine 0 to FILE");
+  f->trace_flag =
+      sub->add_option("--trace", f->trace, "Write a Perfetto/Chrome trace of engine 0 to FILE");
   sub->add_option("--trace-file", f->trace_file,
                   "Replay arrivals from CSV arrival_s,input_tokens,output_tokens");
   sub->add_option("--disaggregate", f->disaggregate, "P:D prefill and decode replicas");
@@ -315,6 +349,19 @@ CommandRun SetupInfer(CLI::App* sub) {
     NDT_ASSIGN_OR_RETURN(TransformerSpec model, ResolveModel(f->mf, dir));
     InferOptions o;
     NDT_RETURN_IF_ERROR(BuildOptions(*f, dir, &o));
+    // TP splits the attention heads, PP the layers (TensorRT-LLM refuses the same).
+    if (o.tp > 0 &&
+        (model.heads % o.tp != 0 || (model.kv_heads % o.tp != 0 && o.tp % model.kv_heads != 0))) {
+      return Status::Infeasible("--tp " + std::to_string(o.tp) + " does not split " + model.name +
+                                "'s " + std::to_string(model.heads) + " attention heads (" +
+                                std::to_string(model.kv_heads) +
+                                " KV heads); choose a divisor of both");
+    }
+    if (o.pp > 0 && o.pp > model.layers) {
+      return Status::Infeasible("--pp " + std::to_string(o.pp) + " is more stages than " +
+                                model.name + "'s " + std::to_string(model.layers) +
+                                " layers; lower --pp");
+    }
     if (const std::string note = PrecisionNote(cat.GpuOf(*sku), o.weights); !note.empty()) {
       Warn(note);
     }

@@ -36,6 +36,16 @@ bool ParseNumber(const std::string& s, double* out) {
   return end == s.c_str() + s.size() && std::isfinite(*out);
 }
 
+// A token count: an integer in [lo, kMaxTokensPerRequest]. 2^20 tokens is beyond every context
+// window in data/models (the largest is 131,072); larger values would overflow the engine's int
+// token counters, and fractions are not tokens.
+constexpr double kMaxTokensPerRequest = 1 << 20;
+constexpr double kMaxArrivalS = 1e6;  // 11.6 days of trace: beyond it the simulated clock is noise
+bool ParseTokens(const std::string& s, double lo, double* out) {
+  return ParseNumber(s, out) && *out == std::floor(*out) && *out >= lo &&
+         *out <= kMaxTokensPerRequest;
+}
+
 // Reads a CSV with a header; calls row(line_no, cells) for each data row, column indices of
 // `want` (all required) in `idx`.
 Status ReadCsv(const std::string& path, const std::vector<std::string>& want, std::vector<int>* idx,
@@ -97,10 +107,11 @@ StatusOr<std::vector<RequestLengths>> LoadLengthsCsv(const std::string& path) {
               [&](int line_no, const std::vector<std::string>& cells) -> Status {
                 double in = 0, outl = 0;
                 if (static_cast<int>(cells.size()) <= std::max(idx[0], idx[1]) ||
-                    !ParseNumber(cells[idx[0]], &in) || !ParseNumber(cells[idx[1]], &outl) ||
-                    in < 1 || outl < 0) {
-                  return Status::InvalidInput(path + ":" + std::to_string(line_no) +
-                                              ": want two token counts (input >= 1, output >= 0)");
+                    !ParseTokens(cells[idx[0]], 1, &in) || !ParseTokens(cells[idx[1]], 0, &outl)) {
+                  return Status::InvalidInput(
+                      path + ":" + std::to_string(line_no) +
+                      ": want two whole token counts, input 1..1048576 and output 0..1048576 "
+                      "(an output of 0 is served as 1 token)");
                 }
                 out.push_back({static_cast<int>(in), std::max(1, static_cast<int>(outl))});
                 return Status::Ok();
@@ -185,11 +196,12 @@ StatusOr<std::vector<Request>> LoadTraceCsv(const std::string& path) {
                        double a = 0, in = 0, o = 0;
                        int need = std::max({idx[0], idx[1], idx[2]});
                        if (static_cast<int>(c.size()) <= need || !ParseNumber(c[idx[0]], &a) ||
-                           !ParseNumber(c[idx[1]], &in) || !ParseNumber(c[idx[2]], &o) || a < 0 ||
-                           in < 1 || o < 1) {
+                           !ParseTokens(c[idx[1]], 1, &in) || !ParseTokens(c[idx[2]], 1, &o) ||
+                           a < 0 || a > kMaxArrivalS) {
                          return Status::InvalidInput(
                              path + ":" + std::to_string(line_no) +
-                             ": want arrival_s >= 0, input_tokens >= 1, output_tokens >= 1");
+                             ": want arrival_s in 0..1e6 s, input_tokens and output_tokens whole "
+                             "numbers in 1..1048576");
                        }
                        out.push_back({0, a, static_cast<int>(in), static_cast<int>(o)});
                        return Status::Ok();

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <string>
 
 namespace ndt {
 namespace {
@@ -37,6 +40,31 @@ TEST(Request, MlperfLlamaPresetHasTheDatasetsCountAndMean) {
   ASSERT_TRUE(l.ok()) << l.status().message();
   EXPECT_EQ(l->size(), 24576u);
   EXPECT_NEAR(MeanOutputTokens(*l), 218.89, 0.01);
+}
+
+// Writes `text` to a file in the test's temporary directory; returns its path.
+std::string WriteTemp(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(Request, LengthsMustBeWholeTokenCountsInRange) {
+  // 2^32 used to wrap to 0 in the int cast and 2^31 - 1 to overflow the engine; 10.5 was cut to
+  // 10. Limit 2^20 = 1048576 tokens; output 0 is allowed (served as 1 token).
+  EXPECT_TRUE(LoadLengthsCsv(WriteTemp("ok.csv", "input_length,output_length\n1048576,0\n")).ok());
+  for (const char* row : {"4294967296,5", "2147483647,5", "10.5,5", "5,1048577", "0,5", "5,-1"}) {
+    StatusOr<std::vector<RequestLengths>> l =
+        LoadLengthsCsv(WriteTemp("bad.csv", std::string("input_length,output_length\n") + row));
+    ASSERT_FALSE(l.ok()) << row;
+    EXPECT_NE(l.status().message().find("bad.csv:2:"), std::string::npos) << row;
+  }
+  EXPECT_FALSE(
+      LoadTraceCsv(WriteTemp("t.csv", "arrival_s,input_tokens,output_tokens\n1e9,10,10\n")).ok());
+  EXPECT_FALSE(
+      LoadTraceCsv(WriteTemp("t.csv", "arrival_s,input_tokens,output_tokens\n1,10,0\n")).ok());
+  EXPECT_TRUE(
+      LoadTraceCsv(WriteTemp("t.csv", "arrival_s,input_tokens,output_tokens\n1,10,1\n")).ok());
 }
 
 TEST(Request, UnknownDatasetSuggestsAName) {
