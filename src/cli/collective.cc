@@ -41,11 +41,8 @@ struct CollectiveOptions {
   std::string nccl;  // e.g. "2.18.5"; empty: the pinned release
 };
 
-// 21805 -> "2.18.5".
-std::string NcclVersionName(int v) {
-  return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
-         std::to_string(v % 100);
-}
+constexpr double kMaxCollectiveBytes = 1099511627776.0;  // 1 TiB per GPU
+constexpr double kMaxSweepRows = 10000;
 
 Status Run(const CollectiveOptions& o, const GlobalOptions& g) {
   if (o.sku.empty()) return Status::InvalidInput("--sku is required (see: ndtwin sku list)");
@@ -64,12 +61,8 @@ Status Run(const CollectiveOptions& o, const GlobalOptions& g) {
     co.proto = p;
   }
   if (!o.nccl.empty()) {
-    int major = 0, minor = 0, patch = 0;
-    char extra = 0;
-    const int got = std::sscanf(o.nccl.c_str(), "%d.%d.%d%c", &major, &minor, &patch, &extra);
-    if (got < 2 || got > 3 || major != 2 || minor < 0 || patch < 0)
-      return Status::InvalidInput("--nccl-version must look like 2.18.5 (got '" + o.nccl + "')");
-    co.nccl_version = major * 10000 + minor * 100 + patch;
+    if (Status s = ParseNcclVersion(o.nccl, &co.nccl_version); !s.ok())
+      return Status::InvalidInput("--nccl-version: " + s.message());
   }
   if (o.fidelity == "flow")
     co.fidelity = Fidelity::kFlow;
@@ -80,7 +73,31 @@ Status Run(const CollectiveOptions& o, const GlobalOptions& g) {
   if (lo > hi)
     return Status::InvalidInput("--min-bytes (" + o.min_bytes + ") is larger than --max-bytes (" +
                                 o.max_bytes + ")");
-  if (!(o.step_factor > 1)) return Status::InvalidInput("--step-factor must be > 1");
+  if (!(o.step_factor > 1))
+    return Status::InvalidInput(
+        "--step-factor must be more than 1 (each row's size times it "
+        "gives the next; e.g. 2)");
+  // nccl-tests starts at one element; a sweep from 0 would never grow, and one of a million
+  // rows is a typo, not a measurement.
+  if (lo < 1) {
+    return Status::InvalidInput("--min-bytes must be at least 1 byte (got '" + o.min_bytes +
+                                "'); nccl-tests sizes start at one element, e.g. --min-bytes 4");
+  }
+  if (hi > kMaxCollectiveBytes) {
+    return Status::InvalidInput(
+        "--max-bytes " + o.max_bytes +
+        " is more than 1T (2^40 bytes) per GPU; use --max-bytes 1T or less");
+  }
+  const double sweep_rows = std::floor(std::log(hi / lo) / std::log(o.step_factor) + 1e-9) + 1;
+  if (sweep_rows > kMaxSweepRows) {
+    char step[32], rows[32];
+    std::snprintf(step, sizeof step, "%.10g", o.step_factor);
+    std::snprintf(rows, sizeof rows, "%.0f", sweep_rows);
+    return Status::InvalidInput(std::string("--step-factor ") + step + " gives " + rows +
+                                " rows from " + o.min_bytes + " to " + o.max_bytes +
+                                " bytes, more than 10000; use a larger --step-factor (e.g. 2) "
+                                "or a narrower range");
+  }
 
   const std::string dir = g.data_dir.empty() ? Catalog::DefaultDataDir() : g.data_dir;
   NDT_ASSIGN_OR_RETURN(Catalog cat, Catalog::Load(dir));
@@ -103,6 +120,11 @@ Status Run(const CollectiveOptions& o, const GlobalOptions& g) {
   if (n < 2)
     return Status::InvalidInput(std::string(CollOpName(op)) +
                                 " needs at least 2 GPUs; use more VMs or --gpus-per-vm > 1");
+  if (op == CollOp::kSendRecv && n != 2)
+    return Status::InvalidInput(
+        "send_recv times one transfer between 2 GPUs, and " + std::to_string(o.vms) + " VM(s) of " +
+        sku->name + " give " + std::to_string(n) +
+        "; pass --gpus-per-vm 2 (inside a VM) or --vms 2 --gpus-per-vm 1 (across VMs)");
 
   // Price every size first, so an error prints nothing on stdout.
   std::vector<std::pair<double, CollResult>> results;

@@ -51,6 +51,23 @@ StatusOr<std::pair<int, int>> ParsePath(const std::string& text, int n) {
   return std::make_pair(a, b);
 }
 
+// A route exists between any two GPUs of one VM (NVLink or PCIe) and, on sizes with
+// InfiniBand, between VMs; GpuRoute is empty only for GPUs of different VMs without it.
+Status CheckRoute(const Cluster& c, int a, int b) {
+  if (!c.GpuRoute(a, b).empty()) return Status::Ok();
+  const GpuInfo& ga = c.gpu(a);
+  const int first = ga.vm * c.gpus_per_vm();
+  const std::string one_vm = c.gpus_per_vm() > 1
+                                 ? "pick two GPUs of one VM (e.g. " + std::to_string(first) + "," +
+                                       std::to_string(first + 1) + ")"
+                                 : "use --gpus-per-vm 2 or more and pick two GPUs of one VM";
+  return Status::InvalidInput("no route from GPU " + std::to_string(a) + " (" +
+                              c.node(ga.node).name + ") to GPU " + std::to_string(b) + " (" +
+                              c.node(c.gpu(b).node).name + "): " + c.sku().name +
+                              " has no InfiniBand, so GPUs of different VMs are not connected; " +
+                              one_vm + " or a size with InfiniBand (see: ndtwin sku list)");
+}
+
 std::string Counts(const Cluster& c, bool nodes) {
   std::string s;
   auto add = [&](const char* name, int n) {
@@ -215,6 +232,7 @@ Status Run(const TopoOptions& o, const GlobalOptions& g) {
   std::optional<std::pair<int, int>> ends;
   if (!o.path.empty()) {
     NDT_ASSIGN_OR_RETURN(ends, ParsePath(o.path, c.num_gpus()));
+    NDT_RETURN_IF_ERROR(CheckRoute(c, ends->first, ends->second));
   }
   if (!o.dot.empty()) {
     std::ofstream out(o.dot);

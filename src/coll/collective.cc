@@ -4,11 +4,13 @@
 // NcclCalibration then price what that choice achieves. Device time = kernel gap + NCCL latency
 // + bytes / (A x efficiency) + the Ring/Simple per-loop step synchronisation (LoopSync); LL128
 // runs at ll128_bw_ratio of NCCL's LL128 bandwidth. nccl-tests issues calls back to back, so a
-// call costs max(host call overhead, device time). Fidelity kFlow replays each algorithm's own
-// inter-node schedule (ring, double binary tree, PAT) on the max-min flow model and stretches
-// its bandwidth term by the contention found (flow time / uncontended closed-form time, >= 1):
-// oversubscribed or shared fabric links slow the collective. all_to_all and send_recv are
-// point-to-point: their bandwidth term is the schedule's own time on the network model.
+// call costs max(host call overhead, device time). NCCL's model assumes a non-blocking fabric;
+// each algorithm's own inter-node schedule (ring, double binary tree, PAT) is priced on the
+// fabric as built and stretches the bandwidth term where it runs longer (Stretch): under kFlow
+// on the max-min flow model (shared and oversubscribed links contend), under kAnalytical
+// without contention but with uplinks that oversubscription thins below the NIC rate.
+// all_to_all and send_recv are point-to-point: their bandwidth term is the schedule's own time
+// on the network model.
 #include "coll/collective.h"
 
 #include <algorithm>
@@ -27,7 +29,10 @@ Status CheckGroup(const Cluster& c, CollOp op, double bytes, std::span<const int
     return Status::InvalidInput(std::string(CollOpName(op)) +
                                 " needs at least 2 GPUs; use more VMs or --gpus-per-vm > 1");
   if (op == CollOp::kSendRecv && group.size() != 2)
-    return Status::InvalidInput("send_recv takes exactly 2 ranks (sender, receiver)");
+    return Status::InvalidInput(
+        "send_recv times one transfer, so it takes exactly 2 GPUs "
+        "(sender, receiver), not " +
+        std::to_string(group.size()) + "; pass a group of 2 ranks");
   std::set<int> seen;
   for (int r : group) {
     if (r < 0 || r >= c.num_gpus())
@@ -68,28 +73,54 @@ double CallTime(const NcclCalibration& cal, double device_s, bool host_hidden) {
   return host_hidden ? device : std::max(cal.call_overhead_s, device);
 }
 
-// Contention stretch of algorithm a's bandwidth term (>= 1) under kFlow; 1 under kAnalytical.
-// The algorithm's inter-node schedule is replayed on the max-min flow model and compared with
-// its closed form (each transfer alone): Ring's ring, Tree's and NVLS+Tree's double binary tree,
-// PAT's doubling exchanges. NVLS stays inside one NVLink domain and CollNet reduces in the
-// switches (no GPU-to-GPU schedule): 1. `cache` keeps one value per schedule kind.
-double Stretch(const Cluster& c, CollOp op, Algo a, double bytes, std::span<const int> group,
-               const NcclTopo& t, const CollOptions& o, std::map<int, double>* cache) {
-  if (o.fidelity != Fidelity::kFlow || t.nodes == 1 || bytes <= 0) return 1.0;
+// Switch-to-switch links slower than a NIC port: leaf uplinks (or spine-core links) thinned by
+// --oversubscription below the port rate. Only then can a lone transfer run slower on the fabric
+// as built than on a non-blocking one.
+bool ThinFabric(const Cluster& c) {
+  const FabricLayout& f = c.fabric_layout();
+  const double nic = f.nic_Bps * (1 - 1e-9);
+  return (f.spines > 0 && f.leaf_up_link_Bps < nic) || (f.cores > 0 && f.spine_up_link_Bps < nic);
+}
+
+// The time of algorithm a's inter-node schedule (Ring's ring, Tree's and NVLS+Tree's double
+// binary tree, PAT's doubling exchanges) on the fabric as built and on a non-blocking one.
+struct NetTimes {
+  double built_s = 0;
+  double nonblocking_s = 0;
+};
+
+// Fabric stretch of algorithm a's bandwidth term bw_s (>= 1). NCCL's model, and so bw_s, assumes
+// a non-blocking fabric. The schedule is priced on the fabric as built (kFlow: replayed on the
+// max-min flow model, so shared and oversubscribed links contend; kAnalytical: each transfer
+// alone at its route's bottleneck, so uplinks thinner than a NIC count but sharing does not) and
+// the stretch is how far that time exceeds both its non-blocking closed form and bw_s:
+// max(1, built / max(nonblocking, bw_s)). A schedule that needs far less than bw_s (two NVL72
+// racks: each GPU's NIC carries 1/72 of its data) absorbs contention up to that margin. NVLS
+// stays inside one NVLink domain and CollNet reduces in the switches (no GPU-to-GPU schedule):
+// 1. `cache` keeps one NetTimes per schedule kind.
+double Stretch(const Cluster& c, CollOp op, Algo a, double bytes, double bw_s,
+               std::span<const int> group, const NcclTopo& t, const CollOptions& o,
+               std::map<int, NetTimes>* cache) {
+  if (t.nodes == 1 || bytes <= 0) return 1.0;
+  if (o.fidelity != Fidelity::kFlow && !ThinFabric(c)) return 1.0;
   const int kind = a == Algo::kRing                             ? 0
                    : (a == Algo::kTree || a == Algo::kNvlsTree) ? 1
                    : a == Algo::kPat                            ? 2
                                                                 : -1;
   if (kind < 0) return 1.0;
-  if (auto it = cache->find(kind); it != cache->end()) return it->second;
-  const Schedule s = kind == 0   ? RingSchedule(c, op, bytes, group)
-                     : kind == 1 ? TreeSchedule(c, op, bytes, group)
-                                 : PatSchedule(c, op, bytes, group);
-  const double alone = EvaluateClosedForm(c, s);
-  const double flow = EvaluateOnNetwork(c, s, NetFidelity::kFlow);
-  const double r = alone > 0 ? std::max(1.0, flow / alone) : 1.0;
-  cache->emplace(kind, r);
-  return r;
+  auto it = cache->find(kind);
+  if (it == cache->end()) {
+    const Schedule s = kind == 0   ? RingSchedule(c, op, bytes, group)
+                       : kind == 1 ? TreeSchedule(c, op, bytes, group)
+                                   : PatSchedule(c, op, bytes, group);
+    NetTimes nt;
+    nt.nonblocking_s = EvaluateClosedForm(c, s, FabricView::kNonBlocking);
+    nt.built_s = o.fidelity == Fidelity::kFlow ? EvaluateOnNetwork(c, s, NetFidelity::kFlow)
+                                               : EvaluateClosedForm(c, s, FabricView::kAsBuilt);
+    it = cache->emplace(kind, nt).first;
+  }
+  const double base = std::max(it->second.nonblocking_s, bw_s);
+  return base > 0 ? std::max(1.0, it->second.built_s / base) : 1.0;
 }
 
 StatusOr<CollResult> PointToPoint(const Cluster& c, CollOp op, double bytes,
@@ -97,7 +128,8 @@ StatusOr<CollResult> PointToPoint(const Cluster& c, CollOp op, double bytes,
                                   const CollOptions& o, const NcclCalibration& cal) {
   if (o.algo && *o.algo != Algo::kP2p)
     return Status::InvalidInput(std::string(CollOpName(op)) +
-                                " runs point-to-point in NCCL; --algo does not apply");
+                                " runs point-to-point in NCCL, with no algorithm to choose; "
+                                "drop --algo");
   Schedule s = op == CollOp::kAllToAll ? AllToAllSchedule(bytes, group)
                                        : Schedule{Step{{{group[0], group[1], bytes}}, 1}};
   NetFidelity f = o.fidelity == Fidelity::kFlow ? NetFidelity::kFlow : NetFidelity::kAnalytical;
@@ -121,6 +153,11 @@ StatusOr<CollResult> TimeCollective(const Cluster& c, CollOp op, double bytes,
   StatusOr<NcclTopo> ts = AnalyzeGroup(c, group);
   if (!ts.ok()) return ts.status();
   NcclTopo t = *ts;
+  if (o.nccl_version < kOldestNcclVersion || o.nccl_version > kNewestNcclVersion)
+    return Status::InvalidInput("NCCL " + NcclVersionName(o.nccl_version) +
+                                " is not a release this model follows; use " +
+                                NcclVersionName(kOldestNcclVersion) + " to 2." +
+                                std::to_string(kNewestNcclVersion / 100 % 100) + ".x");
   t.nccl_version = o.nccl_version;
   const NcclCalibration cal;
   const int n = static_cast<int>(group.size());
@@ -128,7 +165,7 @@ StatusOr<CollResult> TimeCollective(const Cluster& c, CollOp op, double bytes,
   if (op == CollOp::kAllToAll || op == CollOp::kSendRecv) {
     out = PointToPoint(c, op, bytes, group, t, o, cal);
   } else {
-    std::map<int, double> stretch_cache;
+    std::map<int, NetTimes> stretch_cache;
     const Algo algos[] = {Algo::kTree,         Algo::kRing, Algo::kCollNetDirect,
                           Algo::kCollNetChain, Algo::kNvls, Algo::kNvlsTree,
                           Algo::kPat};
@@ -146,17 +183,16 @@ StatusOr<CollResult> TimeCollective(const Cluster& c, CollOp op, double bytes,
           if (why.empty()) why = e.why;
           continue;
         }
-        const double stretch = Stretch(c, op, a, bytes, group, t, o, &stretch_cache);
         // NCCL's tuner: time = L + bytes / (1000 x A) us; strict <, ties keep NCCL's order.
         const double model_us = e.latency_us + bytes / (1e3 * e.algbw_GBps);
         if (!found || model_us < best_model_us) {
           found = true;
           best_model_us = model_us;
+          const double bw_s =
+              bytes / (AchievedAlgbwGBps(t, op, a, e) * 1e9 * ProtoRatio(p, cal, t));
+          const double stretch = Stretch(c, op, a, bytes, bw_s, group, t, o, &stretch_cache);
           best.time_s = CallTime(
-              cal,
-              e.latency_us * 1e-6 +
-                  stretch * bytes / (AchievedAlgbwGBps(t, op, a, e) * 1e9 * ProtoRatio(p, cal, t)) +
-                  LoopSync(t, op, a, p, bytes, cal),
+              cal, e.latency_us * 1e-6 + stretch * bw_s + LoopSync(t, op, a, p, bytes, cal),
               o.host_hidden);
           best.algo = a;
           best.proto = p;

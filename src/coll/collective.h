@@ -47,6 +47,19 @@ Status ParseProto(const std::string& s, Proto* out);
 // The NCCL release whose tuner the model follows unless a caller names another (v2.30.4, what
 // Azure images install; data/nccl.yaml). Encoded major*10000 + minor*100 + patch.
 inline constexpr int kPinnedNcclVersion = 23004;
+// The NCCL releases whose tuner the model can stand for: 2.12.0 to 2.30.x. Within the range the
+// model follows v2.30.4 except where a release is known to differ (Ring LL pricing, and the
+// algorithms a release has: NVLS from 2.17, NVLSTree and multi-node NVLS from 2.18, PAT from
+// 2.23; see coll/nccl_model.h). Older tuners differ in more than that and newer ones are not
+// known yet, so a version outside is refused rather than priced as if it were 2.30.
+inline constexpr int kOldestNcclVersion = 21200;
+inline constexpr int kNewestNcclVersion = 23099;
+
+// "2.18.5" or "2.18" (patch 0) -> 21805. Errors (kInvalidInput): not MAJOR.MINOR[.PATCH] with
+// numbers, or outside kOldestNcclVersion..kNewestNcclVersion; the message gives the range.
+Status ParseNcclVersion(const std::string& s, int* out);
+// 21805 -> "2.18.5".
+std::string NcclVersionName(int version);
 
 struct CollOptions {
   std::optional<Algo> algo;    // force (NCCL_ALGO); error if not available here
@@ -76,7 +89,8 @@ double BusBwFactor(CollOp op, int n);
 // Time of one collective over `group` (global GPU ranks, distinct, in ring order; e.g. a TP
 // group inside a VM or a DP group across VMs with a stride). send_recv takes exactly 2 ranks
 // (group[0] sends to group[1]). Errors (kInvalidInput): fewer than 2 ranks, a rank out of range
-// or repeated, bytes < 0, a forced algorithm or protocol not available for this op/hardware.
+// or repeated, bytes < 0, nccl_version outside kOldestNcclVersion..kNewestNcclVersion, a forced
+// algorithm or protocol not available for this op/hardware/NCCL release.
 StatusOr<CollResult> TimeCollective(const Cluster& cluster, CollOp op, double bytes,
                                     std::span<const int> group, const CollOptions& options = {});
 

@@ -131,6 +131,36 @@ Status ParseProto(const std::string& s, Proto* out) {
   return Status::Ok();
 }
 
+std::string NcclVersionName(int v) {
+  return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
+         std::to_string(v % 100);
+}
+
+Status ParseNcclVersion(const std::string& s, int* out) {
+  const std::string range = "use a release from " + NcclVersionName(kOldestNcclVersion) + " to 2." +
+                            std::to_string(kNewestNcclVersion / 100 % 100) +
+                            ".x, e.g. 2.18.5 (default " + NcclVersionName(kPinnedNcclVersion) + ")";
+  int part[3] = {0, 0, 0};
+  int parts = 0;
+  size_t i = 0;
+  while (parts < 3) {
+    size_t j = i;
+    while (j < s.size() && j - i < 3 && std::isdigit(static_cast<unsigned char>(s[j]))) ++j;
+    if (j == i) break;
+    part[parts++] = std::stoi(s.substr(i, j - i));
+    i = j;
+    if (i == s.size() || s[i] != '.') break;
+    ++i;
+  }
+  if (parts < 2 || i != s.size())
+    return Status::InvalidInput("NCCL version '" + s + "' is not MAJOR.MINOR.PATCH; " + range);
+  const int v = part[0] * 10000 + part[1] * 100 + part[2];
+  if (part[1] > 99 || part[2] > 99 || v < kOldestNcclVersion || v > kNewestNcclVersion)
+    return Status::InvalidInput("NCCL " + s + " is not a release this model follows; " + range);
+  *out = v;
+  return Status::Ok();
+}
+
 double BusBwFactor(CollOp op, int n) {
   switch (op) {
     case CollOp::kAllReduce:

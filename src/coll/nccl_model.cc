@@ -124,6 +124,36 @@ double Base(Algo a, int p) {
   return 0;
 }
 
+// NCCL's inter-node ring search (search.cc): the speeds of the array are tried from the top
+// (at most min(NIC, NVLink total)) and the solution of most bandwidth, channels x speed, is kept
+// (ties: the faster speed); a lower speed is tried only while it is more than 0.49 of the best
+// solution's speed (search.cc: next speed / found bwInter > .49). Each channel leaves a node
+// through a NIC, floor(NIC / speed) per NIC, at most 32 (MAXCHANNELS / 2 before duplication). With
+// several ranks per node a channel also crosses the node on NVLink, entering at one GPU and leaving
+// at another, so ppn - 1 of the ppn GPUs send it on: channels x speed x (ppn - 1) / ppn must fit
+// the per-GPU NVLink total. An NVL72 rack has 72 NICs but one GPU's NVLink; without this bound 2
+// racks would get 32 channels of 96 GB/s (3 TB/s per GPU, 4x its NVLink).
+void InterNodeChannels(const NcclTopo& t, double nic_GBps, int nics, double* speed, int* channels) {
+  const std::vector<double>& speeds = InterSpeeds(t.arch);
+  const double top = std::min(nic_GBps, t.total_intra_GBps);
+  const double through = t.ppn > 1 ? (t.ppn - 1.0) / t.ppn : 0.0;
+  double best = 0;
+  *speed = speeds.back();
+  *channels = 1;
+  for (double s : speeds) {
+    if (s > top + 1e-9) continue;
+    if (best > 0 && s / *speed <= 0.49) break;
+    int ch = std::min(32, nics * static_cast<int>(std::floor(nic_GBps / s + 1e-9)));
+    if (through > 0)
+      ch = std::min(ch, static_cast<int>(std::floor(t.total_intra_GBps / (s * through) + 1e-9)));
+    if (ch >= 1 && ch * s > best + 1e-9) {
+      best = ch * s;
+      *speed = s;
+      *channels = ch;
+    }
+  }
+}
+
 }  // namespace
 
 StatusOr<NcclTopo> AnalyzeGroup(const Cluster& c, std::span<const int> group) {
@@ -175,9 +205,7 @@ StatusOr<NcclTopo> AnalyzeGroup(const Cluster& c, std::span<const int> group) {
     int nics_per_node = 1 << 30;
     for (const auto& [d, s] : nics)
       nics_per_node = std::min(nics_per_node, static_cast<int>(s.size()));
-    speed = FirstFit(InterSpeeds(t.arch), std::min(nic_GBps, t.total_intra_GBps));
-    int per_nic = std::max(1, static_cast<int>(std::floor(nic_GBps / speed + 1e-9)));
-    channels = std::min(32, nics_per_node * per_nic);
+    InterNodeChannels(t, nic_GBps, nics_per_node, &speed, &channels);
   }
   // Duplication: bw >= 25, skipped when sm > 80, bw < 50 and more than 4 channels.
   if (speed >= 25 && !(t.sm > 80 && speed < 50 && channels > 4)) {
@@ -212,6 +240,12 @@ AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, 
     e.why = std::move(why);
     return e;
   };
+  auto too_old = [&](const char* what, int since) {
+    return no(std::string(what) + " needs NCCL " + std::to_string(since / 10000) + "." +
+              std::to_string(since / 100 % 100) + " or newer (NCCL " +
+              NcclVersionName(t.nccl_version) + " here); pass --nccl-version " +
+              NcclVersionName(kPinnedNcclVersion) + " or choose another algorithm");
+  };
   // Availability (§8.3, §8.7).
   switch (algo) {
     case Algo::kRing:
@@ -224,7 +258,10 @@ AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, 
         return no(
             "NVLS needs NVSwitch multicast (Hopper or newer with NVSwitch); this GPU/VM has none");
       if (!(ar || agrs)) return no("NVLS runs all_reduce, all_gather, reduce_scatter only");
+      if (t.nccl_version < kNcclNvlsSince) return too_old("NVLS", kNcclNvlsSince);
       if (N > 1 && !collnet) return no("multi-node NVLS needs CollNet (IB SHARP): pass --collnet");
+      if (N > 1 && t.nccl_version < kNcclNvlsTreeSince)
+        return too_old("multi-node NVLS", kNcclNvlsTreeSince);
       if (agrs && N > 1)
         return no(
             "NVLS all_gather/reduce_scatter across nodes needs a CollNet plugin with iallgather");
@@ -239,6 +276,7 @@ AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, 
             "none");
       if (!ar) return no("NVLSTree runs all_reduce only");
       if (N == 1) return no("NVLSTree is off on a single node");
+      if (t.nccl_version < kNcclNvlsTreeSince) return too_old("NVLSTree", kNcclNvlsTreeSince);
       if (proto != Proto::kSimple) return no("NVLSTree runs the Simple protocol only");
       break;
     case Algo::kCollNetDirect:
@@ -254,6 +292,7 @@ AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, 
     case Algo::kPat:
       if (!agrs) return no("PAT runs all_gather and reduce_scatter only");
       if (ppn != 1) return no("PAT needs one rank per node");
+      if (t.nccl_version < kNcclPatSince) return too_old("PAT", kNcclPatSince);
       break;
     case Algo::kP2p:
       return no("P2P is not a tuned collective algorithm");

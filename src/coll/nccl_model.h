@@ -68,6 +68,12 @@ struct NcclTopo {
 // reduce and multi-node (1/3 otherwise); later ones at 1/2 (src/graph/tuning.cc; see
 // data/nccl.yaml ring_ll_bus_factor).
 inline constexpr int kNcclRingLLHalfSince = 22200;
+// First releases with an algorithm (NVIDIA NCCL release notes): NVLS (NVLink SHARP) inside a
+// node in 2.17.1; NVLS across nodes (with IB SHARP) and NVLSTree in 2.18.1; PAT in 2.23.4.
+// EstimateNccl reports an algorithm as unavailable under an older t.nccl_version.
+inline constexpr int kNcclNvlsSince = 21700;
+inline constexpr int kNcclNvlsTreeSince = 21800;
+inline constexpr int kNcclPatSince = 22300;
 
 StatusOr<NcclTopo> AnalyzeGroup(const Cluster& cluster, std::span<const int> group);
 

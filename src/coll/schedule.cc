@@ -5,21 +5,43 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 
 namespace ndt {
 namespace {
 
-double RouteAlone(const Cluster& c, const Route& r, double bytes) {
-  double t = 0;
+bool IsSwitch(const Cluster& c, NodeId n) {
+  const NodeKind k = c.node(n).kind;
+  return k == NodeKind::kLeaf || k == NodeKind::kSpine || k == NodeKind::kCore;
+}
+
+// A transfer alone on its route: the route's paths run together and may share links (every
+// ECMP path of a spread route crosses the same NIC ports), so a link carrying the fraction f of
+// the route needs bytes x f / bw; the slowest link sets the time, after the longest path's
+// latency.
+double RouteAlone(const Cluster& c, const Route& r, double bytes, FabricView view) {
+  std::vector<std::pair<LinkId, double>> load;
+  double lat = 0;
   for (const Path& p : r) {
-    double bw = std::numeric_limits<double>::infinity(), lat = 0;
+    double path_lat = 0;
     for (LinkId l : p.links) {
-      bw = std::min(bw, c.link(l).bw_Bps);
-      lat += c.link(l).latency_s;
+      const Link& k = c.link(l);
+      path_lat += k.latency_s;
+      if (view == FabricView::kNonBlocking && IsSwitch(c, k.src) && IsSwitch(c, k.dst)) continue;
+      load.emplace_back(l, p.fraction);
     }
-    t = std::max(t, lat + bytes * p.fraction / bw);
+    lat = std::max(lat, path_lat);
   }
-  return t;
+  std::sort(load.begin(), load.end());
+  double t = 0;
+  for (size_t i = 0; i < load.size();) {
+    double f = 0;
+    size_t j = i;
+    for (; j < load.size() && load[j].first == load[i].first; ++j) f += load[j].second;
+    t = std::max(t, bytes * f / c.link(load[i].first).bw_Bps);
+    i = j;
+  }
+  return lat + t;
 }
 
 double RingSteps(CollOp op, int n) { return op == CollOp::kAllReduce ? 2.0 * (n - 1) : n - 1.0; }
@@ -36,28 +58,33 @@ std::vector<std::vector<int>> ByNode(const Cluster& c, std::span<const int> grou
   return nodes;
 }
 
-// One transfer per rail from node a to node b: a's first rank on each distinct NIC to b's rank
-// on the same rail (else b's rank of the same index), each carrying bytes / rails.
+// One transfer per NIC from node a to node b: a's first rank on each distinct NIC sends to b's
+// rank on the same NIC position, each carrying bytes / NICs. The j-th NIC of rail r in a pairs
+// with the j-th NIC of rail r in b, cyclically if b has fewer (an NVL72 rack has 18 NICs per
+// rail: pairing them all with b's first rail-r rank would funnel 18 transfers into one NIC);
+// if b has no NIC on rail r, b's rank of the same index (cyclically).
 void RailTransfers(const Cluster& c, const std::vector<int>& a, const std::vector<int>& b,
                    double bytes, std::vector<Transfer>* out) {
-  std::vector<int> rails;
-  std::map<NodeId, bool> seen;
-  for (int r : a) {
-    if (!seen[c.gpu(r).nic]) {
-      seen[c.gpu(r).nic] = true;
-      rails.push_back(r);
-    }
-  }
-  const int k = static_cast<int>(rails.size());
+  // Per node: its first rank on each distinct NIC, in group order.
+  auto heads = [&](const std::vector<int>& ranks) {
+    std::vector<int> h;
+    std::set<NodeId> seen;
+    for (int r : ranks)
+      if (seen.insert(c.gpu(r).nic).second) h.push_back(r);
+    return h;
+  };
+  const std::vector<int> from = heads(a);
+  const std::vector<int> to = heads(b);
+  std::map<int, std::vector<int>> to_by_rail;
+  for (int r : to) to_by_rail[c.gpu(r).rail].push_back(r);
+  std::map<int, int> used;  // rail -> senders of a on it so far
+  const int k = static_cast<int>(from.size());
   for (int i = 0; i < k; ++i) {
-    int dst = b[std::min<int>(i, static_cast<int>(b.size()) - 1)];
-    for (int r : b) {
-      if (c.gpu(r).rail == c.gpu(rails[i]).rail) {
-        dst = r;
-        break;
-      }
-    }
-    out->push_back({rails[i], dst, bytes / k});
+    const int rail = c.gpu(from[i]).rail;
+    const int j = used[rail]++;
+    auto it = to_by_rail.find(rail);
+    const int dst = it != to_by_rail.end() ? it->second[j % it->second.size()] : b[i % b.size()];
+    out->push_back({from[i], dst, bytes / k});
   }
 }
 
@@ -106,13 +133,26 @@ Schedule TreeSchedule(const Cluster& c, CollOp op, double bytes, std::span<const
   if (n < 2) return s;
   const bool up = op != CollOp::kBroadcast, down = op != CollOp::kReduce;
   for (int t = 0; t < 2; ++t) {
+    // Sub-step of each edge: children below their parent first, then above. A binary tree node
+    // has one child on each side, except where tree 1's shift (odd counts) wraps around: the
+    // node then has both below, and the second moves to the other sub-step so that no node
+    // receives (up) or sends (down) twice in one step.
+    std::vector<int> sub(n, -1);
+    std::vector<int> taken(2 * n, 0);
+    for (int r = 0; r < n; ++r) {
+      const int p = TreeParent(t, r, n);
+      if (p < 0) continue;
+      sub[r] = r > p ? 1 : 0;
+      if (taken[2 * p + sub[r]]) sub[r] = 1 - sub[r];
+      taken[2 * p + sub[r]] = 1;
+    }
     for (int phase = 0; phase < 2; ++phase) {
       if ((phase == 0 && !up) || (phase == 1 && !down)) continue;
-      for (int above = 0; above < 2; ++above) {  // children below, then above their parent
+      for (int above = 0; above < 2; ++above) {
         Step st;
         for (int r = 0; r < n; ++r) {
           const int p = TreeParent(t, r, n);
-          if (p < 0 || (r > p) != (above == 1)) continue;
+          if (p < 0 || sub[r] != above) continue;
           if (phase == 0) {
             RailTransfers(c, nodes[r], nodes[p], bytes / 2, &st.transfers);
           } else {
@@ -149,12 +189,12 @@ Schedule AllToAllSchedule(double bytes, std::span<const int> group) {
   return {step};
 }
 
-double EvaluateClosedForm(const Cluster& c, const Schedule& s) {
+double EvaluateClosedForm(const Cluster& c, const Schedule& s, FabricView view) {
   double t = 0;
   for (const Step& st : s) {
     double m = 0;
     for (const Transfer& x : st.transfers)
-      m = std::max(m, RouteAlone(c, c.GpuRoute(x.src, x.dst), x.bytes));
+      m = std::max(m, RouteAlone(c, c.GpuRoute(x.src, x.dst), x.bytes, view));
     t += st.count * m;
   }
   return t;

@@ -45,7 +45,8 @@ Schedule RingSchedule(const Cluster& cluster, CollOp op, double bytes, std::span
 // count: r -> N-1-r) or shifts it by one (odd). Each tree carries half the buffer, each rail a
 // 1/rails share (one tree channel per NIC, rail r of a node to rail r of its parent). The reduce
 // (up) and broadcast (down) phases are split into steps in which every node sends at most one and
-// receives at most one transfer (children below the parent, then above), so on a non-blocking
+// receives at most one transfer (children below the parent, then above; where tree 1's shift
+// wraps, a node's second child below moves to the second step), so on a non-blocking
 // fabric nothing shares a link and the replay differs from the closed form only by fabric
 // contention: the algorithm's own fan-in is priced by NCCL's tree bandwidth, not again here.
 // all_reduce runs up then down; reduce only up; broadcast only down. Empty on one node.
@@ -61,9 +62,17 @@ Schedule PatSchedule(const Cluster& cluster, CollOp op, double bytes, std::span<
 // All-to-all: one step, every rank sends bytes/n to every other rank.
 Schedule AllToAllSchedule(double bytes, std::span<const int> group);
 
-// Closed form: sum over steps of count x max over transfers of (bytes / bottleneck bandwidth of
-// its route alone + route latency).
-double EvaluateClosedForm(const Cluster& cluster, const Schedule& s);
+// How the closed form sees the scale-out fabric. kAsBuilt: every link as built, including leaf
+// uplinks thinned by oversubscription. kNonBlocking: switch-to-switch links (leaf, spine, core)
+// are left out of the bottleneck, as on a non-blocking fat tree, where they are never slower
+// than the NIC ports below them; what NCCL's cost model assumes.
+enum class FabricView { kAsBuilt, kNonBlocking };
+
+// Closed form: sum over steps of count x max over transfers of (route latency + bytes / the
+// route's bottleneck alone), where a link shared by several paths of one route (ECMP spread)
+// carries their fractions together.
+double EvaluateClosedForm(const Cluster& cluster, const Schedule& s,
+                          FabricView view = FabricView::kAsBuilt);
 // Replay on a network model: sum over steps of count x (last finish of the step's transfers
 // started together).
 double EvaluateOnNetwork(const Cluster& cluster, const Schedule& s, NetFidelity fidelity);

@@ -90,8 +90,24 @@ TEST(Tree, ScheduleMovesEachTreeEdgeOncePerPhaseWithoutSharedNics) {
   EXPECT_TRUE(TreeSchedule(one, CollOp::kAllReduce, B, All(one)).empty());
 }
 
+TEST(Tree, OddNodeCountsAlsoGiveEveryNicOneTransferPerStep) {
+  // Tree 1 on an odd count is tree 0 shifted by one; where the shift wraps (n = 19: tree 0's
+  // node 16 has children 8 and 18, so tree 1's node 17 has 9 and 0), a node has both children
+  // below it. The second goes to the other sub-step: still one transfer per NIC and step.
+  for (int vms : {3, 5, 19}) {
+    const Cluster c = Build(vms);
+    for (const Step& st : TreeSchedule(c, CollOp::kAllReduce, 1 << 26, All(c))) {
+      std::map<NodeId, int> out, in;
+      for (const Transfer& x : st.transfers) {
+        EXPECT_EQ(++out[c.gpu(x.src).nic], 1) << vms;
+        EXPECT_EQ(++in[c.gpu(x.dst).nic], 1) << vms;
+      }
+    }
+  }
+}
+
 TEST(Tree, FlowReplayEqualsClosedFormOnANonBlockingFabric) {
-  for (int vms : {2, 5, 16}) {
+  for (int vms : {2, 5, 16, 19}) {
     const Cluster c = Build(vms);
     const Schedule s = TreeSchedule(c, CollOp::kAllReduce, 1 << 28, All(c));
     const double closed = EvaluateClosedForm(c, s);

@@ -1,9 +1,26 @@
 // File: net/network.cc
 // Analytical and max-min fluid network models (see network.h).
+//
+// The max-min model is event driven. Between events every active subflow runs at its max-min
+// fair rate; an event is a subflow start or completion. Two facts keep it fast at the n^2
+// subflows of an all-to-all:
+//  * Completion re-solves only the top of the allocation. Progressive filling saturates links in
+//    increasing order of level, and every subflow on a link that saturates at level s gets at
+//    most s; so subflows of rate r cross no link saturated below r. Removing subflows of rate
+//    >= L therefore leaves every subflow below L at its rate (its bottleneck link keeps the same
+//    load), and filling resumes at L on the capacity they leave. With equal sizes the fastest
+//    subflows finish first, so most events re-solve a handful of subflows, not all of them.
+//  * A subflow whose rate did not change keeps its predicted finish time, so finish times sit
+//    in a heap and only re-solved subflows are pushed again.
+// Starts re-solve everything (rates may fall). Subflows within 1e-9 of their size at an event
+// finish at that event, as before.
 #include "net/network.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
+#include <queue>
+#include <utility>
 
 #include "core/check.h"
 
@@ -32,75 +49,137 @@ std::vector<Sub> Split(const Cluster& c, const std::vector<Flow>& flows) {
   return subs;
 }
 
+// Subflows over the links they use, renumbered densely in link id order: subflow i crosses
+// links lk[off[i] .. off[i+1]), link k carries subflows sub[loff[k] .. loff[k+1]) (ascending).
+struct Dense {
+  std::vector<double> cap;
+  std::vector<int> off, lk;
+  std::vector<int> loff, sub;
+  int num_links() const { return static_cast<int>(cap.size()); }
+};
+
+Dense MakeDense(const Cluster& c, const std::vector<const std::vector<LinkId>*>& paths) {
+  Dense d;
+  const int n = static_cast<int>(paths.size());
+  std::vector<int> dense(c.links().size(), -1);
+  for (const auto* p : paths)
+    for (LinkId l : *p) dense[l] = 0;
+  for (size_t l = 0; l < dense.size(); ++l) {
+    if (dense[l] < 0) continue;
+    dense[l] = d.num_links();
+    d.cap.push_back(c.link(static_cast<LinkId>(l)).bw_Bps);
+  }
+  d.off.assign(n + 1, 0);
+  for (int i = 0; i < n; ++i) d.off[i + 1] = d.off[i] + static_cast<int>(paths[i]->size());
+  d.lk.resize(d.off[n]);
+  d.loff.assign(d.num_links() + 1, 0);
+  for (int i = 0; i < n; ++i) {
+    int j = d.off[i];
+    for (LinkId l : *paths[i]) {
+      d.lk[j++] = dense[l];
+      ++d.loff[dense[l] + 1];
+    }
+  }
+  for (int k = 0; k < d.num_links(); ++k) d.loff[k + 1] += d.loff[k];
+  d.sub.resize(d.off[n]);
+  std::vector<int> fill(d.loff.begin(), d.loff.end() - 1);
+  for (int i = 0; i < n; ++i)
+    for (int j = d.off[i]; j < d.off[i + 1]; ++j) d.sub[fill[d.lk[j]]++] = i;
+  return d;
+}
+
+// Progressive filling (water-filling) over a subset of the subflows: the link with the
+// smallest fair share (spare capacity / unfrozen subflows in the subset) saturates first; its
+// subflows freeze at that share; repeat. Ties go to the lower link index. Scratch arrays are
+// kept between calls so that an event costs what its subset touches.
+class Filler {
+ public:
+  explicit Filler(const Dense& d)
+      : d_(d), cnt_(d.num_links(), 0), stamp_(d.num_links(), 0), in_(d.off.size() - 1, 0) {}
+
+  // Sets (*rate)[i] for every i in `set` given spare[k] for each link k the set crosses
+  // (spare is consumed). REQUIRES: `set` distinct, each with a non-empty path.
+  void Fill(const std::vector<int>& set, std::vector<double>* spare, std::vector<double>* rate) {
+    ++epoch_;
+    for (int i : set) {
+      in_[i] = epoch_;
+      for (int j = d_.off[i]; j < d_.off[i + 1]; ++j) ++cnt_[d_.lk[j]];
+    }
+    heap_.clear();
+    ++epoch_touch_;
+    for (int i : set) {
+      for (int j = d_.off[i]; j < d_.off[i + 1]; ++j) {
+        const int l = d_.lk[j];
+        if (stamp_[l] == epoch_touch_) continue;
+        stamp_[l] = epoch_touch_;
+        heap_.emplace_back(Share(l, *spare), l);
+      }
+    }
+    std::make_heap(heap_.begin(), heap_.end(), std::greater<>());
+    int left = static_cast<int>(set.size());
+    while (left > 0) {
+      NDT_CHECK(!heap_.empty(), "max-min: no link left to saturate");
+      std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
+      const auto [share, k] = heap_.back();
+      heap_.pop_back();
+      if (cnt_[k] == 0 || share != Share(k, *spare)) continue;  // stale entry
+      ++epoch_touch_;
+      touched_.clear();
+      for (int e = d_.loff[k]; e < d_.loff[k + 1]; ++e) {
+        const int i = d_.sub[e];
+        if (in_[i] != epoch_) continue;
+        in_[i] = 0;  // frozen
+        (*rate)[i] = share;
+        --left;
+        for (int j = d_.off[i]; j < d_.off[i + 1]; ++j) {
+          const int l = d_.lk[j];
+          (*spare)[l] -= share;
+          --cnt_[l];
+          if (stamp_[l] != epoch_touch_) {
+            stamp_[l] = epoch_touch_;
+            touched_.push_back(l);
+          }
+        }
+      }
+      for (int l : touched_) Push(l, *spare);
+    }
+  }
+
+ private:
+  // Spare capacity can round to zero or below; a floor of 1e-12 of the link keeps every rate
+  // positive (so every subflow finishes) at a negligible overshoot.
+  double Share(int k, const std::vector<double>& spare) const {
+    return std::max(spare[k], 1e-12 * d_.cap[k]) / cnt_[k];
+  }
+  void Push(int k, const std::vector<double>& spare) {
+    if (cnt_[k] == 0) return;
+    heap_.emplace_back(Share(k, spare), k);
+    std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+  }
+
+  const Dense& d_;
+  std::vector<int> cnt_;
+  std::vector<unsigned> stamp_;
+  std::vector<unsigned> in_;
+  unsigned epoch_ = 0, epoch_touch_ = 0;
+  std::vector<std::pair<double, int>> heap_;
+  std::vector<int> touched_;
+};
+
 }  // namespace
 
 std::vector<double> MaxMinRates(const Cluster& c, const std::vector<std::vector<LinkId>>& paths) {
   const int n = static_cast<int>(paths.size());
-  std::vector<double> rate(n, 0.0);
-  // Links used, in id order (deterministic).
-  std::vector<LinkId> used;
-  for (const auto& p : paths) used.insert(used.end(), p.begin(), p.end());
-  std::sort(used.begin(), used.end());
-  used.erase(std::unique(used.begin(), used.end()), used.end());
-  auto idx = [&](LinkId l) {
-    return static_cast<int>(std::lower_bound(used.begin(), used.end(), l) - used.begin());
-  };
-  std::vector<double> cap(used.size());
-  std::vector<int> count(used.size(), 0);
-  for (size_t i = 0; i < used.size(); ++i) cap[i] = c.link(used[i]).bw_Bps;
-  std::vector<std::vector<int>> pidx(n);
-  std::vector<std::vector<int>> on_link(used.size());
-  for (int i = 0; i < n; ++i) {
-    for (LinkId l : paths[i]) {
-      int k = idx(l);
-      pidx[i].push_back(k);
-      ++count[k];
-      on_link[k].push_back(i);
-    }
-  }
-  std::vector<bool> frozen(n, false);
-  int left = 0;
-  for (int i = 0; i < n; ++i) {
-    if (paths[i].empty()) {
-      frozen[i] = true;
-      rate[i] = std::numeric_limits<double>::infinity();
-    } else {
-      ++left;
-    }
-  }
-  // Progressive filling: the link with the smallest fair share (remaining capacity / unfrozen
-  // subflows) saturates first; its subflows freeze at that share; repeat.
-  while (left > 0) {
-    int best = -1;
-    double share = std::numeric_limits<double>::infinity();
-    for (size_t k = 0; k < used.size(); ++k) {
-      if (count[k] == 0) continue;
-      double s = std::max(cap[k], 0.0) / count[k];
-      if (s < share) {
-        share = s;
-        best = static_cast<int>(k);
-      }
-    }
-    NDT_CHECK(best >= 0, "max-min: no link left to saturate");
-    // Every link at the same fair share saturates at the same level: freeze them all in one
-    // pass (symmetric collectives tie on thousands of links). Links are visited in id order.
-    std::vector<int> tied;
-    for (size_t k = 0; k < used.size(); ++k)
-      if (count[k] > 0 && std::max(cap[k], 0.0) / count[k] <= share * (1 + 1e-12))
-        tied.push_back(static_cast<int>(k));
-    for (int k0 : tied) {
-      for (int i : on_link[k0]) {
-        if (frozen[i]) continue;
-        frozen[i] = true;
-        rate[i] = share;
-        --left;
-        for (int k : pidx[i]) {
-          cap[k] -= share;
-          --count[k];
-        }
-      }
-    }
-  }
+  std::vector<const std::vector<LinkId>*> ptrs;
+  ptrs.reserve(n);
+  for (const auto& p : paths) ptrs.push_back(&p);
+  const Dense d = MakeDense(c, ptrs);
+  std::vector<double> rate(n, std::numeric_limits<double>::infinity());
+  std::vector<int> set;
+  for (int i = 0; i < n; ++i)
+    if (!paths[i].empty()) set.push_back(i);
+  std::vector<double> spare = d.cap;
+  Filler(d).Fill(set, &spare, &rate);
   return rate;
 }
 
@@ -120,55 +199,173 @@ std::vector<double> FinishAnalytical(const Cluster& c, const std::vector<Flow>& 
   return finish;
 }
 
+namespace {
+
+// The event loop of FinishMaxMin over dense subflows. Subflow i holds left0_[i] bytes at t0_[i]
+// and runs at rate_[i] since; it is predicted to finish at t0 + left0 / rate.
+class MaxMinSim {
+ public:
+  MaxMinSim(const Dense& d, std::vector<double> bytes, std::vector<double> start)
+      : d_(d),
+        bytes_(std::move(bytes)),
+        start_(std::move(start)),
+        filler_(d),
+        left0_(bytes_),
+        t0_(start_),
+        rate_(bytes_.size(), 0.0),
+        done_(bytes_.size(), -1.0),
+        load_(d.num_links(), 0.0),
+        spare_(d.num_links(), 0.0) {}
+
+  // Completion time of every subflow (before path latency).
+  std::vector<double> Run() {
+    const int n = static_cast<int>(bytes_.size());
+    std::vector<int> order(n);
+    for (int i = 0; i < n; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return start_[a] < start_[b]; });
+    size_t next = 0;
+    while (next < order.size() || live_ > 0) {
+      const double t_start =
+          next < order.size() ? start_[order[next]] : std::numeric_limits<double>::infinity();
+      const double t_end = NextFinish();
+      NDT_CHECK(t_start < std::numeric_limits<double>::infinity() ||
+                    t_end < std::numeric_limits<double>::infinity(),
+                "max-min: running subflows with no predicted finish");
+      if (t_start <= t_end) {  // admit every subflow starting now, then re-solve all
+        const double now = t_start;
+        bool added = false;
+        while (next < order.size() && start_[order[next]] <= now) {
+          const int i = order[next++];
+          if (bytes_[i] <= 0 || d_.off[i] == d_.off[i + 1]) {
+            done_[i] = now;
+          } else {
+            Advance(i, now);
+            active_.push_back(i);
+            ++live_;
+            added = true;
+          }
+        }
+        if (added) SolveAll(now);
+      } else {
+        Complete(t_end);
+      }
+    }
+    return done_;
+  }
+
+ private:
+  using Entry = std::pair<double, int>;  // predicted finish, subflow
+
+  double Finish(int i) const { return t0_[i] + left0_[i] / rate_[i]; }
+  // Brings subflow i's remaining bytes to time t at its current rate.
+  void Advance(int i, double t) {
+    if (rate_[i] > 0) left0_[i] = std::max(0.0, left0_[i] - rate_[i] * (t - t0_[i]));
+    t0_[i] = t;
+  }
+  // Earliest predicted finish, dropping heap entries of finished or re-rated subflows.
+  double NextFinish() {
+    while (!heap_.empty()) {
+      const auto [t, i] = heap_.top();
+      if (done_[i] < 0 && rate_[i] > 0 && t == Finish(i)) return t;
+      heap_.pop();
+    }
+    return std::numeric_limits<double>::infinity();
+  }
+
+  // Rates of `set_` (rates of the rest fixed) on the capacity the rest leaves; pushes the new
+  // predicted finishes. The previous rates of `set_` and of `removed` are in load_.
+  void Solve(double now, const std::vector<int>& removed) {
+    for (int i : removed)
+      for (int j = d_.off[i]; j < d_.off[i + 1]; ++j) load_[d_.lk[j]] -= rate_[i];
+    for (int i : set_) {
+      Advance(i, now);
+      for (int j = d_.off[i]; j < d_.off[i + 1]; ++j) load_[d_.lk[j]] -= rate_[i];
+    }
+    for (int i : set_)
+      for (int j = d_.off[i]; j < d_.off[i + 1]; ++j)
+        spare_[d_.lk[j]] = d_.cap[d_.lk[j]] - load_[d_.lk[j]];
+    filler_.Fill(set_, &spare_, &rate_);
+    for (int i : set_) {
+      NDT_CHECK(rate_[i] > 0, "max-min: a subflow got no bandwidth");
+      for (int j = d_.off[i]; j < d_.off[i + 1]; ++j) load_[d_.lk[j]] += rate_[i];
+      heap_.emplace(Finish(i), i);
+    }
+    // active_ stays sorted by rate, ascending (ties by index): set_ is its top.
+    std::sort(set_.begin(), set_.end(),
+              [&](int a, int b) { return rate_[a] != rate_[b] ? rate_[a] < rate_[b] : a < b; });
+    active_.insert(active_.end(), set_.begin(), set_.end());
+  }
+
+  void SolveAll(double now) {
+    set_.clear();
+    for (int i : active_) {
+      if (done_[i] >= 0) continue;
+      Advance(i, now);
+      rate_[i] = 0;  // rates may fall at a start: refill from zero
+      set_.push_back(i);
+    }
+    std::fill(load_.begin(), load_.end(), 0.0);
+    std::sort(set_.begin(), set_.end());
+    active_.clear();
+    Solve(now, {});
+  }
+
+  // The event at `now`: every subflow within 1e-9 of its size finishes; the subflows at or
+  // above the slowest finisher's rate are re-solved.
+  void Complete(double now) {
+    std::vector<int> removed;
+    while (!heap_.empty()) {
+      const auto [t, i] = heap_.top();
+      if (done_[i] >= 0 || rate_[i] <= 0 || t != Finish(i)) {
+        heap_.pop();
+        continue;
+      }
+      if (t - now > 1e-9 * bytes_[i] / rate_[i] && !removed.empty()) break;
+      heap_.pop();
+      done_[i] = now;
+      removed.push_back(i);
+      --live_;
+    }
+    double level = std::numeric_limits<double>::infinity();
+    for (int i : removed) level = std::min(level, rate_[i]);
+    // Subflows at (nearly) the same level are re-solved too: their rate may rise.
+    level *= 1 - 1e-9;
+    set_.clear();
+    while (!active_.empty() && rate_[active_.back()] >= level) {
+      const int i = active_.back();
+      active_.pop_back();
+      if (done_[i] < 0) set_.push_back(i);
+    }
+    std::sort(set_.begin(), set_.end());
+    Solve(now, removed);
+    for (int i : removed) rate_[i] = 0;
+  }
+
+  const Dense& d_;
+  const std::vector<double> bytes_, start_;
+  Filler filler_;
+  std::vector<double> left0_, t0_, rate_, done_;
+  std::vector<double> load_, spare_;  // per link: sum of active rates; scratch
+  std::vector<int> active_, set_;     // active_ may hold finished subflows; live_ counts the rest
+  int live_ = 0;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap_;
+};
+
+}  // namespace
+
 std::vector<double> FinishMaxMin(const Cluster& c, const std::vector<Flow>& flows) {
   std::vector<Sub> subs = Split(c, flows);
   const int n = static_cast<int>(subs.size());
-  std::vector<double> left(n), done_s(n, -1.0);
-  for (int i = 0; i < n; ++i) left[i] = subs[i].bytes;
-  // Subflow order by start time (stable by index).
-  std::vector<int> order(n);
-  for (int i = 0; i < n; ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return flows[subs[a].flow].start_s < flows[subs[b].flow].start_s;
-  });
-  size_t next = 0;
-  double now = n > 0 ? flows[subs[order[0]].flow].start_s : 0.0;
-  std::vector<int> active;
-  while (next < order.size() || !active.empty()) {
-    while (next < order.size() && flows[subs[order[next]].flow].start_s <= now) {
-      int i = order[next++];
-      if (left[i] <= 0 || subs[i].links->empty()) {
-        done_s[i] = now;
-      } else {
-        active.push_back(i);
-      }
-    }
-    if (active.empty()) {
-      if (next < order.size()) now = flows[subs[order[next]].flow].start_s;
-      continue;
-    }
-    std::sort(active.begin(), active.end());
-    std::vector<std::vector<LinkId>> paths;
-    paths.reserve(active.size());
-    for (int i : active) paths.push_back(*subs[i].links);
-    std::vector<double> rate = MaxMinRates(c, paths);
-    double dt = std::numeric_limits<double>::infinity();
-    for (size_t a = 0; a < active.size(); ++a) dt = std::min(dt, left[active[a]] / rate[a]);
-    if (next < order.size()) dt = std::min(dt, flows[subs[order[next]].flow].start_s - now);
-    now += dt;
-    std::vector<int> still;
-    for (size_t a = 0; a < active.size(); ++a) {
-      int i = active[a];
-      left[i] -= rate[a] * dt;
-      // Relative tolerance: a subflow within 1e-9 of its size is done at this event.
-      if (left[i] <= 1e-9 * subs[i].bytes) {
-        done_s[i] = now;
-      } else {
-        still.push_back(i);
-      }
-    }
-    active.swap(still);
+  std::vector<const std::vector<LinkId>*> paths(n);
+  std::vector<double> bytes(n), start(n);
+  for (int i = 0; i < n; ++i) {
+    paths[i] = subs[i].links;
+    bytes[i] = subs[i].bytes;
+    start[i] = flows[subs[i].flow].start_s;
   }
+  const Dense d = MakeDense(c, paths);
+  const std::vector<double> done_s = MaxMinSim(d, std::move(bytes), std::move(start)).Run();
   std::vector<double> finish(flows.size());
   for (size_t f = 0; f < flows.size(); ++f) finish[f] = flows[f].start_s;
   for (int i = 0; i < n; ++i)

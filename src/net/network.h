@@ -6,8 +6,10 @@
 //    over all given flows, regardless of timing), and the subflow's rate is its smallest share
 //    along its path. Closed form, no events. Exact when nothing contends.
 //  * flow: fluid flows with max-min fair sharing (progressive filling / water-filling) of every
-//    link, re-solved at each event (a start or a completion). Exact max-min, deterministic
-//    (ties broken by flow index). The latency of the path is added once, at the end.
+//    link, re-solved at each event (a start or a completion; a completion re-solves only the
+//    subflows at or above the finishing rate, which leaves the others exactly where a full
+//    re-solve would). Exact max-min, deterministic (ties broken by link and flow index). The
+//    latency of the path is added once, at the end.
 // Multipath Routes split a flow into subflows by Path::fraction; a flow finishes when its last
 // subflow does. Units: bytes, seconds, bytes/s.
 #ifndef NDTWIN_NET_NETWORK_H_

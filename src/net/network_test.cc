@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+
 namespace ndt {
 namespace {
 
@@ -87,6 +90,107 @@ TEST(Network, MultipathSplitsByFraction) {
   f.bytes = 400;
   EXPECT_NEAR(FinishMaxMin(c, {f})[0], 1.0, 1e-9);
   EXPECT_NEAR(FinishAnalytical(c, {f})[0], 1.0, 1e-9);
+}
+
+// Three nodes x -> y -> z; link xy 100 B/s, yz 200 B/s, no latency.
+struct Vee {
+  Cluster c;
+  LinkId xy = 0, yz = 0;
+  Vee() {
+    NodeId x = c.AddNode(NodeKind::kGpu, 0, 0, "x");
+    NodeId y = c.AddNode(NodeKind::kNvSwitch, 0, 0, "y");
+    NodeId z = c.AddNode(NodeKind::kGpu, 0, 1, "z");
+    xy = c.AddDuplex(x, y, LinkKind::kNvlink, 100, 0);
+    yz = c.AddDuplex(y, z, LinkKind::kNvlink, 200, 0);
+  }
+};
+
+TEST(Network, AFinishingFlowCanSlowAnother) {
+  Vee v;
+  // f1 on xy (50 bytes), f2 on xy and yz (250), f3 on yz (450). Max-min: xy saturates first at
+  // 50 each (f1, f2); yz has 200 - 50 = 150 left for f3. At t = 1 f1 is done; f2 now shares
+  // only yz with f3: 100 each, so f3 falls from 150 to 100 B/s (max-min is not monotone).
+  // f2: 250 - 50 = 200 left at 100 -> t = 3. f3: 450 - 150 = 300 left, 200 sent by t = 3, the
+  // last 100 alone at 200 B/s -> t = 3.5.
+  std::vector<Flow> fl = {F({v.xy}, 50), F({v.xy, v.yz}, 250), F({v.yz}, 450)};
+  std::vector<double> t = FinishMaxMin(v.c, fl);
+  EXPECT_NEAR(t[0], 1.0, 1e-9);
+  EXPECT_NEAR(t[1], 3.0, 1e-9);
+  EXPECT_NEAR(t[2], 3.5, 1e-9);
+}
+
+// Reference for FinishMaxMin: every event re-solves all active subflows from scratch.
+std::vector<double> FullResolve(const Cluster& c, const std::vector<Flow>& flows) {
+  const int n = static_cast<int>(flows.size());
+  std::vector<double> left(n), finish(n, -1);
+  for (int i = 0; i < n; ++i) left[i] = flows[i].bytes;
+  double now = 0;
+  for (;;) {
+    std::vector<int> act;
+    double next_start = 1e300;
+    for (int i = 0; i < n; ++i) {
+      if (finish[i] >= 0) continue;
+      if (flows[i].start_s <= now)
+        act.push_back(i);
+      else
+        next_start = std::min(next_start, flows[i].start_s);
+    }
+    if (act.empty() && next_start == 1e300) break;
+    if (act.empty()) {
+      now = next_start;
+      continue;
+    }
+    std::vector<std::vector<LinkId>> paths;
+    for (int i : act) paths.push_back(flows[i].route[0].links);
+    std::vector<double> r = MaxMinRates(c, paths);
+    double dt = next_start - now;
+    for (size_t a = 0; a < act.size(); ++a) dt = std::min(dt, left[act[a]] / r[a]);
+    now += dt;
+    for (size_t a = 0; a < act.size(); ++a) {
+      left[act[a]] -= r[a] * dt;
+      if (left[act[a]] <= 1e-9 * flows[act[a]].bytes) finish[act[a]] = now;
+    }
+  }
+  return finish;
+}
+
+TEST(Network, IncrementalReSolveMatchesAFullReSolveAtEveryEvent) {
+  // 60 flows over random subsets of the 4 directed links of Vee (both directions), random sizes
+  // and starts (fixed LCG): FinishMaxMin re-solves only the top of the allocation at a
+  // completion; the reference re-solves everything. Same max-min, so same finish times.
+  Vee v;
+  const LinkId links[] = {v.xy, v.xy + 1, v.yz, v.yz + 1};
+  uint64_t x = 12345;
+  auto next = [&]() {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<double>(x >> 11) / 9007199254740992.0;
+  };
+  std::vector<Flow> fl;
+  for (int i = 0; i < 60; ++i) {
+    std::vector<LinkId> p;
+    for (LinkId l : links)
+      if (next() < 0.5) p.push_back(l);
+    if (p.empty()) p.push_back(links[i % 4]);
+    fl.push_back(F(p, 10 + 1000 * next(), next() < 0.7 ? 0.0 : 5 * next()));
+  }
+  std::vector<double> got = FinishMaxMin(v.c, fl);
+  std::vector<double> want = FullResolve(v.c, fl);
+  for (int i = 0; i < 60; ++i) EXPECT_NEAR(got[i], want[i], 1e-9 * want[i]) << i;
+}
+
+TEST(Network, ExtremeBandwidthRatiosStillFinish) {
+  // A 1e-3 B/s link next to a 1e12 B/s one: 1 byte on the slow link takes 1000 s, 1e12 bytes
+  // on the fast one 1 s; the event loop must neither stall nor lose either flow.
+  Cluster c;
+  NodeId a = c.AddNode(NodeKind::kGpu, 0, 0, "a");
+  NodeId b = c.AddNode(NodeKind::kGpu, 0, 1, "b");
+  LinkId slow = c.AddDuplex(a, b, LinkKind::kIb, 1e-3, 0);
+  LinkId fast = c.AddDuplex(a, b, LinkKind::kNvlink, 1e12, 0);
+  std::vector<Flow> fl = {F({slow}, 1), F({fast}, 1e12), F({fast}, 1e12)};
+  std::vector<double> t = FinishMaxMin(c, fl);
+  EXPECT_NEAR(t[0], 1000, 1e-6);
+  EXPECT_NEAR(t[1], 2, 1e-9);
+  EXPECT_NEAR(t[2], 2, 1e-9);
 }
 
 TEST(Network, Deterministic) {

@@ -8,6 +8,7 @@
 #include "topo/builders.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <utility>
 
 #include "topo/cluster_builder.h"
@@ -16,6 +17,11 @@ namespace ndt {
 namespace {
 
 int Cpus(const SkuSpec& s) { return std::max(1, s.cpu_sockets); }
+std::string Num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
 int UsedGpus(const ClusterSpec& spec) {
   return spec.gpus_per_vm == 0 ? spec.sku->gpus : spec.gpus_per_vm;
 }
@@ -108,13 +114,15 @@ Status ValidateClusterSpec(const ClusterSpec& spec) {
   if (f.tiers != 2 && f.tiers != 3) {
     return Status::InvalidInput("--tiers must be 2 or 3 (got " + std::to_string(f.tiers) + ")");
   }
-  if (f.switch_radix < 4) {
-    return Status::InvalidInput("--radix must be at least 4 ports (got " +
+  if (f.switch_radix < 4 || f.switch_radix > kMaxSwitchRadix) {
+    return Status::InvalidInput("--radix must be 4 to " + std::to_string(kMaxSwitchRadix) +
+                                " ports per switch (Quantum-2: 64; got " +
                                 std::to_string(f.switch_radix) + ")");
   }
-  if (!(f.oversubscription >= 1.0)) {
-    return Status::InvalidInput("--oversubscription must be at least 1 (1 = non-blocking; got " +
-                                std::to_string(f.oversubscription) + ")");
+  if (!(f.oversubscription >= 1.0 && f.oversubscription <= kMaxOversubscription)) {
+    return Status::InvalidInput("--oversubscription must be 1 (non-blocking) to " +
+                                Num(kMaxOversubscription) + " (leaf down:up bandwidth; got " +
+                                Num(f.oversubscription) + ")");
   }
   if (f.vms_per_leaf < 0) {
     return Status::InvalidInput("--vms-per-leaf must be at least 1, or 0 for radix/2 (got " +

@@ -16,9 +16,18 @@
 
 namespace ndt {
 
+// Bounds of the fabric what-ifs. Radix: switches are built port by port, and the largest IB
+// switches have 144 (Quantum-X800); 1024 leaves room and keeps the graph in memory.
+// Oversubscription: leaf down:up bandwidth; deployed fat trees run 1:1 to about 4:1, and past
+// 64:1 a leaf's uplinks carry less than one NIC port's worth per 64 NICs, not a fabric anyone
+// builds for GPUs (the flow model then spends its time on absurd rates).
+inline constexpr int kMaxSwitchRadix = 1024;
+inline constexpr double kMaxOversubscription = 64;
+
 // Checks a spec before building: vms >= 1, gpus_per_vm in 0..sku.gpus, tiers 2 or 3,
-// radix >= 4, oversubscription >= 1, and that the size's data is complete enough to build.
-// Errors are kInvalidInput with one line naming the flag and a fix.
+// radix in 4..kMaxSwitchRadix, oversubscription in 1..kMaxOversubscription, and that the
+// size's data is complete enough to build. Errors are kInvalidInput with one line naming the
+// flag and a fix.
 Status ValidateClusterSpec(const ClusterSpec& spec);
 
 // Builds the graph with the latencies of `params`. Fails (kInvalidInput) on a bad spec or a

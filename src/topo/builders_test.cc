@@ -257,6 +257,33 @@ TEST(Validate, ErrorsNameTheFlagAndTheFix) {
   EXPECT_NE(ValidateClusterSpec(spec).message().find("--radix"), std::string::npos);
 }
 
+TEST(Validate, FabricWhatIfsHaveSaneBounds) {
+  // Oversubscription 1..64 (a leaf whose uplinks carry 1/64 of its NIC ports or less is no GPU
+  // fabric, and 1e300 made the flow model crawl); radix 4..1024 (radix 1e9 tried to allocate
+  // a billion uplinks).
+  TestSize t = testing::A100v4();
+  ClusterSpec spec = t.Spec(2);
+  for (double os : {0.0, 0.99, 64.5, 1e300}) {
+    spec.fabric.oversubscription = os;
+    Status s = ValidateClusterSpec(spec);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidInput) << os;
+    EXPECT_NE(s.message().find("--oversubscription must be 1 (non-blocking) to 64"),
+              std::string::npos)
+        << s.message();
+  }
+  spec.fabric.oversubscription = 64;
+  EXPECT_TRUE(ValidateClusterSpec(spec).ok());
+  spec.fabric.oversubscription = 1;
+  for (int radix : {3, 1025, 1000000000}) {
+    spec.fabric.switch_radix = radix;
+    EXPECT_NE(ValidateClusterSpec(spec).message().find("--radix must be 4 to 1024"),
+              std::string::npos)
+        << radix;
+  }
+  spec.fabric.switch_radix = 1024;
+  EXPECT_TRUE(ValidateClusterSpec(spec).ok());
+}
+
 TEST(Validate, TwoTiersTooSmallForTheVmsSaysUseThreeTiers) {
   TestSize t = testing::A100v4();
   ClusterSpec spec = t.Spec(2048);  // 512 leaves > 64 spine ports

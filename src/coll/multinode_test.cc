@@ -1,0 +1,200 @@
+// Collectives across NVLink domains: NVL72 racks joined by InfiniBand, oversubscribed fabrics,
+// and the NCCL release gates of the algorithms.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "coll/coll_testing.h"
+#include "coll/collective.h"
+#include "coll/nccl_model.h"
+#include "coll/schedule.h"
+
+namespace ndt {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+TEST(Nvl72, TwoRacksRingChannelsFitOneGpusNvlink) {
+  // 36 GB300 VMs = 2 racks of 72 GPUs, 72 NICs of 100 GB/s each. NVLink in NCCL's units:
+  // 18 x 40.1 = 721.8 GB/s per GPU. A channel crosses a rack on NVLink, 71 of its 72 GPUs
+  // sending it on, so channels x speed x 71/72 <= 721.8: at 96 GB/s 7 channels (672), 86 -> 8
+  // (688), 80 -> 9 (720), 48 -> 15 (720), 45.1 -> 16 (721.6, the most), 42 -> 17 (714), ...
+  // 45.1 < 50 and more than 4 channels on Blackwell: no duplication. 16 x 45.1 = 721.6 GB/s.
+  // (The NIC count alone allowed 32 channels of 96, duplicated to 64 of 48: 3072 GB/s.)
+  Env e;
+  const Cluster c = e.Build("Standard_ND128isr_GB300_v6", 36);
+  const NcclTopo t = *AnalyzeGroup(c, All(c));
+  EXPECT_EQ(t.nodes, 2);
+  EXPECT_EQ(t.ppn, 72);
+  EXPECT_EQ(t.ring_channels, 16);
+  EXPECT_DOUBLE_EQ(t.bw_inter_GBps, 45.1);
+  EXPECT_LE(t.ring_channels * t.bw_inter_GBps * 71 / 72, t.total_intra_GBps);
+}
+
+TEST(Nvl72, TwoRacksAllReduceStaysBelowNvlinkAndFlowAgrees) {
+  // Ring and Tree move every byte through each GPU's NVLink (900 GB/s per direction on GB300):
+  // their bus bandwidth cannot exceed it. NVLS reduces in the switches, so a rank sends its
+  // buffer once and receives it once: its algorithm bandwidth cannot exceed it. With nothing
+  // contending (ECMP spread over all uplinks) the flow model replays the same schedules at the
+  // same speed, so both fidelities agree within 3%.
+  Env e;
+  FabricSpec spread;
+  spread.ecmp_spread = true;
+  for (const FabricSpec& fab : {FabricSpec{}, spread}) {
+    const Cluster c = e.Build("Standard_ND128isr_GB300_v6", 36, fab);
+    const double nvlink = c.gpu_spec().nvlink_Bps();
+    const std::vector<int> g = All(c);
+    for (double bytes : {1.0 * (1 << 20), 256.0 * (1 << 20), 4 * kGiB}) {
+      CollOptions flow;
+      flow.fidelity = Fidelity::kFlow;
+      const CollResult a = *TimeCollective(c, CollOp::kAllReduce, bytes, g);
+      const CollResult f = *TimeCollective(c, CollOp::kAllReduce, bytes, g, flow);
+      EXPECT_LE(a.algbw_Bps, nvlink) << bytes;
+      if (fab.ecmp_spread) {
+        EXPECT_NEAR(f.time_s / a.time_s, 1.0, 0.03) << bytes;
+      }
+      for (Algo algo : {Algo::kRing, Algo::kTree}) {
+        CollOptions o;
+        o.algo = algo;
+        const CollResult r = *TimeCollective(c, CollOp::kAllReduce, bytes, g, o);
+        EXPECT_LE(r.busbw_Bps, nvlink) << AlgoName(algo) << " " << bytes;
+        o.fidelity = Fidelity::kFlow;
+        const CollResult rf = *TimeCollective(c, CollOp::kAllReduce, bytes, g, o);
+        if (fab.ecmp_spread) {
+          EXPECT_NEAR(rf.time_s / r.time_s, 1.0, 0.03) << AlgoName(algo);
+        }
+      }
+    }
+  }
+}
+
+TEST(Nvl72, TreeScheduleGivesEveryNicOneTransferPerStep) {
+  // Rack 0 and rack 1 each have 18 NICs on each of 4 rails. Rail r's j-th NIC of one rack pairs
+  // with rail r's j-th NIC of the other: no NIC sends or receives twice in a step. (Pairing
+  // every rail-r NIC with the other rack's first rail-r GPU funnelled 18 transfers into one.)
+  Env e;
+  const Cluster c = e.Build("Standard_ND128isr_GB300_v6", 36);
+  const Schedule s = TreeSchedule(c, CollOp::kAllReduce, kGiB, All(c));
+  ASSERT_FALSE(s.empty());
+  for (const Step& st : s) {
+    EXPECT_EQ(st.transfers.size(), 72u);
+    std::vector<int> out(c.nodes().size()), in(c.nodes().size());
+    for (const Transfer& x : st.transfers) {
+      EXPECT_EQ(c.gpu(x.src).rail, c.gpu(x.dst).rail);
+      EXPECT_EQ(++out[c.gpu(x.src).nic], 1);
+      EXPECT_EQ(++in[c.gpu(x.dst).nic], 1);
+    }
+  }
+}
+
+// Time of a forced Ring/Simple all_reduce of `bytes` over all GPUs.
+double RingTime(const Cluster& c, double bytes, Fidelity f) {
+  CollOptions o;
+  o.algo = Algo::kRing;
+  o.proto = Proto::kSimple;
+  o.fidelity = f;
+  return TimeCollective(c, CollOp::kAllReduce, bytes, All(c), o)->time_s;
+}
+
+TEST(Oversubscription, SlowsARingWhoseHopsCrossThinUplinks) {
+  // 16 H100 VMs, one VM per leaf group: every inter-VM ring hop goes leaf -> spine -> leaf. A
+  // leaf has 1 NIC port per rail and ceil(1 / 4) = 1 uplink of 50 / 4 = 12.5 GB/s under
+  // oversubscription 4. NCCL's model (the bandwidth term bw) assumes a non-blocking fabric,
+  // where the schedule takes T_nb; on the fabric as built each hop runs at 12.5 GB/s and the
+  // schedule takes T_os (~4 T_nb; the same latency). The bandwidth term bw stretches by
+  // T_os / max(T_nb, bw) (> 3): t_os - t_nb = (stretch - 1) bw. A ring hop has one flow per
+  // uplink, so the flow model finds the same (no sharing). (16 VMs need 128 rail leaves: 3 tiers.)
+  Env e;
+  FabricSpec fab;
+  fab.vms_per_leaf = 1;
+  const Cluster nb = e.Build("Standard_ND96isr_H100_v5", 16, fab);
+  fab.oversubscription = 4;
+  const Cluster os = e.Build("Standard_ND96isr_H100_v5", 16, fab);
+  EXPECT_DOUBLE_EQ(os.fabric_layout().leaf_up_link_Bps, 12.5e9);
+  const std::vector<int> g = All(nb);
+  const Schedule s = RingSchedule(nb, CollOp::kAllReduce, kGiB, g);
+  const double t_nb = EvaluateClosedForm(nb, s, FabricView::kNonBlocking);
+  const double t_os = EvaluateClosedForm(os, s, FabricView::kAsBuilt);
+  EXPECT_GT(t_os / t_nb, 3.5);
+  EXPECT_DOUBLE_EQ(EvaluateClosedForm(os, s, FabricView::kNonBlocking), t_nb);
+  const NcclTopo t = *AnalyzeGroup(nb, g);
+  const double bw =
+      kGiB /
+      (EstimateNccl(t, CollOp::kAllReduce, Algo::kRing, Proto::kSimple, kGiB, false).algbw_GBps *
+       1e9);
+  const double stretch = t_os / std::max(t_nb, bw);
+  ASSERT_GT(stretch, 3);
+  for (Fidelity f : {Fidelity::kAnalytical, Fidelity::kFlow}) {
+    const double extra = (stretch - 1) * bw;
+    EXPECT_NEAR(RingTime(os, kGiB, f) - RingTime(nb, kGiB, f), extra, 0.01 * extra);
+  }
+}
+
+TEST(Oversubscription, RailAlignedRingBetweenTwoLeafGroupsKeepsItsSpeed) {
+  // 64 H100 VMs, 32 per leaf group: the ring crosses between the groups twice per rail. Under
+  // oversubscription 4 a rail leaf keeps ceil(32 / 4) = 8 uplinks of 32 x 50 / 4 / 8 = 50 GB/s,
+  // a full NIC port each, and each crossing is one flow: the ring is not slowed, in either
+  // fidelity. (All-to-all, which crosses with many flows, is: see
+  // Coll.OversubscriptionSlowsAllToAllAcrossLeavesByItsRatio.)
+  Env e;
+  FabricSpec fab;
+  const Cluster nb = e.Build("Standard_ND96isr_H100_v5", 64, fab);
+  fab.oversubscription = 4;
+  const Cluster os = e.Build("Standard_ND96isr_H100_v5", 64, fab);
+  EXPECT_DOUBLE_EQ(os.fabric_layout().leaf_up_link_Bps, 50e9);
+  EXPECT_EQ(os.fabric_layout().leaf_up_ports, 8);
+  for (Fidelity f : {Fidelity::kAnalytical, Fidelity::kFlow})
+    EXPECT_NEAR(RingTime(os, kGiB, f) / RingTime(nb, kGiB, f), 1.0, 0.01);
+}
+
+TEST(NcclVersion, ParsesReleasesInTheModelledRange) {
+  int v = 0;
+  ASSERT_TRUE(ParseNcclVersion("2.18.5", &v).ok());
+  EXPECT_EQ(v, 21805);
+  ASSERT_TRUE(ParseNcclVersion("2.23", &v).ok());
+  EXPECT_EQ(v, 22300);
+  ASSERT_TRUE(ParseNcclVersion("2.12.0", &v).ok());
+  ASSERT_TRUE(ParseNcclVersion("2.30.7", &v).ok());
+  for (const char* bad : {"2.0.0", "2.11.4", "2.31.2", "2.99.0", "9.99.99", "3.x", "2.18.5x", "",
+                          "2..1", "2.18.5.1", "-2.18", "2.1234.0"}) {
+    Status s = ParseNcclVersion(bad, &v);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidInput) << bad;
+    EXPECT_NE(s.message().find("2.12.0 to 2.30.x"), std::string::npos) << s.message();
+  }
+  EXPECT_EQ(NcclVersionName(21805), "2.18.5");
+}
+
+TEST(NcclVersion, AlgorithmsAppearWithTheirRelease) {
+  Env e;
+  const Cluster one = e.Build("Standard_ND96isr_H100_v5", 1);
+  const Cluster two = e.Build("Standard_ND96isr_H100_v5", 2);
+  CollOptions o;
+  // NVLS arrived in 2.17.1: 8 H100 at 1 GiB pick it from 2.17 on, the ring before.
+  o.nccl_version = 21605;
+  EXPECT_EQ(TimeCollective(one, CollOp::kAllReduce, kGiB, All(one), o)->algo, Algo::kRing);
+  o.nccl_version = 21701;
+  EXPECT_EQ(TimeCollective(one, CollOp::kAllReduce, kGiB, All(one), o)->algo, Algo::kNvls);
+  // NVLSTree (NVLS inside, tree across nodes) arrived in 2.18.1.
+  o.algo = Algo::kNvlsTree;
+  StatusOr<CollResult> r = TimeCollective(two, CollOp::kAllReduce, kGiB, All(two), o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("NVLSTree needs NCCL 2.18 or newer"), std::string::npos)
+      << r.status().message();
+  o.nccl_version = 21801;
+  EXPECT_TRUE(TimeCollective(two, CollOp::kAllReduce, kGiB, All(two), o).ok());
+  // PAT (one rank per node) arrived in 2.23.4.
+  const std::vector<int> per_node = {0, 8};
+  o.algo = Algo::kPat;
+  o.nccl_version = 22203;
+  EXPECT_FALSE(TimeCollective(two, CollOp::kAllGather, kGiB, per_node, o).ok());
+  o.nccl_version = 22304;
+  EXPECT_TRUE(TimeCollective(two, CollOp::kAllGather, kGiB, per_node, o).ok());
+  // A release outside the modelled range is refused, not priced as 2.30.
+  CollOptions old;
+  old.nccl_version = 20000;
+  EXPECT_EQ(TimeCollective(one, CollOp::kAllReduce, kGiB, All(one), old).status().code(),
+            StatusCode::kInvalidInput);
+}
+
+}  // namespace
+}  // namespace ndt
