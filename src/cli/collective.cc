@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/fabric_flags.h"
 #include "core/units.h"
 #include "hw/catalog.h"
 #include "topo/builders.h"
@@ -33,11 +34,7 @@ struct CollectiveOptions {
   std::string algo, proto;
   std::string fidelity = "analytical";
   bool collnet = false;
-  int tiers = 0;
-  int radix = FabricSpec{}.switch_radix;
-  int vms_per_leaf = 0;
-  double oversubscription = 1.0;
-  bool ecmp_spread = false;
+  FabricFlags fabric;
   std::string nccl;  // e.g. "2.18.5"; empty: the pinned release
 };
 
@@ -108,11 +105,7 @@ Status Run(const CollectiveOptions& o, const GlobalOptions& g) {
   spec.gpu = &cat.GpuOf(*sku);
   spec.vms = o.vms;
   spec.gpus_per_vm = o.gpus_per_vm;
-  spec.fabric.switch_radix = o.radix;
-  spec.fabric.vms_per_leaf = o.vms_per_leaf;
-  spec.fabric.oversubscription = o.oversubscription;
-  spec.fabric.ecmp_spread = o.ecmp_spread;
-  spec.fabric.tiers = o.tiers == 0 ? ChooseTiers(spec) : o.tiers;
+  ApplyFabricFlags(o.fabric, &spec);
   NDT_ASSIGN_OR_RETURN(Cluster c, BuildCluster(spec, fp));
   std::vector<int> group(c.num_gpus());
   std::iota(group.begin(), group.end(), 0);
@@ -191,17 +184,10 @@ CommandRun SetupCollective(CLI::App* sub) {
   sub->add_option("--proto", o->proto, "Force a protocol: ll, ll128, simple");
   sub->add_option("--fidelity", o->fidelity, "analytical (default) or flow (max-min contention)");
   sub->add_flag("--collnet", o->collnet, "Enable CollNet / IB SHARP (off by default)");
-  sub->add_option("--tiers", o->tiers, "Fat-tree tiers, 2 or 3 (default: fewest that fit)");
-  sub->add_option("--radix", o->radix, "Ports per IB switch (default 64)");
-  sub->add_option("--vms-per-leaf", o->vms_per_leaf, "VMs per leaf group (default radix/2)");
-  sub->add_option("--oversubscription", o->oversubscription,
-                  "Leaf down:up bandwidth ratio (default 1 = non-blocking)");
   sub->add_option("--nccl-version", o->nccl,
                   "NCCL release whose tuner picks algorithm and protocol, e.g. 2.18.5 (default "
                   "2.30.4)");
-  sub->add_flag("--ecmp-spread", o->ecmp_spread,
-                "Spread each flow over all uplinks, like adaptive routing (default: one hashed "
-                "uplink per GPU pair)");
+  AddFabricFlags(sub, &o->fabric);
   return [o](const GlobalOptions& g) -> Status { return Run(*o, g); };
 }
 
