@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/fabric_flags.h"
 #include "hw/catalog.h"
 #include "topo/builders.h"
 #include "topo/summary.h"
@@ -22,12 +23,8 @@ struct TopoOptions {
   std::string sku;
   int vms = 1;
   int gpus_per_vm = 0;
-  int tiers = 0;  // 0: the fewest tiers the radix can wire
-  int radix = FabricSpec{}.switch_radix;
-  int vms_per_leaf = 0;
-  double oversubscription = 1.0;
+  FabricFlags fabric;  // tiers 0: the fewest tiers the radix can wire
   bool no_rail_optimized = false;
-  bool ecmp_spread = false;
   std::string dot;
   std::string path;
 };
@@ -214,13 +211,10 @@ Status Run(const TopoOptions& o, const GlobalOptions& g) {
   spec.gpu = &cat.GpuOf(*sku);
   spec.vms = o.vms;
   spec.gpus_per_vm = o.gpus_per_vm;
-  spec.fabric.switch_radix = o.radix;
-  spec.fabric.vms_per_leaf = o.vms_per_leaf;
-  spec.fabric.oversubscription = o.oversubscription;
+  spec.fabric = ToFabricSpec(o.fabric);
   spec.fabric.rail_optimized = !o.no_rail_optimized;
-  spec.fabric.ecmp_spread = o.ecmp_spread;
-  spec.fabric.tiers = o.tiers;
-  if (o.tiers == 0) {  // the fewest tiers that wire the VMs; errors then come from 2 tiers
+  if (spec.fabric.tiers ==
+      0) {  // the fewest tiers that wire the VMs; errors then come from 2 tiers
     spec.fabric.tiers = 2;
     ClusterSpec three = spec;
     three.fabric.tiers = 3;
@@ -269,15 +263,9 @@ CommandRun SetupTopo(CLI::App* sub) {
   sub->add_option("--sku", o->sku, "VM size (see: ndtwin sku list)");
   sub->add_option("--vms", o->vms, "Number of VMs (default 1)");
   sub->add_option("--gpus-per-vm", o->gpus_per_vm, "GPUs used per VM (default: all)");
-  sub->add_option("--tiers", o->tiers, "Fat-tree tiers, 2 or 3 (default: fewest that fit)");
-  sub->add_option("--radix", o->radix, "Ports per IB switch (default 64)");
-  sub->add_option("--vms-per-leaf", o->vms_per_leaf, "VMs per leaf group (default radix/2)");
-  sub->add_option("--oversubscription", o->oversubscription,
-                  "Leaf down:up bandwidth ratio (default 1 = non-blocking)");
+  AddFabricFlags(sub, &o->fabric);
   sub->add_flag("--no-rail-optimized", o->no_rail_optimized,
                 "Put all NICs of a VM on one leaf instead of one leaf per rail");
-  sub->add_flag("--ecmp-spread", o->ecmp_spread,
-                "Spread each flow over all uplinks (default: one hashed uplink per GPU pair)");
   sub->add_option("--dot", o->dot, "Write the graph as Graphviz DOT to FILE");
   sub->add_option("--path", o->path, "Print the route between GPU ranks A,B");
   return [o](const GlobalOptions& g) -> Status { return Run(*o, g); };
