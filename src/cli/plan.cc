@@ -5,6 +5,7 @@
 // on every run.
 #include "plan/plan.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -271,7 +272,10 @@ StatusOr<PlanInferRequest> BuildInferRequest(const PlanInferFlags& f, const Cata
     if (!ParseDtype(w, &d) || d == Dtype::kFp32) {
       return Status::InvalidInput("--weights '" + w + "'; use a list of fp16, bf16, fp8, fp4");
     }
-    req.weights.push_back(d);
+    // A precision named twice is searched once (fp16 and bf16 stay distinct names).
+    if (std::find(req.weights.begin(), req.weights.end(), d) == req.weights.end()) {
+      req.weights.push_back(d);
+    }
   }
   InferOptions& o = req.base;
   if (!ParseScenario(f.scenario, &o.scenario)) {
