@@ -302,6 +302,14 @@ StatusOr<InferResult> RunInference(const InferContext& ctx, const InferOptions& 
     const int P = o.disaggregate_prefill, D = o.disaggregate_decode;
     int pr = static_cast<int>(std::lround(static_cast<double>(R) * P / (P + D)));
     pr = std::clamp(pr, 1, R - 1);
+    if (static_cast<int64_t>(pr) * D != static_cast<int64_t>(R - pr) * P) {
+      return Status::InvalidInput(
+          "--disaggregate " + std::to_string(P) + ":" + std::to_string(D) + " does not split " +
+          std::to_string(R) + " replicas of TP" + std::to_string(plan.dep.tp) + " x PP" +
+          std::to_string(plan.dep.pp) + "; the nearest is " + std::to_string(pr) + ":" +
+          std::to_string(R - pr) + " (use it, or --vms for a multiple of " + std::to_string(P + D) +
+          " replicas)");
+    }
     plan.dep.prefill_replicas = pr;
     plan.dep.decode_replicas = R - pr;
     const int pe = pr * plan.dep.pp, de = (R - pr) * plan.dep.pp;
