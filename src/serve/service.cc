@@ -231,8 +231,12 @@ StatusOr<InferResult> RunInference(const InferContext& ctx, const InferOptions& 
   double best_obj = -1;
   std::vector<std::pair<double, Plan>> screened;  // offline search: (quick objective, plan)
   Status fit_error = Status::Ok(), slo_error = Status::Ok();
+  const int total_gpus = ctx.sku->gpus * o.vms;
   for (int pp : pps) {
     for (int tp : tps) {
+      // A searched (not given) shape larger than the cluster is no candidate; its error would
+      // hide the real one (weights that do not fit).
+      if ((o.tp == 0 || o.pp == 0) && tp * pp > total_gpus && fit_error.ok() == false) continue;
       for (int b : batches) {
         StatusOr<Plan> plan = MakePlan(ctx, o, {tp, pp, b, mnt});
         if (!plan.ok()) {
@@ -262,6 +266,13 @@ StatusOr<InferResult> RunInference(const InferContext& ctx, const InferOptions& 
       }
     }
     if (best_plan && o.pp == 0) break;  // PP only when nothing fits with fewer stages
+  }
+  if (!best_plan && slo_error.ok() && o.tp == 0 && o.pp == 0 && !fit_error.ok()) {
+    // Every TP x PP the cluster offers was tried: more parallelism is not the fix.
+    const std::string& m = fit_error.message();
+    return Status::Infeasible(m.substr(0, m.find(';')) + "; no TP x PP on " +
+                              std::to_string(total_gpus) +
+                              " GPUs holds it: add --vms, or use lower --weights (fp8, fp4)");
   }
   if (!best_plan) return slo_error.ok() ? fit_error : slo_error;
   // The quick runs rank candidates on a few batches' worth of requests, which under-rates large
