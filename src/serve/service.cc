@@ -236,7 +236,7 @@ StatusOr<InferResult> RunInference(const InferContext& ctx, const InferOptions& 
     for (int tp : tps) {
       // A searched (not given) shape larger than the cluster is no candidate; its error would
       // hide the real one (weights that do not fit).
-      if ((o.tp == 0 || o.pp == 0) && tp * pp > total_gpus && fit_error.ok() == false) continue;
+      if ((o.tp == 0 || o.pp == 0) && tp * pp > total_gpus && !fit_error.ok()) continue;
       for (int b : batches) {
         StatusOr<Plan> plan = MakePlan(ctx, o, {tp, pp, b, mnt});
         if (!plan.ok()) {
