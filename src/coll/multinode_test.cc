@@ -96,6 +96,62 @@ double RingTime(const Cluster& c, double bytes, Fidelity f) {
   return TimeCollective(c, CollOp::kAllReduce, bytes, All(c), o)->time_s;
 }
 
+TEST(NicBound, NvlsTreeAcrossH100VmsIsCappedByTheNicsAndByNvls) {
+  // ND H100 v5: 8 NICs of 400 Gb/s per VM, each expected by NCCL's search to carry 48 GB/s, so
+  // 384 GB/s per node and direction. NCCL's tuner prices NVLS+Tree from the NVLink rate alone:
+  // 16 channels x 36.9 GB/s = 590 GB/s of bus bandwidth at any node count.
+  // - 2 VMs: the double binary tree sends S and receives S per node (A <= 384), and NVLS inside
+  //   the node moves S + S/8 each way per rank (A <= 370.8 x 0.85 x 8/9 = 280.2), the bound.
+  // - 4 or more VMs: a node is inner in one tree and a leaf in the other, 2S each way through
+  //   its NICs: A <= 384 / 2 = 192, bus bandwidth <= 192 x 2(n-1)/n, ~380 GB/s at 32 ranks and
+  //   up (NCCL's maintainers quote 370-380 GB/s for multi-node H100, NVIDIA/nccl #1649).
+  Env e;
+  for (int vms : {2, 4, 16}) {
+    const Cluster c = e.Build("Standard_ND96isr_H100_v5", vms);
+    const NcclTopo t = *AnalyzeGroup(c, All(c));
+    EXPECT_EQ(t.nics_per_node, 8);
+    EXPECT_DOUBLE_EQ(t.nic_GBps, 48);
+    const AlgoEstimate est =
+        EstimateNccl(t, CollOp::kAllReduce, Algo::kNvlsTree, Proto::kSimple, 4 * kGiB, false);
+    ASSERT_TRUE(est.ok) << est.why;
+    const double bound = vms == 2 ? 280.2 : 192.0;
+    EXPECT_GT(est.algbw_GBps, bound + 1) << vms;  // the tuner's model alone is above it
+    EXPECT_NEAR(AchievedAlgbwGBps(t, CollOp::kAllReduce, Algo::kNvlsTree, est), bound, 0.5) << vms;
+    const CollResult r = *TimeCollective(c, CollOp::kAllReduce, 4 * kGiB, All(c));
+    EXPECT_EQ(r.algo, Algo::kNvlsTree);
+    EXPECT_LE(r.algbw_Bps / 1e9, bound) << vms;
+    EXPECT_GT(r.algbw_Bps / 1e9, 0.9 * bound) << vms;
+    // Every algorithm's bus bandwidth at 4 and more nodes stays below the NICs' 384 GB/s.
+    if (vms >= 4) {
+      for (Algo a : {Algo::kRing, Algo::kTree, Algo::kNvlsTree}) {
+        CollOptions o;
+        o.algo = a;
+        const CollResult x = *TimeCollective(c, CollOp::kAllReduce, 4 * kGiB, All(c), o);
+        EXPECT_LE(x.busbw_Bps / 1e9, 384.0) << AlgoName(a) << " " << vms;
+      }
+    }
+  }
+}
+
+TEST(NicBound, OneGpuPerVmGroupsHaveNoNvlsAndOneNicsWorth) {
+  // A data-parallel group of TP8 ranks has one GPU per VM: NCCL offers no NVLS (<= 2 local
+  // GPUs) and the group's traffic leaves through that GPU's one NIC: a ring all_reduce carries
+  // 2(n-1)/n S through it, so A <= 48 x 16/30 = 25.6 GB/s on 400 Gb/s (a tree beyond 2 nodes
+  // 2S: 24).
+  Env e;
+  const Cluster c = e.Build("Standard_ND96isr_H100_v5", 16);
+  std::vector<int> g;
+  for (int v = 0; v < 16; ++v) g.push_back(8 * v);
+  const NcclTopo t = *AnalyzeGroup(c, g);
+  EXPECT_EQ(t.ppn, 1);
+  EXPECT_FALSE(t.nvls);
+  EXPECT_EQ(t.nics_per_node, 1);
+  const CollResult r = *TimeCollective(c, CollOp::kAllReduce, 4 * kGiB, g);
+  EXPECT_NE(r.algo, Algo::kNvlsTree);
+  EXPECT_LE(r.algbw_Bps / 1e9, 25.6);
+  EXPECT_GT(r.algbw_Bps / 1e9, 20.0);
+}
+
 TEST(Oversubscription, SlowsARingWhoseHopsCrossThinUplinks) {
   // 16 H100 VMs, one VM per leaf group: every inter-VM ring hop goes leaf -> spine -> leaf. A
   // leaf has 1 NIC port per rail and ceil(1 / 4) = 1 uplink of 50 / 4 = 12.5 GB/s under

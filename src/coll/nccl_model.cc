@@ -176,7 +176,7 @@ StatusOr<NcclTopo> AnalyzeGroup(const Cluster& c, std::span<const int> group) {
   const bool nvlink = gpu.nvlink_links > 0 && c.nvlink_domain_gpus() > 1;
   t.intra = nvlink ? PathType::kNvl : PathType::kPci;
   t.nvswitch = nvlink && fab != IntraVmFabric::kNvlinkCubeMesh;
-  t.nvls = t.nvswitch && t.arch >= 2;
+  t.nvls = t.nvswitch && t.arch >= 2 && t.ppn > 2;
   if (nvlink) {
     t.total_intra_GBps = gpu.nvlink_links * NvlinkPerLink(t.sm);
   } else {
@@ -206,6 +206,8 @@ StatusOr<NcclTopo> AnalyzeGroup(const Cluster& c, std::span<const int> group) {
     for (const auto& [d, s] : nics)
       nics_per_node = std::min(nics_per_node, static_cast<int>(s.size()));
     InterNodeChannels(t, nic_GBps, nics_per_node, &speed, &channels);
+    t.nics_per_node = nics_per_node;
+    t.nic_GBps = FirstFit(InterSpeeds(t.arch), nic_GBps);
   }
   // Duplication: bw >= 25, skipped when sm > 80, bw < 50 and more than 4 channels.
   if (speed >= 25 && !(t.sm > 80 && speed < 50 && channels > 4)) {
@@ -398,14 +400,49 @@ AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, 
   return e;
 }
 
-double AchievedAlgbwGBps(const NcclTopo& t, CollOp op, Algo algo, const AlgoEstimate& e) {
-  if (algo == Algo::kNvls && op == CollOp::kAllReduce && t.nodes == 1 && t.n > 1) {
-    const double n = t.n;
-    const double nvls = t.total_intra_GBps * kNvlsEff[t.arch] * n / (n + 1);
-    const AlgoEstimate ring = EstimateNccl(t, op, Algo::kRing, Proto::kSimple, 1 << 30, false);
-    return std::min(e.algbw_GBps, std::max(nvls, ring.ok ? ring.algbw_GBps : 0.0));
+namespace {
+
+// Bound 1 of AchievedAlgbwGBps: NVLS multimem reduce + multicast over n ranks of one node.
+double NvlsIntraAlgbwGBps(const NcclTopo& t, int n) {
+  return t.total_intra_GBps * kNvlsEff[t.arch] * n / (n + 1.0);
+}
+
+// Bound 3: bytes per direction through one node's NICs per byte of the buffer (0: no bound).
+double NicBytesPerByte(const NcclTopo& t, CollOp op, Algo algo) {
+  const double n = t.n, N = t.nodes;
+  const bool ar = op == CollOp::kAllReduce;
+  const bool agrs = op == CollOp::kAllGather || op == CollOp::kReduceScatter;
+  switch (algo) {
+    case Algo::kRing:
+      return ar ? 2 * (n - 1) / n : agrs ? (n - 1) / n : 1.0;
+    case Algo::kTree:
+    case Algo::kNvlsTree:
+      return N <= 2 ? 1.0 : 2.0;
+    case Algo::kCollNetDirect:
+    case Algo::kCollNetChain:
+    case Algo::kNvls:
+      return ar ? 1.0 : (N - 1) / N;
+    case Algo::kPat:
+      return (N - 1) / N;
+    default:
+      return 0.0;
   }
-  return e.algbw_GBps;
+}
+
+}  // namespace
+
+double AchievedAlgbwGBps(const NcclTopo& t, CollOp op, Algo algo, const AlgoEstimate& e) {
+  double a = e.algbw_GBps;
+  if (algo == Algo::kNvls && op == CollOp::kAllReduce && t.nodes == 1 && t.n > 1) {
+    const AlgoEstimate ring = EstimateNccl(t, op, Algo::kRing, Proto::kSimple, 1 << 30, false);
+    a = std::min(a, std::max(NvlsIntraAlgbwGBps(t, t.n), ring.ok ? ring.algbw_GBps : 0.0));
+  }
+  if (algo == Algo::kNvlsTree && t.ppn > 1) a = std::min(a, NvlsIntraAlgbwGBps(t, t.ppn));
+  if (t.nodes > 1 && t.nics_per_node > 0) {
+    const double f = NicBytesPerByte(t, op, algo);
+    if (f > 0) a = std::min(a, t.nics_per_node * t.nic_GBps / f);
+  }
+  return a;
 }
 
 }  // namespace ndt

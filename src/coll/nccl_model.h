@@ -53,12 +53,19 @@ struct NcclTopo {
   int arch = 0;   // 0 Volta, 1 Ampere, 2 Hopper, 3 Blackwell (minimum compute capability)
   int sm = 0;
   PathType intra = PathType::kNvl;
-  bool nvswitch = false;        // ranks of a node meet at NVSwitches (NVLS/CollNetDirect need it)
-  bool nvls = false;            // NVSwitch multicast (NVLink SHARP): Hopper+ NVSwitch
+  bool nvswitch = false;  // ranks of a node meet at NVSwitches (NVLS/CollNetDirect need it)
+  // NVSwitch multicast (NVLink SHARP): Hopper+ NVSwitch and more than 2 GPUs of the group per
+  // node (NCCL's ncclNvlsInit returns without NVLS when the node's topology has <= 2 GPUs).
+  bool nvls = false;
   double total_intra_GBps = 0;  // per-GPU NVLink (or PCIe) bandwidth in NCCL's units
   int ring_channels = 0;        // after duplication
   double bw_intra_GBps = 0;     // per channel
   double bw_inter_GBps = 0;     // per channel (0 on one node)
+  // Scale-out NICs of the node with the fewest and what NCCL's search expects one to carry
+  // (the first of its inter-node speeds at or below the port rate: 48 GB/s for 400 Gb/s NDR,
+  // 24 for 200 Gb/s HDR, 96 for 800 Gb/s XDR). 0 on one node.
+  int nics_per_node = 0;
+  double nic_GBps = 0;
   int nvls_channels = 0;
   bool amd_cpu = false;
   int nccl_version = kPinnedNcclVersion;  // major*10000 + minor*100 + patch (tuner revision)
@@ -91,16 +98,30 @@ AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, 
                           bool collnet);
 
 // The algorithm bandwidth a choice achieves where the physics differs from the tuner's model
-// (otherwise e.algbw_GBps). NVLS all_reduce inside one NVLink domain: each rank reduces its 1/n
-// slice with multimem.ld_reduce (the switches pull that slice from all n ranks) and multicasts
-// the result with multimem.st, so S + S/n leave and S/n + S arrive per rank:
-// A = per-rank NVLink bandwidth x NVLS efficiency x n / (n + 1). NCCL's tuner counts
-// 2 x bw x eff x (C-1)/C x n / (2(n-1)), 20% more on 8 H100. Not fitted; checked against NCCL
-// maintainers' published figures (nccl-tests #212: 8x H100 NVLS all_reduce peaks near 480 GB/s
-// bus bandwidth, algbw ~275; the model gives 490 / 280). With few ranks this bound falls below
-// the ring's, and forced-NVLS runs on 2-4 H100s report the ring's 365-370 GB/s bus bandwidth
-// (NVIDIA/nccl #1455; 5-8 ranks: 258-273 algbw, the model 263-280), so the achieved bandwidth
-// is the larger of the two, and never above the tuner's.
+// (otherwise e.algbw_GBps). Three bounds, none fitted:
+// 1. NVLS all_reduce inside one NVLink domain: each rank reduces its 1/n slice with
+//    multimem.ld_reduce (the switches pull that slice from all n ranks) and multicasts the result
+//    with multimem.st, so S + S/n leave and S/n + S arrive per rank:
+//    A = per-rank NVLink bandwidth x NVLS efficiency x n / (n + 1). NCCL's tuner counts
+//    2 x bw x eff x (C-1)/C x n / (2(n-1)), 20% more on 8 H100. Checked against NCCL
+//    maintainers' published figures (nccl-tests #212: 8x H100 NVLS all_reduce peaks near
+//    480 GB/s bus bandwidth, algbw ~275; the model gives 490 / 280). With few ranks this bound
+//    falls below the ring's, and forced-NVLS runs on 2-4 H100s report the ring's 365-370 GB/s
+//    bus bandwidth (NVIDIA/nccl #1455), so the achieved bandwidth is the larger of the two.
+// 2. NVLS+Tree: inside each node the same multimem reduce and multicast (S + S/ppn each way per
+//    rank), so no more than bound 1 with n = ppn.
+// 3. Across nodes, the bytes each node's NICs must carry per direction, as a multiple of the
+//    buffer S: ring all_reduce 2(n-1)/n (every ring enters and leaves each node once), the
+//    double binary tree (Tree, NVLS+Tree) 2 beyond 2 nodes (a node is inner in one tree,
+//    receiving two children's halves and its parent's, sending as many, and a leaf in the
+//    other) and 1 on 2 nodes, CollNet and multi-node NVLS 1 (one send up, one result down),
+//    ring all_gather/reduce_scatter (n-1)/n, PAT (N-1)/N, broadcast/reduce 1. So
+//    A <= NICs x NIC rate / that multiple. NCCL's tuner prices NVLS+Tree from the per-channel
+//    NVLink rate alone, 590 GB/s of bus bandwidth on H100 nodes at any node count, beyond what
+//    8 NICs of 400 Gb/s can carry; NCCL's maintainers quote 370-380 GB/s for multi-node H100
+//    all_reduce with NVLS+Tree and without SHARP (NVIDIA/nccl #1649, GTC 2024), and a user
+//    measured 430 on 2 nodes and 320 beyond (8x 400G RoCE, NVIDIA/nccl #1221).
+// Never above the tuner's estimate.
 double AchievedAlgbwGBps(const NcclTopo& t, CollOp op, Algo algo, const AlgoEstimate& e);
 
 // Loops of NCCL's Simple ring kernel for a buffer of `bytes` (nccl-tests size): each loop moves
