@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -61,6 +62,12 @@ Status ParseTokens(const std::string& where, const std::string& name, const std:
   }
   *out = std::max(1, static_cast<int>(v));
   return Status::Ok();
+}
+
+std::string FormatG(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.10g", v);
+  return buf;
 }
 
 std::string Where(const std::string& path, int line_no) {
@@ -169,6 +176,23 @@ StatusOr<std::vector<RequestLengths>> LoadDataset(const std::string& name_or_pat
                           "; or give a CSV path)");
 }
 
+StatusOr<RequestLengths> FixedLengths(bool input_given, int input_tokens, bool output_given,
+                                      int output_tokens) {
+  if (input_given != output_given) {
+    return Status::InvalidInput(
+        std::string("fixed lengths need both --input-len and --output-len (") +
+        (input_given ? "--output-len" : "--input-len") + " is missing)");
+  }
+  if (input_tokens < 1 || output_tokens < 1 || input_tokens > kMaxTokensPerRequest ||
+      output_tokens > kMaxTokensPerRequest) {
+    return Status::InvalidInput("--input-len and --output-len must both be in 1.." +
+                                std::to_string(kMaxTokensPerRequest) + " tokens (got " +
+                                std::to_string(input_tokens) + " and " +
+                                std::to_string(output_tokens) + ")");
+  }
+  return RequestLengths{input_tokens, output_tokens};
+}
+
 double MeanOutputTokens(const std::vector<RequestLengths>& lengths) {
   if (lengths.empty()) return 0;
   double sum = 0;
@@ -182,8 +206,29 @@ void RescaleOutputs(double mean_tokens, std::vector<RequestLengths>* lengths) {
   if (cur <= 0) return;
   double k = mean_tokens / cur;
   for (RequestLengths& l : *lengths) {
-    l.output_tokens = std::max(1, static_cast<int>(std::lround(l.output_tokens * k)));
+    const double v = std::clamp(std::round(l.output_tokens * k), 1.0, double{kMaxTokensPerRequest});
+    l.output_tokens = static_cast<int>(v);
   }
+}
+
+Status RescaleOutputsChecked(double mean_tokens, std::vector<RequestLengths>* lengths) {
+  const std::string flag = "--output-tokens-mean " + FormatG(mean_tokens);
+  if (!(mean_tokens >= 1 && mean_tokens <= kMaxTokensPerRequest)) {
+    return Status::InvalidInput(flag + ": want 1.." + std::to_string(kMaxTokensPerRequest) +
+                                " tokens");
+  }
+  if (lengths->empty()) return Status::Ok();
+  int longest = 0;
+  for (const RequestLengths& l : *lengths) longest = std::max(longest, l.output_tokens);
+  // The same arithmetic as RescaleOutputs, so the check and the rescaling agree at the limit.
+  const double scaled = std::round(longest * (mean_tokens / MeanOutputTokens(*lengths)));
+  if (scaled > kMaxTokensPerRequest) {
+    return Status::InvalidInput(
+        flag + " scales the longest output from " + std::to_string(longest) + " to " +
+        FormatG(scaled) + " tokens, above " + std::to_string(kMaxTokensPerRequest) + "; lower it");
+  }
+  RescaleOutputs(mean_tokens, lengths);
+  return Status::Ok();
 }
 
 double Rng::Exponential(double rate) { return -std::log1p(-Uniform()) / rate; }

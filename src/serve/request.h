@@ -59,10 +59,18 @@ StatusOr<std::vector<RequestLengths>> LoadLengthsCsv(const std::string& path);
 // names that are not files: "unknown dataset 'x'; did you mean 'y'? (presets: ...)".
 StatusOr<std::vector<RequestLengths>> LoadDataset(const std::string& name_or_path,
                                                   const std::string& data_dir);
+// The fixed lengths of --input-len and --output-len (`*_given`: the flag was on the command
+// line). kInvalidInput unless both are given, each in 1..kMaxTokensPerRequest.
+StatusOr<RequestLengths> FixedLengths(bool input_given, int input_tokens, bool output_given,
+                                      int output_tokens);
 
-// Rescales every output length by mean/current mean, rounding to the nearest integer (>= 1),
-// so the mean becomes `mean_tokens` within rounding. REQUIRES: mean_tokens >= 1.
+// Rescales every output length by mean/current mean, rounding to the nearest integer (>= 1,
+// <= kMaxTokensPerRequest), so the mean becomes `mean_tokens` within rounding.
+// REQUIRES: mean_tokens >= 1.
 void RescaleOutputs(double mean_tokens, std::vector<RequestLengths>* lengths);
+// The same for a user's --output-tokens-mean: kInvalidInput, with the numbers, when the mean is
+// not in 1..kMaxTokensPerRequest or the longest output would exceed kMaxTokensPerRequest.
+Status RescaleOutputsChecked(double mean_tokens, std::vector<RequestLengths>* lengths);
 double MeanOutputTokens(const std::vector<RequestLengths>& lengths);
 
 // Deterministic random numbers (mt19937_64 + our own draws, same on every compiler).

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <utility>
 
 namespace ndt {
 namespace {
@@ -96,6 +97,37 @@ TEST(Request, ShareGptPresetCountsEmptyPromptsAndAnswersAsOneToken) {
   ASSERT_FALSE(path.ok());
   EXPECT_NE(path.status().message().find(":147: input_length is 0"), std::string::npos)
       << path.status().message();
+}
+
+TEST(Request, RescaleOutputsCheckedRefusesOutputsBeyondTheLimit) {
+  // Outputs 100 and 300 (mean 200, longest 300): a mean of 500000 scales the longest by 2500 to
+  // 750000 tokens, within 2^20; 700000 scales it to 1050000, above 1048576.
+  std::vector<RequestLengths> l = {{10, 100}, {10, 300}};
+  std::vector<RequestLengths> a = l;
+  EXPECT_TRUE(RescaleOutputsChecked(500000, &a).ok());
+  EXPECT_EQ(a[1].output_tokens, 750000);
+  std::vector<RequestLengths> b = l;
+  Status s = RescaleOutputsChecked(700000, &b);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("to 1050000 tokens"), std::string::npos) << s.message();
+  EXPECT_FALSE(RescaleOutputsChecked(0.5, &b).ok());
+  EXPECT_FALSE(RescaleOutputsChecked(2e6, &b).ok());
+}
+
+TEST(Request, FixedLengthsNeedBothFlagsEachInRange) {
+  StatusOr<RequestLengths> ok = FixedLengths(true, 128, true, 1 << 20);
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok->input_tokens, 128);
+  EXPECT_EQ(ok->output_tokens, 1 << 20);
+  // One flag alone names the missing one; a given 0, or 2^20 + 1, is out of range.
+  StatusOr<RequestLengths> one = FixedLengths(true, 128, false, 0);
+  ASSERT_FALSE(one.ok());
+  EXPECT_NE(one.status().message().find("--output-len is missing"), std::string::npos);
+  for (auto [in, out] : {std::pair{0, 5}, std::pair{5, 0}, std::pair{(1 << 20) + 1, 5}}) {
+    StatusOr<RequestLengths> bad = FixedLengths(true, in, true, out);
+    ASSERT_FALSE(bad.ok()) << in << " " << out;
+    EXPECT_EQ(bad.status().code(), StatusCode::kInvalidInput);
+  }
 }
 
 TEST(Request, UnknownDatasetSuggestsAName) {
