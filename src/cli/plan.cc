@@ -284,8 +284,7 @@ StatusOr<PlanInferRequest> BuildInferRequest(const PlanInferFlags& f, const Cata
     return Status::InvalidInput("--scenario '" + f.scenario +
                                 "' is not one of offline, server, interactive");
   }
-  if (f.requests < 0) return Status::InvalidInput("--requests must be >= 1");
-  o.requests = f.requests;
+  o.requests = f.requests;  // PlanInference checks its range
   const bool fixed = f.input_len_flag->count() > 0 || f.output_len_flag->count() > 0;
   if (fixed) {
     if (!f.dataset.empty()) {
