@@ -377,6 +377,7 @@ CommandRun SetupInfer(CLI::App* sub) {
       Warn(note);
     }
     NDT_ASSIGN_OR_RETURN(InferResult r, RunInferenceOn(cat, sku->name, model, o, dir));
+    for (const std::string& w : r.warnings) Warn(w);
     if (!f->trace.empty()) NDT_RETURN_IF_ERROR(WriteTrace(BuildTrace(r), f->trace));
     if (g.json) {
       std::printf("%s\n", ToJson(*f, model, r).dump(2).c_str());

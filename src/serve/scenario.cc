@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 namespace ndt {
@@ -80,19 +81,41 @@ RunTotals RunPoisson(const Plan& plan, const InferOptions& o, double qps, int pe
   return t;
 }
 
-int OfflinePerEngine(const Plan& plan, const InferOptions& o, bool quick) {
-  int share = static_cast<int>((o.lengths.size() + plan.engines - 1) / plan.engines);
-  int want = std::max(share, kOfflineBatchesPerEngine * plan.engine.max_batch);
-  // Quick (deployment search): long enough that KV-cache pressure and preemption reach their
-  // steady state; 4 batches were not (a KV-starved TP1 looked 40% better than it runs).
-  if (quick) want = std::max(2048, 8 * plan.engine.max_batch);
-  if (o.requests > 0 && !quick) want = std::max(1, (o.requests + plan.engines - 1) / plan.engines);
-  return want;
+int64_t RequestedPerEngine(const Plan& plan, const InferOptions& o) {
+  return std::max<int64_t>(1, (int64_t{o.requests} + plan.engines - 1) / plan.engines);
 }
 
-int SimulatedEngines(const Plan& plan, int per_engine, bool quick) {
+// Requests per engine the offline rules ask for, before RunRequestCap.
+int64_t OfflinePerEngine(const Plan& plan, const InferOptions& o, bool quick) {
+  const int64_t share = (static_cast<int64_t>(o.lengths.size()) + plan.engines - 1) / plan.engines;
+  // Quick (deployment search): long enough that KV-cache pressure and preemption reach their
+  // steady state; 4 batches were not (a KV-starved TP1 looked 40% better than it runs).
+  if (quick) return std::max(2048, 8 * plan.engine.max_batch);
+  if (o.requests > 0) return RequestedPerEngine(plan, o);
+  return std::max<int64_t>(share, kOfflineBatchesPerEngine * plan.engine.max_batch);
+}
+
+// Requests per engine of a run: `want`, within the run's cap `cap`; a full (not quick) run that
+// gets fewer says so in `warnings`, since its numbers rest on fewer requests than asked.
+int CapRequests(const InferOptions& o, bool quick, int64_t want, int64_t cap,
+                std::vector<std::string>* warnings) {
+  const int64_t per = std::min(want, cap);
+  if (!quick && per < want) {
+    warnings->push_back(
+        "simulated " + std::to_string(per) + " requests per engine instead of " +
+        std::to_string(want) +
+        (o.requests > 0 ? " (--requests " + std::to_string(o.requests) + ")" : std::string()) +
+        ": at a mean output of " + Fmt("%.0f", MeanOutputTokens(o.lengths)) +
+        " tokens, more would take minutes to simulate");
+  }
+  return static_cast<int>(per);
+}
+
+// Engines simulated in a run of `per_engine` requests each: as many as kSimRequestBudget and
+// the run's cap allow, at least one.
+int SimulatedEngines(const Plan& plan, int per_engine, bool quick, int64_t cap) {
   if (quick) return 1;
-  int64_t k = std::max<int64_t>(1, kSimRequestBudget / std::max(1, per_engine));
+  int64_t k = std::max<int64_t>(1, std::min(kSimRequestBudget, cap) / std::max(1, per_engine));
   return static_cast<int>(std::min<int64_t>(plan.engines, k));
 }
 
@@ -101,6 +124,39 @@ bool Meets(const InferResult& r, double ttft, double tpot) {
 }
 
 }  // namespace
+
+int64_t RunRequestCap(const Plan& plan, const InferOptions& o, bool quick,
+                      std::optional<double> engine_qps) {
+  double in = 0, out = 0, n = 0;
+  auto add = [&](int input, int output) {
+    in += input;
+    out += output;
+    ++n;
+  };
+  for (const RequestLengths& l : o.lengths) add(l.input_tokens, l.output_tokens);
+  for (const Request& r : o.trace) add(r.input_tokens, r.output_tokens);
+  if (n == 0) return 1;
+  in /= n;
+  out /= n;
+  // Sequences in flight in a full engine: as many as the batch and the KV cache hold.
+  const double kv_tokens =
+      static_cast<double>(plan.engine.kv_blocks) * static_cast<double>(plan.engine.block_tokens);
+  const double full =
+      std::clamp(kv_tokens / (in + out), 1.0, static_cast<double>(plan.engine.max_batch));
+  double in_flight = full;
+  if (engine_qps) {
+    // Little's law: a request stays at least its output's decode steps, each at least a lone
+    // sequence's, so at least rate x output x that step are in flight; a light load, one.
+    IterationCostModel cost(plan.cost);
+    BatchShape lone;
+    lone.decode_seqs = 1;
+    lone.decode_context_tokens = in;
+    in_flight = std::clamp(*engine_qps * out * cost.Time(lone), 1.0, full);
+  }
+  double cap = std::min(kSimTokenBudget / out, kSimIterationBudget * in_flight / out);
+  if (quick) cap /= kQuickBudgetDivisor;
+  return std::max<int64_t>(1, static_cast<int64_t>(std::min(cap, 1e9)));
+}
 
 uint64_t Mix(uint64_t seed, uint64_t i) {
   uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (i + 1);
@@ -154,10 +210,11 @@ void FillResult(const Plan& plan, const RunTotals& t, Measure m, InferResult* r)
 }
 
 InferResult Offline(const Plan& plan, const InferOptions& o, bool quick) {
-  int per = OfflinePerEngine(plan, o, quick);
-  RunTotals t =
-      RunOffline(plan, o, per, SimulatedEngines(plan, per, quick), o.record_trace && !quick);
   InferResult r;
+  const int64_t cap = RunRequestCap(plan, o, quick, std::nullopt);
+  const int per = CapRequests(o, quick, OfflinePerEngine(plan, o, quick), cap, &r.warnings);
+  const int sim = SimulatedEngines(plan, per, quick, cap);
+  RunTotals t = RunOffline(plan, o, per, sim, o.record_trace && !quick);
   FillResult(plan, t, Measure::kSaturated, &r);
   r.qps = r.requests_per_s;
   if (o.record_trace && !quick && !t.results.empty()) {
@@ -171,13 +228,18 @@ InferResult AtRate(const Plan& plan, const InferOptions& o, double qps, bool qui
   // MLPerf Server issues Poisson arrivals for at least min_duration: per engine, that many
   // seconds of its share of the rate (and enough requests for the p99 to see overload).
   const double engine_qps = qps / plan.engines;
-  int per = quick ? std::max(1000, 4 * plan.engine.max_batch)
-                  : std::max({kServerMinPerEngine, kServerBatchesPerEngine * plan.engine.max_batch,
-                              static_cast<int>(std::ceil(engine_qps * kServerMinDurationS))});
-  if (o.requests > 0) per = std::max(1, (o.requests + plan.engines - 1) / plan.engines);
-  int sim = quick ? 1 : SimulatedEngines(plan, per, false);
-  RunTotals t = RunPoisson(plan, o, qps, per, sim, record);
+  const double span =
+      std::min<double>(std::ceil(engine_qps * kServerMinDurationS), kServerMaxPerEngine);
+  int64_t want =
+      quick ? std::max(1000, 4 * plan.engine.max_batch)
+            : std::max({kServerMinPerEngine, kServerBatchesPerEngine * plan.engine.max_batch,
+                        static_cast<int>(span)});
+  if (o.requests > 0 && !quick) want = RequestedPerEngine(plan, o);
   InferResult r;
+  const int64_t cap = RunRequestCap(plan, o, quick, engine_qps);
+  const int per = CapRequests(o, quick, want, cap, &r.warnings);
+  const int sim = SimulatedEngines(plan, per, quick, cap);
+  RunTotals t = RunPoisson(plan, o, qps, per, sim, record);
   FillResult(plan, t, Measure::kWindow, &r);
   r.qps = qps;
   if (record && !t.results.empty()) {

@@ -18,6 +18,7 @@
 #define NDTWIN_SERVE_SCENARIO_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "serve/cost.h"
@@ -28,6 +29,11 @@ namespace ndt {
 
 constexpr int kOfflineBatchesPerEngine = 8;   // offline requests per engine >= 8 x max_batch
 constexpr int64_t kSimRequestBudget = 32768;  // requests simulated per evaluation (all engines)
+// Server arrivals per engine, at most. MLPerf's 600 s reach it only above 218 requests/s per
+// engine (small models; Llama 3 8B fp8 on an H100 runs ~120); past it a run takes seconds more
+// without moving its p99, and an offered rate far beyond capacity (--qps up to 1e6) would
+// otherwise ask for hundreds of millions of arrivals.
+constexpr int kServerMaxPerEngine = 1 << 17;
 
 struct Plan {
   DeploymentInfo dep;
@@ -49,6 +55,24 @@ struct RunTotals {
   std::vector<double> window_start_s, window_end_s;  // kWindow: per simulated engine
   int engines = 0;
 };
+
+// Work one run may do over all its simulated engines, so that no input makes a run take more
+// than a few seconds: output tokens and engine iterations (RunEngine does roughly 100M of the
+// one and 7M of the other per second). Quick runs get 1/kQuickBudgetDivisor. A run's iterations
+// are its output tokens over the sequences in flight: offline runs fill the engine; a server run
+// at rate q holds at least q x output x a lone decode step (Little's law), and that step is
+// >= 1 ms (the engine overhead), so 2^24 iterations never cut 600 s of arrivals short. They cap
+// outputs of ~20k tokens and more, and at a light load the 8 x max_batch floor of a server run
+// of outputs beyond ~1k tokens (DeepSeek-R1's 4k: 4,149 requests, not 16,384 at batch 2048).
+constexpr double kSimTokenBudget = 1 << 28;
+constexpr double kSimIterationBudget = 1 << 24;
+constexpr double kQuickBudgetDivisor = 4;
+
+// The most requests one run on `plan` simulates (all engines together) within the budgets
+// above, at the mean lengths of `o`. `engine_qps`: each engine's Poisson arrival rate; nullopt
+// for offline (every request at t = 0). At least 1.
+int64_t RunRequestCap(const Plan& plan, const InferOptions& o, bool quick,
+                      std::optional<double> engine_qps);
 
 uint64_t Mix(uint64_t seed, uint64_t i);  // splitmix64 of seed + i
 

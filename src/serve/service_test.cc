@@ -162,5 +162,26 @@ TEST(Service, LightServerLoadCompletesWhatArrives) {
   EXPECT_NEAR(r.output_tokens_per_s, o.qps * 410.0 / 3.0, 0.05 * o.qps * 410.0 / 3.0);
 }
 
+// Outputs of 2^20 tokens (a KV cache holds only a few such sequences) once hung the engine for
+// hours: a run simulates at most 2^28 output tokens (serve/scenario.h), here 2^28 / 2^20 = 256
+// requests, however many the offline rule (8 x max_batch) asks for, and says it simulated fewer.
+// Llama 3 8B at TP8 holds them.
+TEST(Service, HugeOutputsStayWithinTheRunBudget) {
+  Fixture f;
+  f.model = *LoadModel("llama3-8b", ModelsDir(""));
+  InferOptions o = Fixture::Options();
+  o.tp = 8;
+  o.requests = 0;
+  o.lengths = {{100, 1 << 20}};
+  StatusOr<InferResult> r = RunInference(f.Context(), o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_GE(r->requests_simulated, 1);
+  EXPECT_LE(r->requests_simulated, 256);
+  EXPECT_GT(r->output_tokens_per_s, 0);
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_NE(r->warnings[0].find("requests per engine instead of"), std::string::npos)
+      << r->warnings[0];
+}
+
 }  // namespace
 }  // namespace ndt
