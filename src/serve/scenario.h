@@ -84,10 +84,12 @@ void FillResult(const Plan& plan, const RunTotals& t, Measure m, InferResult* r)
 InferResult Offline(const Plan& plan, const InferOptions& o, bool quick);
 // MLPerf Server at `qps` (all engines together).
 InferResult AtRate(const Plan& plan, const InferOptions& o, double qps, bool quick, bool record);
-// The highest rate whose p99 TTFT and TPOT meet the limits (bisection); kInfeasible if even a
-// light load misses them.
+// The highest rate whose p99 TTFT and TPOT meet the limits (bisection up to `capacity_rps`, the
+// quick offline request rate of the plan: no higher rate can be sustained); kInfeasible if even
+// a light load misses them. `hint_rps` (0: none), the quick search's answer, narrows a full
+// search to the rates around it.
 StatusOr<InferResult> SearchRate(const Plan& plan, const InferOptions& o, double ttft, double tpot,
-                                 bool quick);
+                                 bool quick, double capacity_rps, double hint_rps);
 
 }  // namespace ndt
 
