@@ -226,7 +226,8 @@ InferResult Offline(const Plan& plan, const InferOptions& o, bool quick) {
   return r;
 }
 
-InferResult AtRate(const Plan& plan, const InferOptions& o, double qps, bool quick, bool record) {
+InferResult AtRate(const Plan& plan, const InferOptions& o, double qps, bool quick, bool record,
+                   Measure m) {
   // MLPerf Server issues Poisson arrivals for at least min_duration: per engine, that many
   // seconds of its share of the rate (and enough requests for the p99 to see overload).
   const double engine_qps = qps / plan.engines;
@@ -242,7 +243,7 @@ InferResult AtRate(const Plan& plan, const InferOptions& o, double qps, bool qui
   const int per = CapRequests(o, quick, want, cap, &r.warnings);
   const int sim = SimulatedEngines(plan, per, quick, cap);
   RunTotals t = RunPoisson(plan, o, qps, per, sim, record);
-  FillResult(plan, t, Measure::kWindow, &r);
+  FillResult(plan, t, m, &r);
   r.qps = qps;
   if (record && !t.results.empty()) {
     r.trace_iterations = t.results[0].iterations;
@@ -253,7 +254,7 @@ InferResult AtRate(const Plan& plan, const InferOptions& o, double qps, bool qui
 
 StatusOr<InferResult> SearchRate(const Plan& plan, const InferOptions& o, double ttft, double tpot,
                                  bool quick, double capacity_rps, double hint_rps) {
-  auto run = [&](double qps) { return AtRate(plan, o, qps, quick, false); };
+  auto run = [&](double qps) { return AtRate(plan, o, qps, quick, false, Measure::kWindow); };
   const double lightest = capacity_rps / 100;  // the lowest rate searched
   std::optional<InferResult> best;             // the run at the highest rate that met the limits
   std::optional<InferResult> light;            // the run at `lightest`, once needed

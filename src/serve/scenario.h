@@ -82,8 +82,12 @@ void FillResult(const Plan& plan, const RunTotals& t, Measure m, InferResult* r)
 // MLPerf Offline: every engine gets its round-robin share of the dataset at t = 0 (at least
 // kOfflineBatchesPerEngine x max_batch requests). `quick`: one shorter engine (knob search).
 InferResult Offline(const Plan& plan, const InferOptions& o, bool quick);
-// MLPerf Server at `qps` (all engines together).
-InferResult AtRate(const Plan& plan, const InferOptions& o, double qps, bool quick, bool record);
+// MLPerf Server at `qps` (all engines together), each engine's arrivals spanning 600 s or
+// kServerMaxPerEngine requests, whichever is fewer. `m`: kWindow for a rate the engines keep up
+// with; kSaturated for one beyond their capacity, where the queue only grows and the window of a
+// short burst of arrivals would end before the engines reach their steady state.
+InferResult AtRate(const Plan& plan, const InferOptions& o, double qps, bool quick, bool record,
+                   Measure m);
 // The highest rate whose p99 TTFT and TPOT meet the limits (bisection up to `capacity_rps`, the
 // quick offline request rate of the plan: no higher rate can be sustained); kInfeasible if even
 // a light load misses them. `hint_rps` (0: none), the quick search's answer, narrows a full

@@ -19,6 +19,8 @@ constexpr size_t kRescoredCandidates = 3;
 constexpr double kTie = 1.005;
 // The SLO search skips a candidate whose offline rate x this cannot beat the best found.
 constexpr double kSloBoundSlack = 1.05;
+// A server run completing under this fraction of the offered rate is overloaded.
+constexpr double kOverloadFrac = 0.9;
 
 constexpr int kDefaultMaxNumTokens = 8192;  // TensorRT-LLM's default max_num_tokens
 
@@ -167,6 +169,12 @@ RunTotals RunDisaggregated(const Plan& plan, const InferContext& ctx,
 }
 
 double Objective(const InferResult& r) { return r.output_tokens_per_s; }
+
+std::string Fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), f, v);
+  return buf;
+}
 
 // One deployment of the knob search.
 struct Candidate {
@@ -424,10 +432,21 @@ StatusOr<InferResult> RunInference(const InferContext& ctx, const InferOptions& 
       r = Offline(plan, o, false);
     }
   } else if (o.qps > 0) {
-    r = AtRate(plan, o, o.qps, false, o.record_trace);
+    // Beyond capacity the queue only grows: measure the engines' saturated rate, as offline.
+    const bool over = o.qps > capacity_rps();
+    r = AtRate(plan, o, o.qps, false, o.record_trace,
+               over ? Measure::kSaturated : Measure::kWindow);
+    if (r.requests_per_s < kOverloadFrac * o.qps) {
+      r.warnings.push_back("--qps " + Fmt("%.10g", o.qps) +
+                           " is more than the deployment completes (" +
+                           Fmt("%.2f", r.requests_per_s) +
+                           " requests/s): its queue grows all run, so latencies depend on the "
+                           "run's length; omit --qps to find the highest rate within the p99 "
+                           "limits");
+    }
   } else {
     NDT_ASSIGN_OR_RETURN(r, SearchRate(plan, o, ttft, tpot, false, capacity_rps(), choice.slo_rps));
-    if (o.record_trace) r = AtRate(plan, o, r.qps, false, true);
+    if (o.record_trace) r = AtRate(plan, o, r.qps, false, true, Measure::kWindow);
   }
   r.scenario = o.scenario;
   r.ttft_limit_s = latency ? ttft : 0;

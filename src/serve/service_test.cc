@@ -197,6 +197,26 @@ TEST(Service, ServerChoiceBeatsTheFixedOnes) {
   EXPECT_NEAR(chosen->qps, same->qps, 0.01 * same->qps);
 }
 
+// An offered rate far beyond capacity (1000x the offline request rate) puts every arrival
+// within the first thousandth of the run: it is offline with the requests in Poisson order, so
+// its throughput is the saturated (offline) one within the samples' difference (5%), never the
+// near-zero rate of a window that closes before the engine warms up; and the result says the
+// queue only grows.
+TEST(Service, FarOverloadedServerGivesTheSaturatedRateAndWarns) {
+  Fixture f;
+  InferOptions o = Fixture::Options();
+  o.requests = 4000;
+  InferResult off = *RunInference(f.Context(), o);
+  o.scenario = Scenario::kServer;
+  o.qps = 1000 * off.requests_per_s;
+  StatusOr<InferResult> r = RunInference(f.Context(), o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_NEAR(r->output_tokens_per_s, off.output_tokens_per_s, 0.05 * off.output_tokens_per_s);
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_NE(r->warnings[0].find("more than the deployment completes"), std::string::npos)
+      << r->warnings[0];
+}
+
 // Outputs of 2^20 tokens (a KV cache holds only a few such sequences) once hung the engine for
 // hours: a run simulates at most 2^28 output tokens (serve/scenario.h), here 2^28 / 2^20 = 256
 // requests, however many the offline rule (8 x max_batch) asks for, and says it simulated fewer.
