@@ -38,7 +38,10 @@ struct InferFlags {
   };
   std::vector<Knob> knobs;
   CLI::Option* trace_flag = nullptr;
+  CLI::Option *input_len_flag = nullptr, *output_len_flag = nullptr, *otm_flag = nullptr;
 };
+
+bool Given(const CLI::Option* opt) { return opt != nullptr && opt->count() > 0; }
 
 // Limits of the integer knobs: beyond any engine (TensorRT-LLM's largest MLPerf batch is 3,584
 // tokens and 2,048 sequences) and what one simulation handles in seconds.
@@ -118,12 +121,10 @@ Status BuildOptions(const InferFlags& f, const std::string& data_dir, InferOptio
   o->seed = f.seed;
   if (f.requests < 0) return Status::InvalidInput("--requests must be >= 1");
   o->requests = f.requests;
-  bool fixed = f.input_len > 0 || f.output_len > 0;
+  // Given means given: an explicit 0 is an error, not "use the dataset".
+  const bool fixed = Given(f.input_len_flag) || Given(f.output_len_flag);
   if (fixed && !f.dataset.empty()) {
     return Status::InvalidInput("give either --dataset or --input-len/--output-len, not both");
-  }
-  if (fixed && (f.input_len < 1 || f.output_len < 1)) {
-    return Status::InvalidInput("--input-len and --output-len must both be >= 1");
   }
   if (!f.trace_file.empty()) {
     if (fixed || !f.dataset.empty()) {
@@ -133,16 +134,17 @@ Status BuildOptions(const InferFlags& f, const std::string& data_dir, InferOptio
     NDT_ASSIGN_OR_RETURN(o->trace, LoadTraceCsv(f.trace_file));
     for (const Request& r : o->trace) o->lengths.push_back({r.input_tokens, r.output_tokens});
   } else if (fixed) {
-    o->lengths = {{f.input_len, f.output_len}};
+    NDT_ASSIGN_OR_RETURN(RequestLengths l, FixedLengths(Given(f.input_len_flag), f.input_len,
+                                                        Given(f.output_len_flag), f.output_len));
+    o->lengths = {l};
   } else {
     std::string name = f.dataset.empty() ? "mlperf-llama2-70b" : f.dataset;
     NDT_ASSIGN_OR_RETURN(o->lengths, LoadDataset(name, data_dir));
   }
-  if (f.output_tokens_mean != 0) {
-    if (f.output_tokens_mean < 1) return Status::InvalidInput("--output-tokens-mean must be >= 1");
+  if (Given(f.otm_flag)) {
     if (!o->trace.empty())
       return Status::InvalidInput("--output-tokens-mean does not apply to --trace-file");
-    RescaleOutputs(f.output_tokens_mean, &o->lengths);
+    NDT_RETURN_IF_ERROR(RescaleOutputsChecked(f.output_tokens_mean, &o->lengths));
   }
   if (!f.disaggregate.empty()) {
     int p = 0, d = 0;
@@ -337,10 +339,12 @@ CommandRun SetupInfer(CLI::App* sub) {
                   "p99 TPOT limit, e.g. \"200 ms\" (default: the scenario's)");
   sub->add_option("--dataset", f->dataset,
                   "Length dataset preset or CSV (default mlperf-llama2-70b)");
-  sub->add_option("--input-len", f->input_len, "Fixed input tokens per request");
-  sub->add_option("--output-len", f->output_len, "Fixed output tokens per request");
-  sub->add_option("--output-tokens-mean", f->output_tokens_mean,
-                  "Rescale output lengths to this mean");
+  f->input_len_flag =
+      sub->add_option("--input-len", f->input_len, "Fixed input tokens per request");
+  f->output_len_flag =
+      sub->add_option("--output-len", f->output_len, "Fixed output tokens per request");
+  f->otm_flag = sub->add_option("--output-tokens-mean", f->output_tokens_mean,
+                                "Rescale output lengths to this mean");
   knob(sub->add_option("--requests", f->requests, "Requests to simulate (default: automatic)"),
        &f->requests, kMaxRequests);
   sub->add_option("--seed", f->seed, "Seed of the Poisson arrivals (default 1)");
@@ -373,6 +377,7 @@ CommandRun SetupInfer(CLI::App* sub) {
       Warn(note);
     }
     NDT_ASSIGN_OR_RETURN(InferResult r, RunInferenceOn(cat, sku->name, model, o, dir));
+    for (const std::string& w : r.warnings) Warn(w);
     if (!f->trace.empty()) NDT_RETURN_IF_ERROR(WriteTrace(BuildTrace(r), f->trace));
     if (g.json) {
       std::printf("%s\n", ToJson(*f, model, r).dump(2).c_str());

@@ -249,6 +249,8 @@ struct PlanInferFlags {
   ModelFlags mf;
   int top = 10, threads = 0, requests = 0, input_len = 0, output_len = 0;
   double output_tokens_mean = 0;
+  // Given or not: an explicit 0 is an error, not the default.
+  CLI::Option *input_len_flag = nullptr, *output_len_flag = nullptr, *otm_flag = nullptr;
 };
 
 StatusOr<PlanInferRequest> BuildInferRequest(const PlanInferFlags& f, const Catalog& cat,
@@ -282,23 +284,22 @@ StatusOr<PlanInferRequest> BuildInferRequest(const PlanInferFlags& f, const Cata
     return Status::InvalidInput("--scenario '" + f.scenario +
                                 "' is not one of offline, server, interactive");
   }
-  if (f.requests < 0) return Status::InvalidInput("--requests must be >= 1");
-  o.requests = f.requests;
-  if ((f.input_len > 0) != (f.output_len > 0) || f.input_len < 0 || f.output_len < 0) {
-    return Status::InvalidInput("--input-len and --output-len must both be >= 1");
-  }
-  if (f.input_len > 0) {
+  o.requests = f.requests;  // PlanInference checks its range
+  const bool fixed = f.input_len_flag->count() > 0 || f.output_len_flag->count() > 0;
+  if (fixed) {
     if (!f.dataset.empty()) {
       return Status::InvalidInput("give either --dataset or --input-len/--output-len, not both");
     }
-    o.lengths = {{f.input_len, f.output_len}};
+    NDT_ASSIGN_OR_RETURN(RequestLengths l,
+                         FixedLengths(f.input_len_flag->count() > 0, f.input_len,
+                                      f.output_len_flag->count() > 0, f.output_len));
+    o.lengths = {l};
   } else {
     NDT_ASSIGN_OR_RETURN(o.lengths,
                          LoadDataset(f.dataset.empty() ? "mlperf-llama2-70b" : f.dataset, dir));
   }
-  if (f.output_tokens_mean != 0) {
-    if (f.output_tokens_mean < 1) return Status::InvalidInput("--output-tokens-mean must be >= 1");
-    RescaleOutputs(f.output_tokens_mean, &o.lengths);
+  if (f.otm_flag->count() > 0) {
+    NDT_RETURN_IF_ERROR(RescaleOutputsChecked(f.output_tokens_mean, &o.lengths));
   }
   return req;
 }
@@ -393,10 +394,12 @@ CommandRun SetupPlan(CLI::App* sub) {
                     "Comma-separated precisions (default: each GPU's native fp16/fp8/fp4)");
   infer->add_option("--scenario", fi->scenario, "offline (default) | server | interactive");
   infer->add_option("--dataset", fi->dataset, "Length dataset preset or CSV");
-  infer->add_option("--input-len", fi->input_len, "Fixed input tokens per request");
-  infer->add_option("--output-len", fi->output_len, "Fixed output tokens per request");
-  infer->add_option("--output-tokens-mean", fi->output_tokens_mean,
-                    "Rescale every output length so the mean is X");
+  fi->input_len_flag =
+      infer->add_option("--input-len", fi->input_len, "Fixed input tokens per request");
+  fi->output_len_flag =
+      infer->add_option("--output-len", fi->output_len, "Fixed output tokens per request");
+  fi->otm_flag = infer->add_option("--output-tokens-mean", fi->output_tokens_mean,
+                                   "Rescale every output length so the mean is X");
   infer->add_option("--requests", fi->requests, "Requests to simulate (default: automatic)");
   infer->add_option("--objective", fi->objective, "throughput (default) | cost ($/M tokens)");
   infer->add_option("--top", fi->top, "How many results to show (default 10)");

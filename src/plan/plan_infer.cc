@@ -13,6 +13,8 @@
 namespace ndt {
 namespace {
 
+constexpr int kMaxPlanRequests = 100000;
+
 struct Candidate {
   const SkuSpec* sku;
   int vms;
@@ -27,6 +29,36 @@ std::vector<Dtype> NativeWeights(const GpuSpec& g) {
   return out;
 }
 
+// Every (size, precision) pair failed: the commonest kind of failure, the first message of that
+// kind (cut at its advice) and inference's fix (plan.h's NoneFeasible advises training flags).
+Status NoneServes(const std::vector<Status>& failures) {
+  enum Kind { kMemory, kSlo, kOther, kKinds };
+  auto kind = [](const Status& s) {
+    const std::string& m = s.message();
+    if (m.find("does not fit") != std::string::npos) return kMemory;
+    if (m.rfind("no request rate meets", 0) == 0) return kSlo;
+    return kOther;
+  };
+  int count[kKinds] = {0, 0, 0};
+  for (const Status& s : failures) ++count[kind(s)];
+  const Kind top = static_cast<Kind>(std::max_element(count, count + kKinds) - count);
+  std::string example;
+  for (const Status& s : failures) {
+    if (kind(s) == top) {
+      example = s.message().substr(0, s.message().find(';'));
+      break;
+    }
+  }
+  static const char* const kFix[kKinds] = {
+      "try more GPUs (--gpus/--vms), lower --weights (fp8, fp4) or a size with more GPU memory",
+      "try more GPUs (--gpus/--vms) or a scenario with looser limits (--scenario server, "
+      "offline)",
+      "try another --gpus/--vms or --sku"};
+  return Status::Infeasible("no (size, precision) pair serves the model among " +
+                            std::to_string(failures.size()) + "; most common reason (" +
+                            std::to_string(count[top]) + "): " + example + "; " + kFix[top]);
+}
+
 // Smaller is better.
 double Score(const PlanInferResult& r, PlanInferObjective o) {
   return o == PlanInferObjective::kCost ? r.usd_per_million_tokens : -r.tokens_per_s;
@@ -39,6 +71,13 @@ StatusOr<PlanInferReport> PlanInference(const Catalog& catalog, const PlanInferR
   if (req.top_k < 1) return Status::InvalidInput("--top must be >= 1");
   if (req.gpus < 0 || req.vms < 0 || (req.gpus == 0 && req.vms == 0)) {
     return Status::InvalidInput("give --gpus N or --vms N (N >= 1)");
+  }
+  // Each pair runs its own deployment search, a dozen runs or more: past this the plan takes
+  // minutes, and the automatic count (0) is already what `ndtwin infer` simulates.
+  if (req.base.requests < 0 || req.base.requests > kMaxPlanRequests) {
+    return Status::InvalidInput("--requests must be in 1.." + std::to_string(kMaxPlanRequests) +
+                                " for plan infer (got " + std::to_string(req.base.requests) +
+                                "); omit it for the automatic count");
   }
   PlanInferReport rep;
   std::vector<Candidate> cands;
@@ -111,7 +150,7 @@ StatusOr<PlanInferReport> PlanInference(const Catalog& catalog, const PlanInferR
     p.usd_per_million_tokens = p.priced ? *r.usd_per_million_tokens : 0;
     ok.push_back(p);
   }
-  if (ok.empty()) return NoneFeasible(failures);
+  if (ok.empty()) return NoneServes(failures);
   std::sort(ok.begin(), ok.end(), [&](const PlanInferResult& a, const PlanInferResult& b) {
     const double sa = Score(a, req.objective), sb = Score(b, req.objective);
     if (sa != sb) return sa < sb;

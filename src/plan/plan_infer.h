@@ -54,7 +54,8 @@ struct PlanInferReport {
   std::vector<std::string> notes;        // sizes skipped and why
 };
 
-// kInvalidInput on a bad request; kInfeasible, with the commonest reason, when nothing runs.
+// kInvalidInput on a bad request (no GPUs or VMs, top_k < 1, base.requests beyond 100,000);
+// kInfeasible, with the commonest reason and a fix, when no pair can serve the model.
 StatusOr<PlanInferReport> PlanInference(const Catalog& catalog, const PlanInferRequest& req,
                                         const PlanProgress& progress = {});
 

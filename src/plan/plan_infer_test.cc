@@ -72,6 +72,20 @@ TEST(PlanInfer, NothingFitsIsOneLineWithTheReason) {
   EXPECT_EQ(rep.status().code(), StatusCode::kInfeasible);
   EXPECT_NE(rep.status().message().find("most common reason (1)"), std::string::npos);
   EXPECT_EQ(rep.status().message().find('\n'), std::string::npos);
+  // The fix is inference's (more GPUs, lower precision), never a training flag.
+  EXPECT_NE(rep.status().message().find("--gpus/--vms"), std::string::npos)
+      << rep.status().message();
+  EXPECT_EQ(rep.status().message().find("--gbs"), std::string::npos) << rep.status().message();
+}
+
+TEST(PlanInfer, RequestsAreCappedForTheWholeSearch) {
+  // Every pair runs its own deployment search: --requests above 100,000 is refused up front.
+  PlanInferRequest req = Request({"Standard_ND96isr_H100_v5"});
+  req.base.requests = 100001;
+  StatusOr<PlanInferReport> rep = PlanInference(Cat(), req);
+  ASSERT_FALSE(rep.ok());
+  EXPECT_EQ(rep.status().code(), StatusCode::kInvalidInput);
+  EXPECT_NE(rep.status().message().find("1..100000"), std::string::npos) << rep.status().message();
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -36,14 +37,41 @@ bool ParseNumber(const std::string& s, double* out) {
   return end == s.c_str() + s.size() && std::isfinite(*out);
 }
 
-// A token count: an integer in [lo, kMaxTokensPerRequest]. 2^20 tokens is beyond every context
-// window in data/models (the largest is 131,072); larger values would overflow the engine's int
-// token counters, and fractions are not tokens.
-constexpr double kMaxTokensPerRequest = 1 << 20;
 constexpr double kMaxArrivalS = 1e6;  // 11.6 days of trace: beyond it the simulated clock is noise
-bool ParseTokens(const std::string& s, double lo, double* out) {
-  return ParseNumber(s, out) && *out == std::floor(*out) && *out >= lo &&
-         *out <= kMaxTokensPerRequest;
+
+// Reads column `name` of a row as a token count into *out. `zero_as_one`: a 0 counts as 1 token
+// (presets whose rows have empty prompts or answers: a prompt holds at least its BOS token, an
+// engine emits at least one token).
+Status ParseTokens(const std::string& where, const std::string& name, const std::string& cell,
+                   bool zero_as_one, int* out) {
+  double v = 0;
+  if (!ParseNumber(cell, &v) || v != std::floor(v) || v < 0) {
+    return Status::InvalidInput(where + name + " '" + cell +
+                                "' is not a whole number of tokens; want 1.." +
+                                std::to_string(kMaxTokensPerRequest));
+  }
+  if (v > kMaxTokensPerRequest) {
+    return Status::InvalidInput(where + name + " " + cell + " is above " +
+                                std::to_string(kMaxTokensPerRequest) +
+                                " tokens (2^20, beyond any model's context); fix or drop the row");
+  }
+  if (v == 0 && !zero_as_one) {
+    return Status::InvalidInput(where + name +
+                                " is 0; a request has at least 1 input and 1 output token: fix "
+                                "or drop the row");
+  }
+  *out = std::max(1, static_cast<int>(v));
+  return Status::Ok();
+}
+
+std::string FormatG(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.10g", v);
+  return buf;
+}
+
+std::string Where(const std::string& path, int line_no) {
+  return path + ":" + std::to_string(line_no) + ": ";
 }
 
 // Reads a CSV with a header; calls row(line_no, cells) for each data row, column indices of
@@ -74,6 +102,32 @@ Status ReadCsv(const std::string& path, const std::vector<std::string>& want, st
   return Status::Ok();
 }
 
+// The `input_length,output_length` CSV at `path`; see ParseTokens for `zero_as_one`.
+StatusOr<std::vector<RequestLengths>> LoadLengths(const std::string& path, bool zero_as_one) {
+  std::vector<RequestLengths> out;
+  std::vector<int> idx;
+  Status s = ReadCsv(path, {"input_length", "output_length"}, &idx,
+                     [&](int line_no, const std::vector<std::string>& cells) -> Status {
+                       const std::string where = Where(path, line_no);
+                       if (static_cast<int>(cells.size()) <= std::max(idx[0], idx[1])) {
+                         return Status::InvalidInput(where +
+                                                     "missing cells; want input_length and "
+                                                     "output_length on every row");
+                       }
+                       RequestLengths l;
+                       NDT_RETURN_IF_ERROR(ParseTokens(where, "input_length", cells[idx[0]],
+                                                       zero_as_one, &l.input_tokens));
+                       NDT_RETURN_IF_ERROR(ParseTokens(where, "output_length", cells[idx[1]],
+                                                       zero_as_one, &l.output_tokens));
+                       out.push_back(l);
+                       return Status::Ok();
+                     });
+  NDT_RETURN_IF_ERROR(s);
+  if (out.empty())
+    return Status::InvalidInput(path + ": no requests (want rows input_length,output_length)");
+  return out;
+}
+
 }  // namespace
 
 StatusOr<std::vector<DatasetPreset>> LoadDatasetPresets(const std::string& data_dir) {
@@ -100,26 +154,7 @@ StatusOr<std::vector<DatasetPreset>> LoadDatasetPresets(const std::string& data_
 }
 
 StatusOr<std::vector<RequestLengths>> LoadLengthsCsv(const std::string& path) {
-  std::vector<RequestLengths> out;
-  std::vector<int> idx;
-  Status s =
-      ReadCsv(path, {"input_length", "output_length"}, &idx,
-              [&](int line_no, const std::vector<std::string>& cells) -> Status {
-                double in = 0, outl = 0;
-                if (static_cast<int>(cells.size()) <= std::max(idx[0], idx[1]) ||
-                    !ParseTokens(cells[idx[0]], 1, &in) || !ParseTokens(cells[idx[1]], 0, &outl)) {
-                  return Status::InvalidInput(
-                      path + ":" + std::to_string(line_no) +
-                      ": want two whole token counts, input 1..1048576 and output 0..1048576 "
-                      "(an output of 0 is served as 1 token)");
-                }
-                out.push_back({static_cast<int>(in), std::max(1, static_cast<int>(outl))});
-                return Status::Ok();
-              });
-  NDT_RETURN_IF_ERROR(s);
-  if (out.empty())
-    return Status::InvalidInput(path + ": no requests (want rows input_length,output_length)");
-  return out;
+  return LoadLengths(path, false);
 }
 
 StatusOr<std::vector<RequestLengths>> LoadDataset(const std::string& name_or_path,
@@ -130,13 +165,32 @@ StatusOr<std::vector<RequestLengths>> LoadDataset(const std::string& name_or_pat
     names.push_back(p.name);
     bool hit = EqualsIgnoreCase(p.name, name_or_path);
     for (const std::string& a : p.aliases) hit = hit || EqualsIgnoreCase(a, name_or_path);
-    if (hit) return LoadLengthsCsv(p.file);
+    // Presets are published data as extracted (ShareGPT has empty prompts and answers), so
+    // their zeros count as one token; datasets.yaml says so.
+    if (hit) return LoadLengths(p.file, true);
   }
   std::error_code ec;
   if (std::filesystem::is_regular_file(name_or_path, ec)) return LoadLengthsCsv(name_or_path);
   return Status::NotFound("unknown dataset '" + name_or_path + "'" +
                           DidYouMean(name_or_path, names) + " (presets: " + Join(names, ", ") +
                           "; or give a CSV path)");
+}
+
+StatusOr<RequestLengths> FixedLengths(bool input_given, int input_tokens, bool output_given,
+                                      int output_tokens) {
+  if (input_given != output_given) {
+    return Status::InvalidInput(
+        std::string("fixed lengths need both --input-len and --output-len (") +
+        (input_given ? "--output-len" : "--input-len") + " is missing)");
+  }
+  if (input_tokens < 1 || output_tokens < 1 || input_tokens > kMaxTokensPerRequest ||
+      output_tokens > kMaxTokensPerRequest) {
+    return Status::InvalidInput("--input-len and --output-len must both be in 1.." +
+                                std::to_string(kMaxTokensPerRequest) + " tokens (got " +
+                                std::to_string(input_tokens) + " and " +
+                                std::to_string(output_tokens) + ")");
+  }
+  return RequestLengths{input_tokens, output_tokens};
 }
 
 double MeanOutputTokens(const std::vector<RequestLengths>& lengths) {
@@ -152,8 +206,29 @@ void RescaleOutputs(double mean_tokens, std::vector<RequestLengths>* lengths) {
   if (cur <= 0) return;
   double k = mean_tokens / cur;
   for (RequestLengths& l : *lengths) {
-    l.output_tokens = std::max(1, static_cast<int>(std::lround(l.output_tokens * k)));
+    const double v = std::clamp(std::round(l.output_tokens * k), 1.0, double{kMaxTokensPerRequest});
+    l.output_tokens = static_cast<int>(v);
   }
+}
+
+Status RescaleOutputsChecked(double mean_tokens, std::vector<RequestLengths>* lengths) {
+  const std::string flag = "--output-tokens-mean " + FormatG(mean_tokens);
+  if (!(mean_tokens >= 1 && mean_tokens <= kMaxTokensPerRequest)) {
+    return Status::InvalidInput(flag + ": want 1.." + std::to_string(kMaxTokensPerRequest) +
+                                " tokens");
+  }
+  if (lengths->empty()) return Status::Ok();
+  int longest = 0;
+  for (const RequestLengths& l : *lengths) longest = std::max(longest, l.output_tokens);
+  // The same arithmetic as RescaleOutputs, so the check and the rescaling agree at the limit.
+  const double scaled = std::round(longest * (mean_tokens / MeanOutputTokens(*lengths)));
+  if (scaled > kMaxTokensPerRequest) {
+    return Status::InvalidInput(
+        flag + " scales the longest output from " + std::to_string(longest) + " to " +
+        FormatG(scaled) + " tokens, above " + std::to_string(kMaxTokensPerRequest) + "; lower it");
+  }
+  RescaleOutputs(mean_tokens, lengths);
+  return Status::Ok();
 }
 
 double Rng::Exponential(double rate) { return -std::log1p(-Uniform()) / rate; }
@@ -191,21 +266,26 @@ std::vector<Request> PoissonRequests(const std::vector<RequestLengths>& lengths,
 StatusOr<std::vector<Request>> LoadTraceCsv(const std::string& path) {
   std::vector<Request> out;
   std::vector<int> idx;
-  Status s = ReadCsv(path, {"arrival_s", "input_tokens", "output_tokens"}, &idx,
-                     [&](int line_no, const std::vector<std::string>& c) -> Status {
-                       double a = 0, in = 0, o = 0;
-                       int need = std::max({idx[0], idx[1], idx[2]});
-                       if (static_cast<int>(c.size()) <= need || !ParseNumber(c[idx[0]], &a) ||
-                           !ParseTokens(c[idx[1]], 1, &in) || !ParseTokens(c[idx[2]], 1, &o) ||
-                           a < 0 || a > kMaxArrivalS) {
-                         return Status::InvalidInput(
-                             path + ":" + std::to_string(line_no) +
-                             ": want arrival_s in 0..1e6 s, input_tokens and output_tokens whole "
-                             "numbers in 1..1048576");
-                       }
-                       out.push_back({0, a, static_cast<int>(in), static_cast<int>(o)});
-                       return Status::Ok();
-                     });
+  Status s = ReadCsv(
+      path, {"arrival_s", "input_tokens", "output_tokens"}, &idx,
+      [&](int line_no, const std::vector<std::string>& c) -> Status {
+        const std::string where = Where(path, line_no);
+        if (static_cast<int>(c.size()) <= std::max({idx[0], idx[1], idx[2]})) {
+          return Status::InvalidInput(
+              where + "missing cells; want arrival_s, input_tokens and output_tokens on every row");
+        }
+        Request r;
+        if (!ParseNumber(c[idx[0]], &r.arrival_s) || r.arrival_s < 0 ||
+            r.arrival_s > kMaxArrivalS) {
+          return Status::InvalidInput(where + "arrival_s '" + c[idx[0]] +
+                                      "' is not a time in 0..1e6 s (seconds from the start)");
+        }
+        NDT_RETURN_IF_ERROR(ParseTokens(where, "input_tokens", c[idx[1]], false, &r.input_tokens));
+        NDT_RETURN_IF_ERROR(
+            ParseTokens(where, "output_tokens", c[idx[2]], false, &r.output_tokens));
+        out.push_back(r);
+        return Status::Ok();
+      });
   NDT_RETURN_IF_ERROR(s);
   if (out.empty()) return Status::InvalidInput(path + ": no requests in trace");
   std::stable_sort(out.begin(), out.end(),

@@ -45,17 +45,32 @@ struct DatasetPreset {
 // Presets of data_dir/datasets/datasets.yaml ("" = NDT_DATA_DIR), in file order.
 StatusOr<std::vector<DatasetPreset>> LoadDatasetPresets(const std::string& data_dir);
 
-// Loads a CSV with header `input_length,output_length` (extra columns ignored). Output lengths
-// below 1 become 1 (an engine emits at least one token). Errors name file:line.
+// The most tokens an input or output length may have: 2^20, 8x the 128K context Llama 3.1 and
+// DeepSeek-V3 serve (data/models gives their shorter pre-training lengths); larger ones would
+// overflow the engine's int counters.
+constexpr int kMaxTokensPerRequest = 1 << 20;
+
+// Loads a CSV with header `input_length,output_length` (extra columns ignored). Every length
+// is a whole number of tokens in 1..2^20; kInvalidInput otherwise, naming file:line, the column
+// and the value.
 StatusOr<std::vector<RequestLengths>> LoadLengthsCsv(const std::string& path);
-// `name_or_path`: a preset name or alias (case-insensitive) or a CSV path. Unknown names that
-// are not files: "unknown dataset 'x'; did you mean 'y'? (presets: ...)".
+// `name_or_path`: a preset name or alias (case-insensitive) or a CSV path. A preset's lengths of
+// 0 (ShareGPT has empty prompts and answers) count as 1 token; a CSV path's are errors. Unknown
+// names that are not files: "unknown dataset 'x'; did you mean 'y'? (presets: ...)".
 StatusOr<std::vector<RequestLengths>> LoadDataset(const std::string& name_or_path,
                                                   const std::string& data_dir);
+// The fixed lengths of --input-len and --output-len (`*_given`: the flag was on the command
+// line). kInvalidInput unless both are given, each in 1..kMaxTokensPerRequest.
+StatusOr<RequestLengths> FixedLengths(bool input_given, int input_tokens, bool output_given,
+                                      int output_tokens);
 
-// Rescales every output length by mean/current mean, rounding to the nearest integer (>= 1),
-// so the mean becomes `mean_tokens` within rounding. REQUIRES: mean_tokens >= 1.
+// Rescales every output length by mean/current mean, rounding to the nearest integer (>= 1,
+// <= kMaxTokensPerRequest), so the mean becomes `mean_tokens` within rounding.
+// REQUIRES: mean_tokens >= 1.
 void RescaleOutputs(double mean_tokens, std::vector<RequestLengths>* lengths);
+// The same for a user's --output-tokens-mean: kInvalidInput, with the numbers, when the mean is
+// not in 1..kMaxTokensPerRequest or the longest output would exceed kMaxTokensPerRequest.
+Status RescaleOutputsChecked(double mean_tokens, std::vector<RequestLengths>* lengths);
 double MeanOutputTokens(const std::vector<RequestLengths>& lengths);
 
 // Deterministic random numbers (mt19937_64 + our own draws, same on every compiler).
@@ -80,7 +95,8 @@ std::vector<Request> OfflineRequests(const std::vector<RequestLengths>& lengths,
 // REQUIRES: qps > 0, lengths not empty.
 std::vector<Request> PoissonRequests(const std::vector<RequestLengths>& lengths, int count,
                                      double qps, uint64_t seed);
-// Trace CSV `arrival_s,input_tokens,output_tokens`; rows sorted by arrival on load (stable).
+// Trace CSV `arrival_s,input_tokens,output_tokens`: arrivals in 0..1e6 s, token counts whole
+// numbers in 1..2^20 (errors name file:line); rows sorted by arrival on load (stable).
 StatusOr<std::vector<Request>> LoadTraceCsv(const std::string& path);
 
 }  // namespace ndt

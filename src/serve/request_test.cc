@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <utility>
 
 namespace ndt {
 namespace {
@@ -51,20 +52,82 @@ std::string WriteTemp(const std::string& name, const std::string& text) {
 
 TEST(Request, LengthsMustBeWholeTokenCountsInRange) {
   // 2^32 used to wrap to 0 in the int cast and 2^31 - 1 to overflow the engine; 10.5 was cut to
-  // 10. Limit 2^20 = 1048576 tokens; output 0 is allowed (served as 1 token).
-  EXPECT_TRUE(LoadLengthsCsv(WriteTemp("ok.csv", "input_length,output_length\n1048576,0\n")).ok());
-  for (const char* row : {"4294967296,5", "2147483647,5", "10.5,5", "5,1048577", "0,5", "5,-1"}) {
+  // 10; an output of 0 was served as 1 token. Limit 2^20 = 1048576 tokens, at least 1 each.
+  EXPECT_TRUE(LoadLengthsCsv(WriteTemp("ok.csv", "input_length,output_length\n1048576,1\n")).ok());
+  for (const char* row :
+       {"4294967296,5", "2147483647,5", "10.5,5", "5,1048577", "0,5", "5,0", "5,-1", "5,x", "5"}) {
     StatusOr<std::vector<RequestLengths>> l =
         LoadLengthsCsv(WriteTemp("bad.csv", std::string("input_length,output_length\n") + row));
     ASSERT_FALSE(l.ok()) << row;
+    EXPECT_EQ(l.status().code(), StatusCode::kInvalidInput) << row;
     EXPECT_NE(l.status().message().find("bad.csv:2:"), std::string::npos) << row;
   }
-  EXPECT_FALSE(
-      LoadTraceCsv(WriteTemp("t.csv", "arrival_s,input_tokens,output_tokens\n1e9,10,10\n")).ok());
-  EXPECT_FALSE(
-      LoadTraceCsv(WriteTemp("t.csv", "arrival_s,input_tokens,output_tokens\n1,10,0\n")).ok());
+  for (const char* row : {"1e9,10,10", "-1,10,10", "1,10,0", "1,0,10", "1,10,2147483648"}) {
+    StatusOr<std::vector<Request>> t = LoadTraceCsv(
+        WriteTemp("t.csv", std::string("arrival_s,input_tokens,output_tokens\n") + row));
+    ASSERT_FALSE(t.ok()) << row;
+    EXPECT_NE(t.status().message().find("t.csv:2:"), std::string::npos) << row;
+  }
   EXPECT_TRUE(
       LoadTraceCsv(WriteTemp("t.csv", "arrival_s,input_tokens,output_tokens\n1,10,1\n")).ok());
+}
+
+TEST(Request, ErrorsNameTheColumnAndTheFix) {
+  StatusOr<std::vector<RequestLengths>> l =
+      LoadLengthsCsv(WriteTemp("z.csv", "input_length,output_length\n5,3\n7,0\n"));
+  ASSERT_FALSE(l.ok());
+  EXPECT_NE(l.status().message().find("z.csv:3: output_length is 0"), std::string::npos)
+      << l.status().message();
+  EXPECT_NE(l.status().message().find("fix or drop the row"), std::string::npos);
+}
+
+TEST(Request, ShareGptPresetCountsEmptyPromptsAndAnswersAsOneToken) {
+  // data/datasets/sharegpt-vicuna.csv: 81,494 rows, 745 with input_length 0 and 74 with
+  // output_length 0 (first turns that are empty after tokenization). The preset keeps every row,
+  // a 0 as 1 token; the same file given as a path is refused at its first 0 (line 147).
+  StatusOr<std::vector<RequestLengths>> l = LoadDataset("sharegpt", "");
+  ASSERT_TRUE(l.ok()) << l.status().message();
+  EXPECT_EQ(l->size(), 81494u);
+  for (const RequestLengths& r : *l) {
+    ASSERT_GE(r.input_tokens, 1);
+    ASSERT_GE(r.output_tokens, 1);
+  }
+  StatusOr<std::vector<RequestLengths>> path =
+      LoadDataset(std::string(NDT_DATA_DIR) + "/datasets/sharegpt-vicuna.csv", "");
+  ASSERT_FALSE(path.ok());
+  EXPECT_NE(path.status().message().find(":147: input_length is 0"), std::string::npos)
+      << path.status().message();
+}
+
+TEST(Request, RescaleOutputsCheckedRefusesOutputsBeyondTheLimit) {
+  // Outputs 100 and 300 (mean 200, longest 300): a mean of 500000 scales the longest by 2500 to
+  // 750000 tokens, within 2^20; 700000 scales it to 1050000, above 1048576.
+  std::vector<RequestLengths> l = {{10, 100}, {10, 300}};
+  std::vector<RequestLengths> a = l;
+  EXPECT_TRUE(RescaleOutputsChecked(500000, &a).ok());
+  EXPECT_EQ(a[1].output_tokens, 750000);
+  std::vector<RequestLengths> b = l;
+  Status s = RescaleOutputsChecked(700000, &b);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("to 1050000 tokens"), std::string::npos) << s.message();
+  EXPECT_FALSE(RescaleOutputsChecked(0.5, &b).ok());
+  EXPECT_FALSE(RescaleOutputsChecked(2e6, &b).ok());
+}
+
+TEST(Request, FixedLengthsNeedBothFlagsEachInRange) {
+  StatusOr<RequestLengths> ok = FixedLengths(true, 128, true, 1 << 20);
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok->input_tokens, 128);
+  EXPECT_EQ(ok->output_tokens, 1 << 20);
+  // One flag alone names the missing one; a given 0, or 2^20 + 1, is out of range.
+  StatusOr<RequestLengths> one = FixedLengths(true, 128, false, 0);
+  ASSERT_FALSE(one.ok());
+  EXPECT_NE(one.status().message().find("--output-len is missing"), std::string::npos);
+  for (auto [in, out] : {std::pair{0, 5}, std::pair{5, 0}, std::pair{(1 << 20) + 1, 5}}) {
+    StatusOr<RequestLengths> bad = FixedLengths(true, in, true, out);
+    ASSERT_FALSE(bad.ok()) << in << " " << out;
+    EXPECT_EQ(bad.status().code(), StatusCode::kInvalidInput);
+  }
 }
 
 TEST(Request, UnknownDatasetSuggestsAName) {

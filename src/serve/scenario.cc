@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 namespace ndt {
@@ -13,6 +14,8 @@ constexpr int kServerBatchesPerEngine = 8;   // ... and 8 x max_batch, so overlo
 constexpr double kServerMinDurationS = 600;  // mlperf.conf *.Server.min_duration = 600000 ms
 constexpr double kServerWarmupFrac = 0.2;    // arrivals before the window: the engine filling
 constexpr int kSearchSteps = 14;             // bisection steps over the rate (hi / 2^14)
+constexpr int kRefineSteps = 7;              // ... over [kHintLow, kHintHigh] x hint: 0.3%
+constexpr double kHintLow = 0.75, kHintHigh = 1.1;
 
 std::string Fmt(const char* f, double v) {
   char buf[64];
@@ -80,19 +83,41 @@ RunTotals RunPoisson(const Plan& plan, const InferOptions& o, double qps, int pe
   return t;
 }
 
-int OfflinePerEngine(const Plan& plan, const InferOptions& o, bool quick) {
-  int share = static_cast<int>((o.lengths.size() + plan.engines - 1) / plan.engines);
-  int want = std::max(share, kOfflineBatchesPerEngine * plan.engine.max_batch);
-  // Quick (deployment search): long enough that KV-cache pressure and preemption reach their
-  // steady state; 4 batches were not (a KV-starved TP1 looked 40% better than it runs).
-  if (quick) want = std::max(2048, 8 * plan.engine.max_batch);
-  if (o.requests > 0 && !quick) want = std::max(1, (o.requests + plan.engines - 1) / plan.engines);
-  return want;
+int64_t RequestedPerEngine(const Plan& plan, const InferOptions& o) {
+  return std::max<int64_t>(1, (int64_t{o.requests} + plan.engines - 1) / plan.engines);
 }
 
-int SimulatedEngines(const Plan& plan, int per_engine, bool quick) {
+// Requests per engine the offline rules ask for, before RunRequestCap.
+int64_t OfflinePerEngine(const Plan& plan, const InferOptions& o, bool quick) {
+  const int64_t share = (static_cast<int64_t>(o.lengths.size()) + plan.engines - 1) / plan.engines;
+  // Quick (deployment search): long enough that KV-cache pressure and preemption reach their
+  // steady state; 4 batches were not (a KV-starved TP1 looked 40% better than it runs).
+  if (quick) return std::max(2048, 8 * plan.engine.max_batch);
+  if (o.requests > 0) return RequestedPerEngine(plan, o);
+  return std::max<int64_t>(share, kOfflineBatchesPerEngine * plan.engine.max_batch);
+}
+
+// Requests per engine of a run: `want`, within the run's cap `cap`; a full (not quick) run that
+// gets fewer says so in `warnings`, since its numbers rest on fewer requests than asked.
+int CapRequests(const InferOptions& o, bool quick, int64_t want, int64_t cap,
+                std::vector<std::string>* warnings) {
+  const int64_t per = std::min(want, cap);
+  if (!quick && per < want) {
+    warnings->push_back(
+        "simulated " + std::to_string(per) + " requests per engine instead of " +
+        std::to_string(want) +
+        (o.requests > 0 ? " (--requests " + std::to_string(o.requests) + ")" : std::string()) +
+        ": at a mean output of " + Fmt("%.0f", MeanOutputTokens(o.lengths)) +
+        " tokens, more would take minutes to simulate");
+  }
+  return static_cast<int>(per);
+}
+
+// Engines simulated in a run of `per_engine` requests each: as many as kSimRequestBudget and
+// the run's cap allow, at least one.
+int SimulatedEngines(const Plan& plan, int per_engine, bool quick, int64_t cap) {
   if (quick) return 1;
-  int64_t k = std::max<int64_t>(1, kSimRequestBudget / std::max(1, per_engine));
+  int64_t k = std::max<int64_t>(1, std::min(kSimRequestBudget, cap) / std::max(1, per_engine));
   return static_cast<int>(std::min<int64_t>(plan.engines, k));
 }
 
@@ -101,6 +126,39 @@ bool Meets(const InferResult& r, double ttft, double tpot) {
 }
 
 }  // namespace
+
+int64_t RunRequestCap(const Plan& plan, const InferOptions& o, bool quick,
+                      std::optional<double> engine_qps) {
+  double in = 0, out = 0, n = 0;
+  auto add = [&](int input, int output) {
+    in += input;
+    out += output;
+    ++n;
+  };
+  for (const RequestLengths& l : o.lengths) add(l.input_tokens, l.output_tokens);
+  for (const Request& r : o.trace) add(r.input_tokens, r.output_tokens);
+  if (n == 0) return 1;
+  in /= n;
+  out /= n;
+  // Sequences in flight in a full engine: as many as the batch and the KV cache hold.
+  const double kv_tokens =
+      static_cast<double>(plan.engine.kv_blocks) * static_cast<double>(plan.engine.block_tokens);
+  const double full =
+      std::clamp(kv_tokens / (in + out), 1.0, static_cast<double>(plan.engine.max_batch));
+  double in_flight = full;
+  if (engine_qps) {
+    // Little's law: a request stays at least its output's decode steps, each at least a lone
+    // sequence's, so at least rate x output x that step are in flight; a light load, one.
+    IterationCostModel cost(plan.cost);
+    BatchShape lone;
+    lone.decode_seqs = 1;
+    lone.decode_context_tokens = in;
+    in_flight = std::clamp(*engine_qps * out * cost.Time(lone), 1.0, full);
+  }
+  double cap = std::min(kSimTokenBudget / out, kSimIterationBudget * in_flight / out);
+  if (quick) cap /= kQuickBudgetDivisor;
+  return std::max<int64_t>(1, static_cast<int64_t>(std::min(cap, 1e9)));
+}
 
 uint64_t Mix(uint64_t seed, uint64_t i) {
   uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (i + 1);
@@ -154,10 +212,11 @@ void FillResult(const Plan& plan, const RunTotals& t, Measure m, InferResult* r)
 }
 
 InferResult Offline(const Plan& plan, const InferOptions& o, bool quick) {
-  int per = OfflinePerEngine(plan, o, quick);
-  RunTotals t =
-      RunOffline(plan, o, per, SimulatedEngines(plan, per, quick), o.record_trace && !quick);
   InferResult r;
+  const int64_t cap = RunRequestCap(plan, o, quick, std::nullopt);
+  const int per = CapRequests(o, quick, OfflinePerEngine(plan, o, quick), cap, &r.warnings);
+  const int sim = SimulatedEngines(plan, per, quick, cap);
+  RunTotals t = RunOffline(plan, o, per, sim, o.record_trace && !quick);
   FillResult(plan, t, Measure::kSaturated, &r);
   r.qps = r.requests_per_s;
   if (o.record_trace && !quick && !t.results.empty()) {
@@ -167,18 +226,24 @@ InferResult Offline(const Plan& plan, const InferOptions& o, bool quick) {
   return r;
 }
 
-InferResult AtRate(const Plan& plan, const InferOptions& o, double qps, bool quick, bool record) {
+InferResult AtRate(const Plan& plan, const InferOptions& o, double qps, bool quick, bool record,
+                   Measure m) {
   // MLPerf Server issues Poisson arrivals for at least min_duration: per engine, that many
   // seconds of its share of the rate (and enough requests for the p99 to see overload).
   const double engine_qps = qps / plan.engines;
-  int per = quick ? std::max(1000, 4 * plan.engine.max_batch)
-                  : std::max({kServerMinPerEngine, kServerBatchesPerEngine * plan.engine.max_batch,
-                              static_cast<int>(std::ceil(engine_qps * kServerMinDurationS))});
-  if (o.requests > 0) per = std::max(1, (o.requests + plan.engines - 1) / plan.engines);
-  int sim = quick ? 1 : SimulatedEngines(plan, per, false);
-  RunTotals t = RunPoisson(plan, o, qps, per, sim, record);
+  const double span =
+      std::min<double>(std::ceil(engine_qps * kServerMinDurationS), kServerMaxPerEngine);
+  int64_t want =
+      quick ? std::max(1000, 4 * plan.engine.max_batch)
+            : std::max({kServerMinPerEngine, kServerBatchesPerEngine * plan.engine.max_batch,
+                        static_cast<int>(span)});
+  if (o.requests > 0 && !quick) want = RequestedPerEngine(plan, o);
   InferResult r;
-  FillResult(plan, t, Measure::kWindow, &r);
+  const int64_t cap = RunRequestCap(plan, o, quick, engine_qps);
+  const int per = CapRequests(o, quick, want, cap, &r.warnings);
+  const int sim = SimulatedEngines(plan, per, quick, cap);
+  RunTotals t = RunPoisson(plan, o, qps, per, sim, record);
+  FillResult(plan, t, m, &r);
   r.qps = qps;
   if (record && !t.results.empty()) {
     r.trace_iterations = t.results[0].iterations;
@@ -188,32 +253,64 @@ InferResult AtRate(const Plan& plan, const InferOptions& o, double qps, bool qui
 }
 
 StatusOr<InferResult> SearchRate(const Plan& plan, const InferOptions& o, double ttft, double tpot,
-                                 bool quick) {
-  // No rate above the offline (batch-full) request rate can be sustained: that bounds the search.
-  double hi = Offline(plan, o, true).requests_per_s;
-  double lo = hi / 100;
-  InferResult best = AtRate(plan, o, lo, quick, false);
-  if (!Meets(best, ttft, tpot)) {
-    return Status::Infeasible(
-        "no request rate meets p99 TTFT <= " + Fmt("%g", ttft) +
-        " s and p99 TPOT <= " + Fmt("%g", tpot) + " s with TP" + std::to_string(plan.dep.tp) +
-        " PP" + std::to_string(plan.dep.pp) + " batch " + std::to_string(plan.dep.max_batch) +
-        ": at " + Fmt("%.3g", lo) + " req/s p99 TTFT is " + Fmt("%.3g", best.stats.ttft_s.p99) +
-        " s and p99 TPOT " + Fmt("%.3g", best.stats.tpot_s.p99) +
-        " s; relax --ttft-p99/--tpot-p99, raise --tp, lower --max-batch or the precision");
-  }
-  int steps = quick ? 8 : kSearchSteps;
-  for (int i = 0; i < steps; ++i) {
-    double mid = 0.5 * (lo + hi);
-    InferResult r = AtRate(plan, o, mid, quick, false);
-    if (Meets(r, ttft, tpot)) {
-      lo = mid;
-      best = std::move(r);
-    } else {
+                                 bool quick, double capacity_rps, double hint_rps) {
+  auto run = [&](double qps) { return AtRate(plan, o, qps, quick, false, Measure::kWindow); };
+  const double lightest = capacity_rps / 100;  // the lowest rate searched
+  std::optional<InferResult> best;             // the run at the highest rate that met the limits
+  std::optional<InferResult> light;            // the run at `lightest`, once needed
+  // Halves (*lo, hi) `steps` times. True if some rate missed the limits (the highest rate that
+  // meets them lies below hi). A light load runs each request nearly alone, the costliest run
+  // of all, so with `from_lightest` the lightest rate is run only once a rate missed and none
+  // has met them yet: if it misses too, no rate does, and the search stops there.
+  auto bisect = [&](int steps, double* lo, double hi, bool from_lightest) {
+    bool missed = false;
+    for (int i = 0; i < steps; ++i) {
+      const double mid = 0.5 * (*lo + hi);
+      InferResult r = run(mid);
+      if (Meets(r, ttft, tpot)) {
+        *lo = mid;
+        best = std::move(r);
+        continue;
+      }
       hi = mid;
+      missed = true;
+      if (from_lightest && !best && !light) {
+        light = run(lightest);
+        if (!Meets(*light, ttft, tpot)) break;
+      }
     }
+    return missed;
+  };
+  double hi = capacity_rps;
+  if (!quick && hint_rps * kHintLow > lightest) {
+    // Coarse to fine: the full runs' highest rate lies near the quick search's (0.84x to 1.004x
+    // for the catalog's Llama and Mixtral models on H100, server and interactive), so bisect
+    // [0.75, 1.1] x hint first, and above it only if every rate there met the limits.
+    double lo = std::min(hi, hint_rps) * kHintLow;
+    const double top = std::min(hi, hint_rps * kHintHigh);
+    const bool missed = bisect(kRefineSteps, &lo, top, false);
+    if (!best) {
+      InferResult r = run(lo);
+      if (Meets(r, ttft, tpot)) best = std::move(r);
+    }
+    if (best) {
+      if (!missed && top < hi) bisect(kRefineSteps, &lo, hi, false);
+      return *std::move(best);
+    }
+    hi = lo;  // the highest rate is lower still: search below
   }
-  return best;
+  double lo = lightest;
+  bisect(quick ? 8 : kSearchSteps, &lo, hi, true);
+  if (best) return *std::move(best);
+  NDT_CHECK(light.has_value(), "SearchRate: no rate run");
+  if (Meets(*light, ttft, tpot)) return *std::move(light);
+  return Status::Infeasible(
+      "no request rate meets p99 TTFT <= " + Fmt("%g", ttft) +
+      " s and p99 TPOT <= " + Fmt("%g", tpot) + " s with TP" + std::to_string(plan.dep.tp) + " PP" +
+      std::to_string(plan.dep.pp) + " batch " + std::to_string(plan.dep.max_batch) + ": at " +
+      Fmt("%.3g", lightest) + " req/s p99 TTFT is " + Fmt("%.3g", light->stats.ttft_s.p99) +
+      " s and p99 TPOT " + Fmt("%.3g", light->stats.tpot_s.p99) +
+      " s; relax --ttft-p99/--tpot-p99, raise --tp, lower --max-batch or the precision");
 }
 
 }  // namespace ndt

@@ -18,6 +18,7 @@
 #define NDTWIN_SERVE_SCENARIO_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "serve/cost.h"
@@ -28,6 +29,11 @@ namespace ndt {
 
 constexpr int kOfflineBatchesPerEngine = 8;   // offline requests per engine >= 8 x max_batch
 constexpr int64_t kSimRequestBudget = 32768;  // requests simulated per evaluation (all engines)
+// Server arrivals per engine, at most. MLPerf's 600 s reach it only above 218 requests/s per
+// engine (small models; Llama 3 8B fp8 on an H100 runs ~120); past it a run takes seconds more
+// without moving its p99, and an offered rate far beyond capacity (--qps up to 1e6) would
+// otherwise ask for hundreds of millions of arrivals.
+constexpr int kServerMaxPerEngine = 1 << 17;
 
 struct Plan {
   DeploymentInfo dep;
@@ -50,6 +56,24 @@ struct RunTotals {
   int engines = 0;
 };
 
+// Work one run may do over all its simulated engines, so that no input makes a run take more
+// than a few seconds: output tokens and engine iterations (RunEngine does roughly 100M of the
+// one and 7M of the other per second). Quick runs get 1/kQuickBudgetDivisor. A run's iterations
+// are its output tokens over the sequences in flight: offline runs fill the engine; a server run
+// at rate q holds at least q x output x a lone decode step (Little's law), and that step is
+// >= 1 ms (the engine overhead), so 2^24 iterations never cut 600 s of arrivals short. They cap
+// outputs of ~20k tokens and more, and at a light load the 8 x max_batch floor of a server run
+// of outputs beyond ~1k tokens (DeepSeek-R1's 4k: 4,149 requests, not 16,384 at batch 2048).
+constexpr double kSimTokenBudget = 1 << 28;
+constexpr double kSimIterationBudget = 1 << 24;
+constexpr double kQuickBudgetDivisor = 4;
+
+// The most requests one run on `plan` simulates (all engines together) within the budgets
+// above, at the mean lengths of `o`. `engine_qps`: each engine's Poisson arrival rate; nullopt
+// for offline (every request at t = 0). At least 1.
+int64_t RunRequestCap(const Plan& plan, const InferOptions& o, bool quick,
+                      std::optional<double> engine_qps);
+
 uint64_t Mix(uint64_t seed, uint64_t i);  // splitmix64 of seed + i
 
 // Fills throughput, latency statistics, batch and KV use of `r` from `t`.
@@ -58,12 +82,18 @@ void FillResult(const Plan& plan, const RunTotals& t, Measure m, InferResult* r)
 // MLPerf Offline: every engine gets its round-robin share of the dataset at t = 0 (at least
 // kOfflineBatchesPerEngine x max_batch requests). `quick`: one shorter engine (knob search).
 InferResult Offline(const Plan& plan, const InferOptions& o, bool quick);
-// MLPerf Server at `qps` (all engines together).
-InferResult AtRate(const Plan& plan, const InferOptions& o, double qps, bool quick, bool record);
-// The highest rate whose p99 TTFT and TPOT meet the limits (bisection); kInfeasible if even a
-// light load misses them.
+// MLPerf Server at `qps` (all engines together), each engine's arrivals spanning 600 s or
+// kServerMaxPerEngine requests, whichever is fewer. `m`: kWindow for a rate the engines keep up
+// with; kSaturated for one beyond their capacity, where the queue only grows and the window of a
+// short burst of arrivals would end before the engines reach their steady state.
+InferResult AtRate(const Plan& plan, const InferOptions& o, double qps, bool quick, bool record,
+                   Measure m);
+// The highest rate whose p99 TTFT and TPOT meet the limits (bisection up to `capacity_rps`, the
+// quick offline request rate of the plan: no higher rate can be sustained); kInfeasible if even
+// a light load misses them. `hint_rps` (0: none), the quick search's answer, narrows a full
+// search to the rates around it.
 StatusOr<InferResult> SearchRate(const Plan& plan, const InferOptions& o, double ttft, double tpot,
-                                 bool quick);
+                                 bool quick, double capacity_rps, double hint_rps);
 
 }  // namespace ndt
 

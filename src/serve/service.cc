@@ -15,6 +15,12 @@ namespace {
 
 // Offline deployments re-run in full after the quick screen (each run about 0.1-0.5 s).
 constexpr size_t kRescoredCandidates = 3;
+// Objectives within 0.5% are a tie: the smaller deployment, found first, keeps it.
+constexpr double kTie = 1.005;
+// The SLO search skips a candidate whose offline rate x this cannot beat the best found.
+constexpr double kSloBoundSlack = 1.05;
+// A server run completing under this fraction of the offered rate is overloaded.
+constexpr double kOverloadFrac = 0.9;
 
 constexpr int kDefaultMaxNumTokens = 8192;  // TensorRT-LLM's default max_num_tokens
 
@@ -164,6 +170,153 @@ RunTotals RunDisaggregated(const Plan& plan, const InferContext& ctx,
 
 double Objective(const InferResult& r) { return r.output_tokens_per_s; }
 
+std::string Fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), f, v);
+  return buf;
+}
+
+// One deployment of the knob search.
+struct Candidate {
+  Plan plan;
+  InferResult quick;          // the quick offline run: no scenario runs faster on the plan
+  double obj = -1;            // the scenario's objective; -1: misses the SLO, or pruned
+  Status slo = Status::Ok();  // why it misses the SLO
+  double slo_rps = 0;         // the quick search's highest rate within the SLO
+};
+
+// The chosen deployment and what the search already ran on it.
+struct Choice {
+  Plan plan;
+  double capacity_rps = 0;          // its quick offline request rate; 0: not run
+  double slo_rps = 0;               // the quick search's highest rate within the SLO; 0: none
+  std::optional<InferResult> full;  // offline: the full run that decided
+};
+
+// The first candidate (enumeration order puts the smaller deployment first) whose objective is
+// within kTie of the best, so near-ties do not depend on the order of evaluation; -1 if none.
+int PickBest(const std::vector<Candidate>& cands) {
+  double best = -1;
+  for (const Candidate& c : cands) best = std::max(best, c.obj);
+  if (best < 0) return -1;
+  for (size_t i = 0; i < cands.size(); ++i) {
+    if (cands[i].obj >= 0 && cands[i].obj * kTie >= best) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// Server/interactive without a rate: each candidate's objective becomes its throughput at the
+// highest rate within the p99 limits (a quick bisection). Candidates go best offline rate first,
+// and one whose offline rate (times kSloBoundSlack, for the two runs' different request samples)
+// cannot beat the best found is not searched: a Poisson stream never fills an engine more than
+// offline does (serve/scenario.h; over the catalog's Llama models on H100 the SLO rate came to
+// 0.26-1.017x the quick offline one). This keeps the search to a few of the 20 candidates.
+void ScoreAtSlo(const InferOptions& o, double ttft, double tpot, std::vector<Candidate>* level) {
+  std::vector<size_t> order(level->size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return (*level)[a].obj > (*level)[b].obj; });
+  double best = -1;
+  for (size_t i : order) {
+    Candidate& c = (*level)[i];
+    const double bound = c.obj * kSloBoundSlack;
+    c.obj = -1;
+    if (best > 0 && bound * kTie < best) continue;
+    StatusOr<InferResult> r = SearchRate(c.plan, o, ttft, tpot, true, c.quick.requests_per_s, 0);
+    if (!r.ok()) {
+      c.slo = r.status();
+      continue;
+    }
+    c.obj = Objective(*r);
+    c.slo_rps = r->qps;
+    best = std::max(best, c.obj);
+  }
+}
+
+// Chooses TP, PP, the batch and the token budget not given in `o` (a search over powers of two;
+// PP only when nothing fits with fewer stages).
+StatusOr<Choice> Choose(const InferContext& ctx, const InferOptions& o, double ttft, double tpot) {
+  const bool latency = o.scenario != Scenario::kOffline;
+  std::vector<int> tps, pps, batches;
+  const int domain = std::min(ctx.sku->nvlink_domain_gpus, ctx.sku->gpus * o.vms);
+  if (o.tp > 0)
+    tps = {o.tp};
+  else
+    for (int t = 1; t <= std::min(domain, 8); t *= 2) tps.push_back(t);
+  if (o.pp > 0)
+    pps = {o.pp};
+  else
+    pps = {1, 2, 4, 8};
+  if (o.max_batch > 0)
+    batches = {o.max_batch};
+  else
+    batches = {128, 256, 512, 1024, 2048};
+  const int mnt = o.max_num_tokens > 0 ? o.max_num_tokens : kDefaultMaxNumTokens;
+  const bool search = tps.size() * batches.size() > 1 || o.pp == 0;
+
+  Status fit_error = Status::Ok(), slo_error = Status::Ok();
+  const int total_gpus = ctx.sku->gpus * o.vms;
+  for (int pp : pps) {
+    std::vector<Candidate> level;  // PP fixed; TP, then batch, ascending
+    for (int tp : tps) {
+      // A searched (not given) shape larger than the cluster is no candidate; its error would
+      // hide the real one (weights that do not fit).
+      if ((o.tp == 0 || o.pp == 0) && tp * pp > total_gpus && !fit_error.ok()) continue;
+      for (int b : batches) {
+        StatusOr<Plan> plan = MakePlan(ctx, o, {tp, pp, b, mnt});
+        if (!plan.ok()) {
+          fit_error = plan.status();
+          break;  // a larger batch does not change feasibility of (tp, pp)
+        }
+        level.push_back({*plan, {}, -1, Status::Ok(), 0});
+      }
+    }
+    if (level.empty()) continue;
+    if (!search) return Choice{level[0].plan, 0, 0, std::nullopt};
+    for (Candidate& c : level) {
+      c.quick = Offline(c.plan, o, true);
+      c.obj = Objective(c.quick);
+    }
+    if (latency && o.qps <= 0 && o.trace.empty()) {
+      ScoreAtSlo(o, ttft, tpot, &level);
+      for (const Candidate& c : level) {
+        if (slo_error.ok() && !c.slo.ok()) slo_error = c.slo;
+      }
+    }
+    const int best = PickBest(level);
+    if (best < 0) continue;  // all miss the SLO: PP may help
+    Choice choice{level[best].plan, level[best].quick.requests_per_s, level[best].slo_rps,
+                  std::nullopt};
+    if (latency || !o.trace.empty() || level.size() < 2 || o.disaggregate_prefill > 0) {
+      return choice;
+    }
+    // The quick runs rank candidates on a few batches' worth of requests, which under-rates
+    // large batches (they barely reach steady state); the best few are re-run in full and the
+    // full throughput decides (llama2-70b on one H100 VM: TP2 batch 256 ranked first, TP4 batch
+    // 1024 is 21% faster in full).
+    std::vector<size_t> order(level.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return level[a].obj > level[b].obj; });
+    for (size_t k = 0; k < order.size() && k < kRescoredCandidates; ++k) {
+      const Candidate& c = level[order[k]];
+      InferResult r = Offline(c.plan, o, false);
+      if (!choice.full || Objective(r) > Objective(*choice.full) * kTie) {
+        choice = {c.plan, c.quick.requests_per_s, 0, r};
+      }
+    }
+    return choice;
+  }
+  if (slo_error.ok() && o.tp == 0 && o.pp == 0 && !fit_error.ok()) {
+    // Every TP x PP the cluster offers was tried: more parallelism is not the fix.
+    const std::string& m = fit_error.message();
+    return Status::Infeasible(m.substr(0, m.find(';')) + "; no TP x PP on " +
+                              std::to_string(total_gpus) +
+                              " GPUs holds it: add --vms, or use lower --weights (fp8, fp4)");
+  }
+  return slo_error.ok() ? fit_error : slo_error;
+}
+
 }  // namespace
 
 const char* ScenarioName(Scenario s) {
@@ -209,102 +362,24 @@ StatusOr<InferResult> RunInference(const InferContext& ctx, const InferOptions& 
   if (ttft <= 0) ttft = o.scenario == Scenario::kInteractive ? 0.45 : 2.0;
   if (tpot <= 0) tpot = o.scenario == Scenario::kInteractive ? 0.040 : 0.200;
 
-  // Candidate knobs: the given ones, or a search over powers of two.
-  std::vector<int> tps, pps, batches;
-  const int domain = std::min(ctx.sku->nvlink_domain_gpus, ctx.sku->gpus * o.vms);
-  if (o.tp > 0)
-    tps = {o.tp};
-  else
-    for (int t = 1; t <= std::min(domain, 8); t *= 2) tps.push_back(t);
-  if (o.pp > 0)
-    pps = {o.pp};
-  else
-    pps = {1, 2, 4, 8};
-  if (o.max_batch > 0)
-    batches = {o.max_batch};
-  else
-    batches = {128, 256, 512, 1024, 2048};
-  const int mnt = o.max_num_tokens > 0 ? o.max_num_tokens : kDefaultMaxNumTokens;
-  const bool search = tps.size() * batches.size() > 1 || o.pp == 0;
-
-  std::optional<Plan> best_plan;
-  double best_obj = -1;
-  std::vector<std::pair<double, Plan>> screened;  // offline search: (quick objective, plan)
-  Status fit_error = Status::Ok(), slo_error = Status::Ok();
-  const int total_gpus = ctx.sku->gpus * o.vms;
-  for (int pp : pps) {
-    for (int tp : tps) {
-      // A searched (not given) shape larger than the cluster is no candidate; its error would
-      // hide the real one (weights that do not fit).
-      if ((o.tp == 0 || o.pp == 0) && tp * pp > total_gpus && !fit_error.ok()) continue;
-      for (int b : batches) {
-        StatusOr<Plan> plan = MakePlan(ctx, o, {tp, pp, b, mnt});
-        if (!plan.ok()) {
-          fit_error = plan.status();
-          break;  // a larger batch does not change feasibility of (tp, pp)
-        }
-        if (!search) {
-          best_plan = *plan;
-          break;
-        }
-        double obj = -1;
-        if (!o.trace.empty() || (latency && o.qps > 0) || !latency) {
-          obj = Objective(Offline(*plan, o, true));
-        } else {
-          StatusOr<InferResult> r = SearchRate(*plan, o, ttft, tpot, true);
-          if (!r.ok()) {
-            if (slo_error.ok()) slo_error = r.status();
-            continue;
-          }
-          obj = Objective(*r);
-        }
-        if (!latency && o.trace.empty()) screened.emplace_back(obj, *plan);
-        if (obj > best_obj * 1.005) {  // ties keep the smaller deployment found first
-          best_obj = obj;
-          best_plan = *plan;
-        }
-      }
-    }
-    if (best_plan && o.pp == 0) break;  // PP only when nothing fits with fewer stages
-  }
-  if (!best_plan && slo_error.ok() && o.tp == 0 && o.pp == 0 && !fit_error.ok()) {
-    // Every TP x PP the cluster offers was tried: more parallelism is not the fix.
-    const std::string& m = fit_error.message();
-    return Status::Infeasible(m.substr(0, m.find(';')) + "; no TP x PP on " +
-                              std::to_string(total_gpus) +
-                              " GPUs holds it: add --vms, or use lower --weights (fp8, fp4)");
-  }
-  if (!best_plan) return slo_error.ok() ? fit_error : slo_error;
-  // The quick runs rank candidates on a few batches' worth of requests, which under-rates large
-  // batches (they barely reach steady state); the best few are re-run in full and the full
-  // throughput decides (llama2-70b on one H100 VM: TP2 batch 256 ranked first, TP4 batch 1024 is
-  // 21% faster in full).
-  std::optional<InferResult> full;
-  if (screened.size() > 1 && o.disaggregate_prefill == 0) {
-    std::stable_sort(screened.begin(), screened.end(),
-                     [](const auto& a, const auto& b) { return a.first > b.first; });
-    for (size_t i = 0; i < screened.size() && i < kRescoredCandidates; ++i) {
-      InferResult r = Offline(screened[i].second, o, false);
-      if (!full || Objective(r) > Objective(*full) * 1.005) {
-        full = r;
-        best_plan = screened[i].second;
-      }
-    }
-  }
-  Plan plan = *best_plan;
+  NDT_ASSIGN_OR_RETURN(Choice choice, Choose(ctx, o, ttft, tpot));
+  Plan& plan = choice.plan;
   if (o.tp == 0) plan.dep.chosen.push_back("tp");
   if (o.pp == 0) plan.dep.chosen.push_back("pp");
   if (o.max_batch == 0) plan.dep.chosen.push_back("max_batch");
   if (o.max_num_tokens == 0) plan.dep.chosen.push_back("max_num_tokens");
+  auto capacity_rps = [&] {
+    return choice.capacity_rps > 0 ? choice.capacity_rps : Offline(plan, o, true).requests_per_s;
+  };
 
   InferResult r;
   if (o.disaggregate_prefill > 0) {
     const int R = plan.dep.replicas;
     if (R < 2) {
-      return Status::Infeasible("--disaggregate needs at least 2 replicas, TP" +
-                                std::to_string(plan.dep.tp) + " x PP" +
-                                std::to_string(plan.dep.pp) + " gives " + std::to_string(R) +
-                                "; add --vms or lower --tp/--pp");
+      return Status::Infeasible(
+          "--disaggregate needs at least 2 replicas, TP" + std::to_string(plan.dep.tp) + " x PP" +
+          std::to_string(plan.dep.pp) + " gives " + std::to_string(R) +
+          (o.tp > 0 || o.pp > 0 ? "; add --vms or lower --tp/--pp" : "; add --vms"));
     }
     if (latency && o.qps <= 0 && o.trace.empty()) {
       return Status::InvalidInput(
@@ -350,17 +425,28 @@ StatusOr<InferResult> RunInference(const InferContext& ctx, const InferOptions& 
       r.trace_requests = t.results[0].requests;
     }
   } else if (!latency) {
-    if (full) {
-      r = *full;
+    if (choice.full) {
+      r = *choice.full;
       r.deployment = plan.dep;  // with the chosen knobs marked
     } else {
       r = Offline(plan, o, false);
     }
   } else if (o.qps > 0) {
-    r = AtRate(plan, o, o.qps, false, o.record_trace);
+    // Beyond capacity the queue only grows: measure the engines' saturated rate, as offline.
+    const bool over = o.qps > capacity_rps();
+    r = AtRate(plan, o, o.qps, false, o.record_trace,
+               over ? Measure::kSaturated : Measure::kWindow);
+    if (r.requests_per_s < kOverloadFrac * o.qps) {
+      r.warnings.push_back("--qps " + Fmt("%.10g", o.qps) +
+                           " is more than the deployment completes (" +
+                           Fmt("%.2f", r.requests_per_s) +
+                           " requests/s): its queue grows all run, so latencies depend on the "
+                           "run's length; omit --qps to find the highest rate within the p99 "
+                           "limits");
+    }
   } else {
-    NDT_ASSIGN_OR_RETURN(r, SearchRate(plan, o, ttft, tpot, false));
-    if (o.record_trace) r = AtRate(plan, o, r.qps, false, true);
+    NDT_ASSIGN_OR_RETURN(r, SearchRate(plan, o, ttft, tpot, false, capacity_rps(), choice.slo_rps));
+    if (o.record_trace) r = AtRate(plan, o, r.qps, false, true, Measure::kWindow);
   }
   r.scenario = o.scenario;
   r.ttft_limit_s = latency ? ttft : 0;

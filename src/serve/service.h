@@ -111,6 +111,9 @@ struct InferResult {
   double mean_input_tokens = 0, mean_output_tokens = 0;
   std::vector<IterationRecord> trace_iterations;  // engine 0, if record_trace
   std::vector<RequestRecord> trace_requests;
+  // What the user should know about a result that is not an error (the CLI prints each on
+  // stderr): an offered rate beyond capacity, a run cut short by its simulation budget.
+  std::vector<std::string> warnings;
 };
 
 // REQUIRES: ctx pointers set; opts.lengths non-empty unless opts.trace is.

@@ -162,5 +162,81 @@ TEST(Service, LightServerLoadCompletesWhatArrives) {
   EXPECT_NEAR(r.output_tokens_per_s, o.qps * 410.0 / 3.0, 0.05 * o.qps * 410.0 / 3.0);
 }
 
+// The SLO search skips candidates whose offline rate cannot beat the best SLO rate found, and
+// runs the full search only around the quick one's answer; the choice must still be about as
+// fast as the fixed deployments, each searched in full (Llama 2 70B fp16 on one H100 VM, MLPerf
+// lengths). The choice rests on quick searches, whose ranking of near-equal deployments is
+// noisier than the full runs: 2%.
+TEST(Service, ServerChoiceBeatsTheFixedOnes) {
+  Fixture f;
+  f.model = *LoadModel("llama2-70b", ModelsDir(""));
+  InferOptions o;
+  o.scenario = Scenario::kServer;
+  o.lengths = *LoadDataset("mlperf-llama2-70b", "");
+  StatusOr<InferResult> chosen = RunInference(f.Context(), o);
+  ASSERT_TRUE(chosen.ok()) << chosen.status().message();
+  EXPECT_LE(chosen->stats.ttft_s.p99, 2.0);
+  EXPECT_LE(chosen->stats.tpot_s.p99, 0.2);
+  for (auto [tp, b] : {std::pair{2, 256}, std::pair{4, 1024}, std::pair{8, 2048}}) {
+    o.tp = tp;
+    o.max_batch = b;
+    StatusOr<InferResult> r = RunInference(f.Context(), o);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_GE(chosen->output_tokens_per_s, 0.98 * r->output_tokens_per_s)
+        << "tp " << tp << " batch " << b;
+  }
+  // The chosen deployment given as fixed knobs gets the plain bisection over all rates (no
+  // quick search, no hint): the search around the hint must land on the same rate, within the
+  // refinement's resolution (0.35 x hint / 2^7 = 0.3%) and the limits' noise near it: 1%.
+  o.tp = chosen->deployment.tp;
+  o.pp = chosen->deployment.pp;
+  o.max_batch = chosen->deployment.max_batch;
+  o.max_num_tokens = chosen->deployment.max_num_tokens;
+  StatusOr<InferResult> same = RunInference(f.Context(), o);
+  ASSERT_TRUE(same.ok()) << same.status().message();
+  EXPECT_NEAR(chosen->qps, same->qps, 0.01 * same->qps);
+}
+
+// An offered rate far beyond capacity (1000x the offline request rate) puts every arrival
+// within the first thousandth of the run: it is offline with the requests in Poisson order, so
+// its throughput is the saturated (offline) one within the samples' difference (5%), never the
+// near-zero rate of a window that closes before the engine warms up; and the result says the
+// queue only grows.
+TEST(Service, FarOverloadedServerGivesTheSaturatedRateAndWarns) {
+  Fixture f;
+  InferOptions o = Fixture::Options();
+  o.requests = 4000;
+  InferResult off = *RunInference(f.Context(), o);
+  o.scenario = Scenario::kServer;
+  o.qps = 1000 * off.requests_per_s;
+  StatusOr<InferResult> r = RunInference(f.Context(), o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_NEAR(r->output_tokens_per_s, off.output_tokens_per_s, 0.05 * off.output_tokens_per_s);
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_NE(r->warnings[0].find("more than the deployment completes"), std::string::npos)
+      << r->warnings[0];
+}
+
+// Outputs of 2^20 tokens (a KV cache holds only a few such sequences) once hung the engine for
+// hours: a run simulates at most 2^28 output tokens (serve/scenario.h), here 2^28 / 2^20 = 256
+// requests, however many the offline rule (8 x max_batch) asks for, and says it simulated fewer.
+// Llama 3 8B at TP8 holds them.
+TEST(Service, HugeOutputsStayWithinTheRunBudget) {
+  Fixture f;
+  f.model = *LoadModel("llama3-8b", ModelsDir(""));
+  InferOptions o = Fixture::Options();
+  o.tp = 8;
+  o.requests = 0;
+  o.lengths = {{100, 1 << 20}};
+  StatusOr<InferResult> r = RunInference(f.Context(), o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_GE(r->requests_simulated, 1);
+  EXPECT_LE(r->requests_simulated, 256);
+  EXPECT_GT(r->output_tokens_per_s, 0);
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_NE(r->warnings[0].find("requests per engine instead of"), std::string::npos)
+      << r->warnings[0];
+}
+
 }  // namespace
 }  // namespace ndt
