@@ -129,6 +129,7 @@ Status RunShow(const GlobalOptions& g, const TransformerSpec& s) {
     j["ffn_hidden"] = s.ffn_hidden;
     j["vocab"] = s.vocab;
     j["seq_len"] = s.seq_len;
+    j["max_context"] = s.served_context();
     j["activation"] = ActivationName(s.activation);
     j["norm"] = NormTypeName(s.norm);
     j["attention"] = AttentionKindName(s.attention);
@@ -183,6 +184,7 @@ Status RunShow(const GlobalOptions& g, const TransformerSpec& s) {
   }
   row("Vocab", std::to_string(s.vocab));
   row("Sequence", std::to_string(s.seq_len));
+  if (s.served_context() != s.seq_len) row("Served context", std::to_string(s.served_context()));
   row("Norm", NormTypeName(s.norm));
   row("Tied embeddings", s.tied_embeddings ? "yes" : "no");
   row("Biases", s.biases ? "yes" : "no");

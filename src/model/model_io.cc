@@ -57,6 +57,7 @@ StatusOr<TransformerSpec> FromYaml(const YamlMap& y) {
   NDT_ASSIGN_OR_RETURN(s.ffn_hidden, OptInt(y, "ffn_hidden", 0));
   NDT_ASSIGN_OR_RETURN(s.vocab, y.Int("vocab"));
   NDT_ASSIGN_OR_RETURN(s.seq_len, y.Int("seq_len"));
+  NDT_ASSIGN_OR_RETURN(s.max_context, OptInt(y, "max_context", 0));
   NDT_ASSIGN_OR_RETURN(std::string act, y.String("activation"));
   if (act == "gelu") {
     s.activation = Activation::kGelu;

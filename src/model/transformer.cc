@@ -102,6 +102,10 @@ Status Validate(const TransformerSpec& m) {
   NDT_RETURN_IF_ERROR(positive("head_dim", m.head_dim));
   NDT_RETURN_IF_ERROR(positive("vocab", m.vocab));
   NDT_RETURN_IF_ERROR(positive("seq_len", m.seq_len));
+  if (m.max_context < 0) {
+    return Status::InvalidInput(p + "max_context must be > 0 tokens, or absent for seq_len (got " +
+                                std::to_string(m.max_context) + ")");
+  }
   if (!(m.dropout >= 0 && m.dropout < 1)) {
     return Status::InvalidInput(p + "dropout must be in [0, 1) (got " + std::to_string(m.dropout) +
                                 ")");

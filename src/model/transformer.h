@@ -73,6 +73,11 @@ struct TransformerSpec {
   int64_t ffn_hidden = 0;  // dense MLP intermediate size (4h for GPT)
   int64_t vocab = 0;
   int64_t seq_len = 0;  // default / maximum training sequence length
+  // Tokens one served request may span, input + output: the positions the released model
+  // handles (Hugging Face max_position_embeddings). 0: seq_len. Llama 3.1 pre-trained at 8,192
+  // and serves 131,072.
+  int64_t max_context = 0;
+  int64_t served_context() const { return max_context > 0 ? max_context : seq_len; }
   Activation activation = Activation::kGelu;
   NormType norm = NormType::kLayerNorm;
   AttentionKind attention = AttentionKind::kMha;

@@ -79,6 +79,7 @@ StatusOr<PlanInferReport> PlanInference(const Catalog& catalog, const PlanInferR
                                 " for plan infer (got " + std::to_string(req.base.requests) +
                                 "); omit it for the automatic count");
   }
+  NDT_RETURN_IF_ERROR(CheckServedContext(req.model, req.base));
   PlanInferReport rep;
   std::vector<Candidate> cands;
   std::vector<std::string> unpriced;

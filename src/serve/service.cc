@@ -319,6 +319,33 @@ StatusOr<Choice> Choose(const InferContext& ctx, const InferOptions& o, double t
 
 }  // namespace
 
+Status CheckServedContext(const TransformerSpec& m, const InferOptions& o) {
+  const int64_t ctx = m.served_context();
+  if (ctx <= 0) return Status::Ok();
+  int64_t over = 0, all = 0, longest = 0;
+  auto count = [&](int64_t tokens) {
+    ++all;
+    if (tokens > ctx) ++over;
+    longest = std::max(longest, tokens);
+  };
+  if (o.trace.empty()) {
+    for (const RequestLengths& l : o.lengths) count(int64_t{l.input_tokens} + l.output_tokens);
+  } else {
+    for (const Request& r : o.trace) count(int64_t{r.input_tokens} + r.output_tokens);
+  }
+  if (over == 0) return Status::Ok();
+  const std::string what =
+      all == 1 ? "a request of " + std::to_string(longest) + " tokens (input + output) is"
+               : std::to_string(over) + " of " + std::to_string(all) +
+                     " requests (the longest: " + std::to_string(longest) +
+                     " tokens, input + output) are";
+  return Status::InvalidInput(what + " longer than the " + std::to_string(ctx) + "-token context " +
+                              m.name +
+                              " serves; shorten them (--input-len/--output-len, "
+                              "--output-tokens-mean, or filter the dataset) or use a model with "
+                              "a longer context");
+}
+
 const char* ScenarioName(Scenario s) {
   switch (s) {
     case Scenario::kOffline:
@@ -344,6 +371,7 @@ bool ParseScenario(const std::string& s, Scenario* out) {
 StatusOr<InferResult> RunInference(const InferContext& ctx, const InferOptions& o) {
   NDT_CHECK(ctx.sku && ctx.gpu && ctx.model && ctx.calibration, "RunInference: null context");
   NDT_CHECK(!o.lengths.empty() || !o.trace.empty(), "RunInference: no requests");
+  NDT_RETURN_IF_ERROR(CheckServedContext(*ctx.model, o));
   if (o.ep > 1) {
     const TransformerSpec& m = *ctx.model;
     if (!m.is_moe()) {

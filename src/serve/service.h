@@ -116,6 +116,11 @@ struct InferResult {
   std::vector<std::string> warnings;
 };
 
+// kInvalidInput if a request of `o` (lengths or trace) is longer, input + output, than the
+// context `m` serves (TransformerSpec::served_context), as serving engines refuse them
+// (TensorRT-LLM's max_seq_len, vLLM's max_model_len): the model has no positions for them.
+Status CheckServedContext(const TransformerSpec& m, const InferOptions& o);
+
 // REQUIRES: ctx pointers set; opts.lengths non-empty unless opts.trace is.
 StatusOr<InferResult> RunInference(const InferContext& ctx, const InferOptions& opts);
 

@@ -217,13 +217,37 @@ TEST(Service, FarOverloadedServerGivesTheSaturatedRateAndWarns) {
       << r->warnings[0];
 }
 
+// A request longer than the context the model serves is refused, as TensorRT-LLM (max_seq_len)
+// and vLLM (max_model_len) refuse it; one at the limit runs. Llama 2 7B serves 4,096 tokens.
+TEST(Service, RequestsLongerThanTheServedContextAreRefused) {
+  Fixture f;
+  ASSERT_EQ(f.model.served_context(), 4096);
+  InferOptions o = Fixture::Options();
+  o.requests = 64;
+  o.lengths = {{100, 100}, {4000, 97}, {3000, 1000}};
+  StatusOr<InferResult> r = RunInference(f.Context(), o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
+  EXPECT_NE(r.status().message().find("1 of 3 requests (the longest: 4097 tokens"),
+            std::string::npos)
+      << r.status().message();
+  o.lengths = {{100, 100}, {4000, 96}};
+  EXPECT_TRUE(RunInference(f.Context(), o).ok());
+  // A model that serves more than it was pre-trained on: Llama 3.1 405B, 8,192 and 131,072.
+  const TransformerSpec big = *LoadModel("llama3-405b", ModelsDir(""));
+  EXPECT_EQ(big.seq_len, 8192);
+  EXPECT_EQ(big.served_context(), 131072);
+}
+
 // Outputs of 2^20 tokens (a KV cache holds only a few such sequences) once hung the engine for
 // hours: a run simulates at most 2^28 output tokens (serve/scenario.h), here 2^28 / 2^20 = 256
 // requests, however many the offline rule (8 x max_batch) asks for, and says it simulated fewer.
-// Llama 3 8B at TP8 holds them.
+// Llama 3 8B at TP8 holds them; its context is stretched to 2^21 tokens for the test (as a
+// user's long-context variant would be), since the 8,192 it serves refuses such requests.
 TEST(Service, HugeOutputsStayWithinTheRunBudget) {
   Fixture f;
   f.model = *LoadModel("llama3-8b", ModelsDir(""));
+  f.model.max_context = 1 << 21;
   InferOptions o = Fixture::Options();
   o.tp = 8;
   o.requests = 0;
