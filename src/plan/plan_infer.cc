@@ -149,6 +149,12 @@ StatusOr<PlanInferReport> PlanInference(const Catalog& catalog, const PlanInferR
     p.tpot_p99_s = r.stats.tpot_s.p99;
     p.priced = r.usd_per_million_tokens.has_value();
     p.usd_per_million_tokens = p.priced ? *r.usd_per_million_tokens : 0;
+    // What `ndtwin infer` would print on stderr for this run (a capped run, an offered rate
+    // beyond capacity) is the plan's note, named by its pair.
+    for (const std::string& w : r.warnings) {
+      rep.notes.push_back(p.sku + " x" + std::to_string(p.vms) + " " + DtypeName(p.weights) + ": " +
+                          w);
+    }
     ok.push_back(p);
   }
   if (ok.empty()) return NoneServes(failures);

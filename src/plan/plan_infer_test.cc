@@ -47,6 +47,30 @@ TEST(PlanInfer, TriesEachNativePrecisionAndMatchesTheServiceRun) {
   EXPECT_DOUBLE_EQ(best.tokens_per_s, direct->output_tokens_per_s);
 }
 
+TEST(PlanInfer, RunWarningsBecomeNotesNamedByTheirPair) {
+  // Outputs of 2^20 tokens exceed a run's simulated-work budget (serve/scenario.h), which the
+  // run says in a warning; the plan passes it on as a note naming the (size, VMs, precision).
+  // Llama 3 8B with its context stretched to 2^21 tokens for the test (it serves 8,192).
+  PlanInferRequest req = Request({"Standard_ND96isr_H100_v5"});
+  req.model = *LoadModel("llama3-8b", ModelsDir(""));
+  req.model.max_context = 1 << 21;
+  req.weights = {Dtype::kFp8};
+  req.base.requests = 0;
+  req.base.lengths = {{100, 1 << 20}};
+  req.base.tp = 8;  // the deployment given: one run, no search (the budget makes runs long)
+  req.base.pp = 1;
+  req.base.max_batch = 64;
+  req.base.max_num_tokens = 8192;
+  StatusOr<PlanInferReport> rep = PlanInference(Cat(), req);
+  ASSERT_TRUE(rep.ok()) << rep.status().message();
+  ASSERT_EQ(rep->results.size(), 1u);
+  bool found = false;
+  for (const std::string& n : rep->notes) {
+    found = found || n.rfind("Standard_ND96isr_H100_v5 x1 fp8: ", 0) == 0;
+  }
+  EXPECT_TRUE(found) << (rep->notes.empty() ? "no notes" : rep->notes.front());
+}
+
 TEST(PlanInfer, CostRanksByDollarsPerMillionTokensAndSkipsUnpricedSizes) {
   // ND H200 v5 has no list price in data/: skipped with a note under the cost objective.
   PlanInferRequest req = Request(
