@@ -133,6 +133,30 @@ TEST(NicBound, NvlsTreeAcrossH100VmsIsCappedByTheNicsAndByNvls) {
   }
 }
 
+TEST(NicBound, APartialRackIsHeldToItsLoneVmsNicsInBothFidelities) {
+  // 19 GB300 VMs: one full NVL72 rack (72 NICs) and a lone VM (4 GPUs, 4 NICs of 800 Gb/s,
+  // 96 GB/s each in NCCL's search) in the next. NVLS+Tree on 2 nodes moves S through each node's
+  // NICs, so the lone VM's 4 x 96 = 384 GB/s bounds the algorithm bandwidth. The flow replay of
+  // the tree pairs the rack's 72 NICs with the VM's 4 (18 transfers into each): the closed form
+  // counts those transfers together on the VM's NIC ports, so the replay finds no contention
+  // beyond the bound and both fidelities agree (the flow once came to half, 202 GB/s, counting
+  // the funnel on top of the bound).
+  Env e;
+  const Cluster c = e.Build("Standard_ND128isr_GB300_v6", 19);
+  const NcclTopo t = *AnalyzeGroup(c, All(c));
+  EXPECT_EQ(t.nodes, 2);
+  EXPECT_EQ(t.nics_per_node, 4);
+  EXPECT_DOUBLE_EQ(t.nic_GBps, 96);
+  CollOptions flow;
+  flow.fidelity = Fidelity::kFlow;
+  const CollResult a = *TimeCollective(c, CollOp::kAllReduce, 4 * kGiB, All(c));
+  const CollResult f = *TimeCollective(c, CollOp::kAllReduce, 4 * kGiB, All(c), flow);
+  EXPECT_EQ(a.algo, Algo::kNvlsTree);
+  EXPECT_LE(a.algbw_Bps / 1e9, 384.0);
+  EXPECT_GT(a.algbw_Bps / 1e9, 0.9 * 384);
+  EXPECT_NEAR(f.time_s / a.time_s, 1.0, 0.03);
+}
+
 TEST(NicBound, OneGpuPerVmGroupsHaveNoNvlsAndOneNicsWorth) {
   // A data-parallel group of TP8 ranks has one GPU per VM: NCCL offers no NVLS (<= 2 local
   // GPUs) and the group's traffic leaves through that GPU's one NIC: a ring all_reduce carries

@@ -191,10 +191,27 @@ Schedule AllToAllSchedule(double bytes, std::span<const int> group) {
 
 double EvaluateClosedForm(const Cluster& c, const Schedule& s, FabricView view) {
   double t = 0;
+  std::vector<double> endpoint_bytes(c.links().size(), 0.0);  // per link, this step
+  std::vector<LinkId> touched;
   for (const Step& st : s) {
     double m = 0;
-    for (const Transfer& x : st.transfers)
-      m = std::max(m, RouteAlone(c, c.GpuRoute(x.src, x.dst), x.bytes, view));
+    for (const Transfer& x : st.transfers) {
+      const Route r = c.GpuRoute(x.src, x.dst);
+      m = std::max(m, RouteAlone(c, r, x.bytes, view));
+      for (const Path& p : r) {
+        for (LinkId l : p.links) {
+          const Link& k = c.link(l);
+          if (IsSwitch(c, k.src) && IsSwitch(c, k.dst)) continue;
+          if (endpoint_bytes[l] == 0) touched.push_back(l);
+          endpoint_bytes[l] += x.bytes * p.fraction;
+        }
+      }
+    }
+    for (LinkId l : touched) {
+      m = std::max(m, endpoint_bytes[l] / c.link(l).bw_Bps);
+      endpoint_bytes[l] = 0;
+    }
+    touched.clear();
     t += st.count * m;
   }
   return t;

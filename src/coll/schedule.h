@@ -70,7 +70,10 @@ enum class FabricView { kAsBuilt, kNonBlocking };
 
 // Closed form: sum over steps of count x max over transfers of (route latency + bytes / the
 // route's bottleneck alone), where a link shared by several paths of one route (ECMP spread)
-// carries their fractions together.
+// carries their fractions together; and no less than the busiest endpoint link (GPU, NIC and
+// host links, not switch-to-switch ones) with every transfer of the step it carries: where more
+// transfers enter a node than it has NICs (a lone VM paired with a rack's 72 NICs), those
+// NICs' ports are the step's bound whatever the fabric.
 double EvaluateClosedForm(const Cluster& cluster, const Schedule& s,
                           FabricView view = FabricView::kAsBuilt);
 // Replay on a network model: sum over steps of count x (last finish of the step's transfers
