@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/length_flags.h"
 #include "cli/model_flags.h"
 #include "compute/compute.h"
 #include "core/units.h"
@@ -24,11 +25,12 @@ namespace {
 
 struct InferFlags {
   ModelFlags mf;
-  std::string sku, weights = "fp16", kv, scenario = "offline", dataset;
+  std::string sku, weights = "fp16", kv, scenario = "offline";
   std::string trace, trace_file, disaggregate, ttft_p99, tpot_p99;
   int vms = 1, tp = 0, pp = 0, ep = 1, max_batch = 0, max_num_tokens = 0;
-  int input_len = 0, output_len = 0, requests = 0;
-  double qps = std::nan(""), output_tokens_mean = 0;  // NaN: --qps not given
+  int requests = 0;
+  double qps = std::nan("");  // NaN: --qps not given
+  LengthFlags lengths;
   uint64_t seed = 1;
   // Integer knobs whose omission means "choose": given, they must be in 1..max.
   struct Knob {
@@ -38,10 +40,7 @@ struct InferFlags {
   };
   std::vector<Knob> knobs;
   CLI::Option* trace_flag = nullptr;
-  CLI::Option *input_len_flag = nullptr, *output_len_flag = nullptr, *otm_flag = nullptr;
 };
-
-bool Given(const CLI::Option* opt) { return opt != nullptr && opt->count() > 0; }
 
 // Limits of the integer knobs: beyond any engine (TensorRT-LLM's largest MLPerf batch is 3,584
 // tokens and 2,048 sequences) and what one simulation handles in seconds.
@@ -121,30 +120,17 @@ Status BuildOptions(const InferFlags& f, const std::string& data_dir, InferOptio
   o->seed = f.seed;
   if (f.requests < 0) return Status::InvalidInput("--requests must be >= 1");
   o->requests = f.requests;
-  // Given means given: an explicit 0 is an error, not "use the dataset".
-  const bool fixed = Given(f.input_len_flag) || Given(f.output_len_flag);
-  if (fixed && !f.dataset.empty()) {
-    return Status::InvalidInput("give either --dataset or --input-len/--output-len, not both");
-  }
   if (!f.trace_file.empty()) {
-    if (fixed || !f.dataset.empty()) {
+    if (f.lengths.fixed() || !f.lengths.dataset.empty()) {
       return Status::InvalidInput(
           "--trace-file gives the requests; drop --dataset/--input-len/--output-len");
     }
+    if (f.lengths.rescale())
+      return Status::InvalidInput("--output-tokens-mean does not apply to --trace-file");
     NDT_ASSIGN_OR_RETURN(o->trace, LoadTraceCsv(f.trace_file));
     for (const Request& r : o->trace) o->lengths.push_back({r.input_tokens, r.output_tokens});
-  } else if (fixed) {
-    NDT_ASSIGN_OR_RETURN(RequestLengths l, FixedLengths(Given(f.input_len_flag), f.input_len,
-                                                        Given(f.output_len_flag), f.output_len));
-    o->lengths = {l};
   } else {
-    std::string name = f.dataset.empty() ? "mlperf-llama2-70b" : f.dataset;
-    NDT_ASSIGN_OR_RETURN(o->lengths, LoadDataset(name, data_dir));
-  }
-  if (Given(f.otm_flag)) {
-    if (!o->trace.empty())
-      return Status::InvalidInput("--output-tokens-mean does not apply to --trace-file");
-    NDT_RETURN_IF_ERROR(RescaleOutputsChecked(f.output_tokens_mean, &o->lengths));
+    NDT_ASSIGN_OR_RETURN(o->lengths, ResolveLengths(f.lengths, data_dir));
   }
   if (!f.disaggregate.empty()) {
     int p = 0, d = 0;
@@ -337,14 +323,7 @@ CommandRun SetupInfer(CLI::App* sub) {
                   "p99 TTFT limit, e.g. \"2 s\" (default: the scenario's)");
   sub->add_option("--tpot-p99", f->tpot_p99,
                   "p99 TPOT limit, e.g. \"200 ms\" (default: the scenario's)");
-  sub->add_option("--dataset", f->dataset,
-                  "Length dataset preset or CSV (default mlperf-llama2-70b)");
-  f->input_len_flag =
-      sub->add_option("--input-len", f->input_len, "Fixed input tokens per request");
-  f->output_len_flag =
-      sub->add_option("--output-len", f->output_len, "Fixed output tokens per request");
-  f->otm_flag = sub->add_option("--output-tokens-mean", f->output_tokens_mean,
-                                "Rescale output lengths to this mean");
+  AddLengthFlags(sub, &f->lengths);
   knob(sub->add_option("--requests", f->requests, "Requests to simulate (default: automatic)"),
        &f->requests, kMaxRequests);
   sub->add_option("--seed", f->seed, "Seed of the Poisson arrivals (default 1)");

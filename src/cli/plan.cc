@@ -15,6 +15,7 @@
 
 #include "cli/commands.h"
 #include "cli/fabric_flags.h"
+#include "cli/length_flags.h"
 #include "cli/model_flags.h"
 #include "parallel/cluster_costs.h"
 #include "plan/plan_infer.h"
@@ -245,12 +246,10 @@ Status RunPlanTrain(const PlanTrainFlags& f, const GlobalOptions& g) {
 
 struct PlanInferFlags {
   SizeFlags size;
-  std::string weights, scenario = "offline", dataset, objective = "throughput";
+  std::string weights, scenario = "offline", objective = "throughput";
   ModelFlags mf;
-  int top = 10, threads = 0, requests = 0, input_len = 0, output_len = 0;
-  double output_tokens_mean = 0;
-  // Given or not: an explicit 0 is an error, not the default.
-  CLI::Option *input_len_flag = nullptr, *output_len_flag = nullptr, *otm_flag = nullptr;
+  int top = 10, threads = 0, requests = 0;
+  LengthFlags lengths;
 };
 
 StatusOr<PlanInferRequest> BuildInferRequest(const PlanInferFlags& f, const Catalog& cat,
@@ -285,22 +284,7 @@ StatusOr<PlanInferRequest> BuildInferRequest(const PlanInferFlags& f, const Cata
                                 "' is not one of offline, server, interactive");
   }
   o.requests = f.requests;  // PlanInference checks its range
-  const bool fixed = f.input_len_flag->count() > 0 || f.output_len_flag->count() > 0;
-  if (fixed) {
-    if (!f.dataset.empty()) {
-      return Status::InvalidInput("give either --dataset or --input-len/--output-len, not both");
-    }
-    NDT_ASSIGN_OR_RETURN(RequestLengths l,
-                         FixedLengths(f.input_len_flag->count() > 0, f.input_len,
-                                      f.output_len_flag->count() > 0, f.output_len));
-    o.lengths = {l};
-  } else {
-    NDT_ASSIGN_OR_RETURN(o.lengths,
-                         LoadDataset(f.dataset.empty() ? "mlperf-llama2-70b" : f.dataset, dir));
-  }
-  if (f.otm_flag->count() > 0) {
-    NDT_RETURN_IF_ERROR(RescaleOutputsChecked(f.output_tokens_mean, &o.lengths));
-  }
+  NDT_ASSIGN_OR_RETURN(o.lengths, ResolveLengths(f.lengths, dir));
   return req;
 }
 
@@ -393,13 +377,7 @@ CommandRun SetupPlan(CLI::App* sub) {
   infer->add_option("--weights", fi->weights,
                     "Comma-separated precisions (default: each GPU's native fp16/fp8/fp4)");
   infer->add_option("--scenario", fi->scenario, "offline (default) | server | interactive");
-  infer->add_option("--dataset", fi->dataset, "Length dataset preset or CSV");
-  fi->input_len_flag =
-      infer->add_option("--input-len", fi->input_len, "Fixed input tokens per request");
-  fi->output_len_flag =
-      infer->add_option("--output-len", fi->output_len, "Fixed output tokens per request");
-  fi->otm_flag = infer->add_option("--output-tokens-mean", fi->output_tokens_mean,
-                                   "Rescale every output length so the mean is X");
+  AddLengthFlags(infer, &fi->lengths);
   infer->add_option("--requests", fi->requests, "Requests to simulate (default: automatic)");
   infer->add_option("--objective", fi->objective, "throughput (default) | cost ($/M tokens)");
   infer->add_option("--top", fi->top, "How many results to show (default 10)");

@@ -437,8 +437,8 @@ double AchievedAlgbwGBps(const NcclTopo& t, CollOp op, Algo algo, const AlgoEsti
     const AlgoEstimate ring = EstimateNccl(t, op, Algo::kRing, Proto::kSimple, 1 << 30, false);
     a = std::min(a, std::max(NvlsIntraAlgbwGBps(t, t.n), ring.ok ? ring.algbw_GBps : 0.0));
   }
-  if (algo == Algo::kNvlsTree && t.ppn > 1) a = std::min(a, NvlsIntraAlgbwGBps(t, t.ppn));
-  if (t.nodes > 1 && t.nics_per_node > 0) {
+  if (algo == Algo::kNvlsTree) a = std::min(a, NvlsIntraAlgbwGBps(t, t.ppn));
+  if (t.nics_per_node > 0) {  // set across nodes only
     const double f = NicBytesPerByte(t, op, algo);
     if (f > 0) a = std::min(a, t.nics_per_node * t.nic_GBps / f);
   }

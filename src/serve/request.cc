@@ -1,8 +1,9 @@
 #include "serve/request.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -62,12 +63,6 @@ Status ParseTokens(const std::string& where, const std::string& name, const std:
   }
   *out = std::max(1, static_cast<int>(v));
   return Status::Ok();
-}
-
-std::string FormatG(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.10g", v);
-  return buf;
 }
 
 std::string Where(const std::string& path, int line_no) {
@@ -212,7 +207,7 @@ void RescaleOutputs(double mean_tokens, std::vector<RequestLengths>* lengths) {
 }
 
 Status RescaleOutputsChecked(double mean_tokens, std::vector<RequestLengths>* lengths) {
-  const std::string flag = "--output-tokens-mean " + FormatG(mean_tokens);
+  const std::string flag = "--output-tokens-mean " + fmt::format("{:.10g}", mean_tokens);
   if (!(mean_tokens >= 1 && mean_tokens <= kMaxTokensPerRequest)) {
     return Status::InvalidInput(flag + ": want 1.." + std::to_string(kMaxTokensPerRequest) +
                                 " tokens");
@@ -223,9 +218,10 @@ Status RescaleOutputsChecked(double mean_tokens, std::vector<RequestLengths>* le
   // The same arithmetic as RescaleOutputs, so the check and the rescaling agree at the limit.
   const double scaled = std::round(longest * (mean_tokens / MeanOutputTokens(*lengths)));
   if (scaled > kMaxTokensPerRequest) {
-    return Status::InvalidInput(
-        flag + " scales the longest output from " + std::to_string(longest) + " to " +
-        FormatG(scaled) + " tokens, above " + std::to_string(kMaxTokensPerRequest) + "; lower it");
+    return Status::InvalidInput(flag + " scales the longest output from " +
+                                std::to_string(longest) + " to " + fmt::format("{:.10g}", scaled) +
+                                " tokens, above " + std::to_string(kMaxTokensPerRequest) +
+                                "; lower it");
   }
   RescaleOutputs(mean_tokens, lengths);
   return Status::Ok();

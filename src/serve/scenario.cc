@@ -1,8 +1,9 @@
 #include "serve/scenario.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <optional>
 #include <string>
 
@@ -16,12 +17,6 @@ constexpr double kServerWarmupFrac = 0.2;    // arrivals before the window: the 
 constexpr int kSearchSteps = 14;             // bisection steps over the rate (hi / 2^14)
 constexpr int kRefineSteps = 7;              // ... over [kHintLow, kHintHigh] x hint: 0.3%
 constexpr double kHintLow = 0.75, kHintHigh = 1.1;
-
-std::string Fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), f, v);
-  return buf;
-}
 
 // Engine e's steady-state output tokens/s under measure m.
 double EngineRate(const RunTotals& t, size_t e, Measure m) {
@@ -107,7 +102,7 @@ int CapRequests(const InferOptions& o, bool quick, int64_t want, int64_t cap,
         "simulated " + std::to_string(per) + " requests per engine instead of " +
         std::to_string(want) +
         (o.requests > 0 ? " (--requests " + std::to_string(o.requests) + ")" : std::string()) +
-        ": at a mean output of " + Fmt("%.0f", MeanOutputTokens(o.lengths)) +
+        ": at a mean output of " + fmt::format("{:.0f}", MeanOutputTokens(o.lengths)) +
         " tokens, more would take minutes to simulate");
   }
   return static_cast<int>(per);
@@ -305,11 +300,12 @@ StatusOr<InferResult> SearchRate(const Plan& plan, const InferOptions& o, double
   NDT_CHECK(light.has_value(), "SearchRate: no rate run");
   if (Meets(*light, ttft, tpot)) return *std::move(light);
   return Status::Infeasible(
-      "no request rate meets p99 TTFT <= " + Fmt("%g", ttft) +
-      " s and p99 TPOT <= " + Fmt("%g", tpot) + " s with TP" + std::to_string(plan.dep.tp) + " PP" +
-      std::to_string(plan.dep.pp) + " batch " + std::to_string(plan.dep.max_batch) + ": at " +
-      Fmt("%.3g", lightest) + " req/s p99 TTFT is " + Fmt("%.3g", light->stats.ttft_s.p99) +
-      " s and p99 TPOT " + Fmt("%.3g", light->stats.tpot_s.p99) +
+      "no request rate meets p99 TTFT <= " + fmt::format("{:g}", ttft) +
+      " s and p99 TPOT <= " + fmt::format("{:g}", tpot) + " s with TP" +
+      std::to_string(plan.dep.tp) + " PP" + std::to_string(plan.dep.pp) + " batch " +
+      std::to_string(plan.dep.max_batch) + ": at " + fmt::format("{:.3g}", lightest) +
+      " req/s p99 TTFT is " + fmt::format("{:.3g}", light->stats.ttft_s.p99) + " s and p99 TPOT " +
+      fmt::format("{:.3g}", light->stats.tpot_s.p99) +
       " s; relax --ttft-p99/--tpot-p99, raise --tp, lower --max-batch or the precision");
 }
 

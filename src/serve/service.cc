@@ -1,8 +1,9 @@
 #include "serve/service.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <utility>
 #include <vector>
 
@@ -169,12 +170,6 @@ RunTotals RunDisaggregated(const Plan& plan, const InferContext& ctx,
 }
 
 double Objective(const InferResult& r) { return r.output_tokens_per_s; }
-
-std::string Fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), f, v);
-  return buf;
-}
 
 // One deployment of the knob search.
 struct Candidate {
@@ -465,9 +460,9 @@ StatusOr<InferResult> RunInference(const InferContext& ctx, const InferOptions& 
     r = AtRate(plan, o, o.qps, false, o.record_trace,
                over ? Measure::kSaturated : Measure::kWindow);
     if (r.requests_per_s < kOverloadFrac * o.qps) {
-      r.warnings.push_back("--qps " + Fmt("%.10g", o.qps) +
+      r.warnings.push_back("--qps " + fmt::format("{:.10g}", o.qps) +
                            " is more than the deployment completes (" +
-                           Fmt("%.2f", r.requests_per_s) +
+                           fmt::format("{:.2f}", r.requests_per_s) +
                            " requests/s): its queue grows all run, so latencies depend on the "
                            "run's length; omit --qps to find the highest rate within the p99 "
                            "limits");
