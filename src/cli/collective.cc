@@ -35,7 +35,8 @@ struct CollectiveOptions {
   std::string fidelity = "analytical";
   bool collnet = false;
   FabricFlags fabric;
-  std::string nccl;  // e.g. "2.18.5"; empty: the pinned release
+  std::string nccl;         // e.g. "2.18.5"; empty: the pinned release
+  int gpus_per_thread = 0;  // nccl-tests -g; 0: all GPUs on one VM, 1 across VMs
 };
 
 constexpr double kMaxCollectiveBytes = 1099511627776.0;  // 1 TiB per GPU
@@ -47,6 +48,11 @@ Status Run(const CollectiveOptions& o, const GlobalOptions& g) {
   NDT_RETURN_IF_ERROR(ParseCollOp(o.op, &op));
   CollOptions co;
   co.collnet = o.collnet;
+  if (o.gpus_per_thread < 0)
+    return Status::InvalidInput("--gpus-per-thread must be 1 or more (nccl-tests -g), got " +
+                                std::to_string(o.gpus_per_thread) +
+                                "; leave it out for the default");
+  co.gpus_per_thread = o.gpus_per_thread;
   if (!o.algo.empty()) {
     Algo a;
     NDT_RETURN_IF_ERROR(ParseAlgo(o.algo, &a));
@@ -119,6 +125,10 @@ Status Run(const CollectiveOptions& o, const GlobalOptions& g) {
         sku->name + " give " + std::to_string(n) +
         "; pass --gpus-per-vm 2 (inside a VM) or --vms 2 --gpus-per-vm 1 (across VMs)");
 
+  if (o.gpus_per_thread > n)
+    return Status::InvalidInput("--gpus-per-thread " + std::to_string(o.gpus_per_thread) +
+                                " is more than the " + std::to_string(n) +
+                                " GPUs of the job; use at most " + std::to_string(n));
   // Price every size first, so an error prints nothing on stdout.
   std::vector<std::pair<double, CollResult>> results;
   for (double bytes = lo; bytes <= hi * (1 + 1e-12); bytes *= o.step_factor) {
@@ -187,6 +197,9 @@ CommandRun SetupCollective(CLI::App* sub) {
   sub->add_option("--nccl-version", o->nccl,
                   "NCCL release whose tuner picks algorithm and protocol, e.g. 2.18.5 (default "
                   "2.30.4)");
+  sub->add_option("--gpus-per-thread", o->gpus_per_thread,
+                  "GPUs one nccl-tests thread launches on (its -g), which sets the host cost of "
+                  "a call (default: all GPUs on 1 VM, 1 across VMs)");
   AddFabricFlags(sub, &o->fabric);
   return [o](const GlobalOptions& g) -> Status { return Run(*o, g); };
 }

@@ -20,12 +20,12 @@ TEST(Calibration, YamlMatchesDefaults) {
   const std::string text = ss.str();
   NcclCalibration cal;
   EXPECT_DOUBLE_EQ(cal.bw_efficiency, 1.0);
-  EXPECT_DOUBLE_EQ(cal.call_overhead_s, 42.8e-6);
+  EXPECT_DOUBLE_EQ(cal.call_overhead_per_gpu_s, 5.35e-6);
   EXPECT_DOUBLE_EQ(cal.kernel_gap_s, 3e-6);
   EXPECT_DOUBLE_EQ(cal.simple_step_sync_s, 10e-6);
   EXPECT_DOUBLE_EQ(cal.ll128_bw_ratio, 0.59);
   EXPECT_NE(text.find("bw_efficiency:\n  value: 1.0\n"), std::string::npos);
-  EXPECT_NE(text.find("call_overhead:\n  value: 42.8 us"), std::string::npos);
+  EXPECT_NE(text.find("call_overhead_per_gpu:\n  value: 5.35 us"), std::string::npos);
   EXPECT_NE(text.find("kernel_gap:\n  value: 3 us"), std::string::npos);
   EXPECT_NE(text.find("simple_step_sync:\n  value: 10 us"), std::string::npos);
   EXPECT_NE(text.find("ll128_bw_ratio:\n  value: 0.59\n"), std::string::npos);
@@ -42,6 +42,21 @@ TEST(Validate, LabelsArePowersOfTwo) {
   EXPECT_EQ(NcclVersionOf("NCCL 2.18.5, CUDA 12.5"), 21805);
   EXPECT_EQ(NcclVersionOf("NCCL 2.23"), 22300);
   EXPECT_EQ(NcclVersionOf("CUDA 12.5"), kPinnedNcclVersion);
+}
+
+TEST(Validate, ForcedAlgorithmComesFromTheColumnOrTheNote) {
+  EXPECT_EQ(ForcedAlgo("Ring", "NVLS algorithm"), Algo::kRing);  // the column wins
+  EXPECT_EQ(ForcedAlgo("", "run with NCCL_ALGO=NVLS, in-place"), Algo::kNvls);
+  EXPECT_EQ(ForcedAlgo("", "in-place busbw; Ring algorithm per source"), Algo::kRing);
+  EXPECT_EQ(ForcedAlgo("", "source says NVLS algorithm"), Algo::kNvls);
+  // The calibration sweep's note: the source's "NVLS algorithm" is a copy-paste on A100.
+  EXPECT_EQ(ForcedAlgo("",
+                       "text says NVLS algorithm which does not exist on A100 (copy-paste "
+                       "in source), treat algorithm as NCCL default"),
+            std::nullopt);
+  EXPECT_EQ(ForcedAlgo("", "in-place busbw"), std::nullopt);
+  EXPECT_EQ(ForcedAlgo("", "the algorithm was not stated"), std::nullopt);
+  EXPECT_EQ(ForcedAlgo("magic", ""), std::nullopt);
 }
 
 TEST(Validate, CalibrationSweepRowsAreMarkedAndLargeSizesWithinFivePercent) {

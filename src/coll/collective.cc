@@ -2,7 +2,8 @@
 // TimeCollective: NCCL's tuner (coll/nccl_model.h) picks the (algorithm, protocol) of least time
 // in NCCL's own model (latency + bytes / A), as NCCL does; the calibrated constants of
 // NcclCalibration then price what that choice achieves. Device time = kernel gap + NCCL latency
-// + bytes / (A x efficiency) + the Ring/Simple per-loop step synchronisation (LoopSync); LL128
+// + bytes / (A x efficiency) + the Ring/Simple per-loop step synchronisation (LoopSync) + the
+// NVLS pipeline's per-loop steps and fill (NvlsPipelineUs, one NVLink domain); LL128
 // runs at ll128_bw_ratio of NCCL's LL128 bandwidth. nccl-tests issues calls back to back, so a
 // call costs max(host call overhead, device time). NCCL's model assumes a non-blocking fabric;
 // each algorithm's own inter-node schedule (ring, double binary tree, PAT) is priced on the
@@ -68,9 +69,19 @@ double LoopSync(const NcclTopo& t, CollOp op, Algo a, Proto p, double bytes,
 // Time of one call in nccl-tests' back-to-back loop (src/common.cu BenchTime: iterations are
 // launched without waiting and the total is divided by their count): the host cost of a call
 // and the device time overlap, so the slower of the two sets the pace.
-double CallTime(const NcclCalibration& cal, double device_s, bool host_hidden) {
+// The host cost is one enqueue and launch per GPU the thread drives (CollOptions::
+// gpus_per_thread; by default all ranks of a group inside one VM, else 1).
+double CallTime(const Cluster& c, std::span<const int> group, const NcclCalibration& cal,
+                const CollOptions& o, double device_s) {
   const double device = cal.kernel_gap_s + device_s;
-  return host_hidden ? device : std::max(cal.call_overhead_s, device);
+  if (o.host_hidden) return device;
+  int g = o.gpus_per_thread;
+  if (g <= 0) {
+    bool one_vm = true;
+    for (int r : group) one_vm = one_vm && c.gpu(r).vm == c.gpu(group[0]).vm;
+    g = one_vm ? static_cast<int>(group.size()) : 1;
+  }
+  return std::max(g * cal.call_overhead_per_gpu_s, device);
 }
 
 // Switch-to-switch links slower than a NIC port: leaf uplinks (or spine-core links) thinned by
@@ -138,7 +149,7 @@ StatusOr<CollResult> PointToPoint(const Cluster& c, CollOp op, double bytes,
   const bool net = t.nodes > 1;
   double lat_us = 8.4 + (net ? 14.0 : (t.intra == PathType::kNvl ? 3.4 : 5.7));
   CollResult r;
-  r.time_s = CallTime(cal, lat_us * 1e-6 + net_s / cal.bw_efficiency, o.host_hidden);
+  r.time_s = CallTime(c, group, cal, o, lat_us * 1e-6 + net_s / cal.bw_efficiency);
   r.algo = Algo::kP2p;
   r.proto = o.proto.value_or(Proto::kSimple);
   r.channels = t.ring_channels;
@@ -191,9 +202,10 @@ StatusOr<CollResult> TimeCollective(const Cluster& c, CollOp op, double bytes,
           const double bw_s =
               bytes / (AchievedAlgbwGBps(t, op, a, e) * 1e9 * ProtoRatio(p, cal, t));
           const double stretch = Stretch(c, op, a, bytes, bw_s, group, t, o, &stretch_cache);
-          best.time_s = CallTime(
-              cal, e.latency_us * 1e-6 + stretch * bw_s + LoopSync(t, op, a, p, bytes, cal),
-              o.host_hidden);
+          best.time_s =
+              CallTime(c, group, cal, o,
+                       e.latency_us * 1e-6 + stretch * bw_s + LoopSync(t, op, a, p, bytes, cal) +
+                           NvlsPipelineUs(t, op, a, bytes, c.gpu_spec().memory_Bps) * 1e-6);
           best.algo = a;
           best.proto = p;
           best.channels = e.channels;

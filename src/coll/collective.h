@@ -72,6 +72,11 @@ struct CollOptions {
   // ahead of the GPU (an eager training loop between long kernels, a CUDA-graph serving engine),
   // so the host cost is hidden and a call costs its device time (kernel gap + latency + bytes/bw).
   bool host_hidden = false;
+  // GPUs one host thread enqueues each call on (nccl-tests -g): its host cost is that many
+  // ncclAllReduce enqueues and kernel launches. 0: nccl-tests as it is usually run, all GPUs of
+  // the group from one process when the group lies in one VM (Azure's AI-benchmarking-guide runs
+  // `all_reduce_perf -g <GPUs of the VM>`), one GPU per MPI rank when it spans VMs.
+  int gpus_per_thread = 0;
 };
 
 struct CollResult {

@@ -171,7 +171,11 @@ TEST(Coll, NvlsAllReduceMovesEachSliceOutAndBack) {
   StatusOr<CollResult> r = TimeCollective(h100, CollOp::kAllReduce, 8.0 * (1 << 30), All(h100));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->algo, Algo::kNvls);
-  EXPECT_NEAR(r->busbw_Bps / 1e9, 490, 6);
+  // The kernel adds its pipeline (NvlsPipelineUs): 8 GiB in 128 KiB chunks is 512 loops of
+  // 16 MiB, each paying a 3.4 us NVLink step, plus the fill and drain 2 x (2 x 16 MiB /
+  // 3.35 TB/s + 3.4) = 26.8 us. Time = 3 gap + 25 latency + 8 GiB / 280.2 GB/s (30,656) +
+  // 1,740.8 + 26.8 = 32,452 us: algbw 264.7, bus bandwidth 463.2.
+  EXPECT_NEAR(r->busbw_Bps / 1e9, 463.2, 0.5);
   std::vector<int> five = {0, 1, 2, 3, 4};
   StatusOr<NcclTopo> t5 = AnalyzeGroup(h100, five);
   ASSERT_TRUE(t5.ok());
@@ -204,6 +208,64 @@ TEST(Coll, NvlsAllReduceMovesEachSliceOutAndBack) {
   EXPECT_DOUBLE_EQ(AchievedAlgbwGBps(*t, CollOp::kAllReduce, Algo::kRing, ring), ring.algbw_GBps);
 }
 
+TEST(Coll, NvlsChunkFollowsNcclAndPipelineAddsStepsAndFill) {
+  // NCCL's NVLS chunk rules (src/enqueue.cc) on 8 H100s: 16 channels x 8 heads = 128 concurrent
+  // ops. 128 KiB from 64 x 128 x 128 KiB = 1 GiB up; 64 KiB from 8 x 128 x 64 KiB = 64 MiB;
+  // 32 KiB from 2 x 128 x 32 KiB = 8 MiB; 16 KiB below.
+  Env e;
+  Cluster h100 = e.Build("Standard_ND96isr_H100_v5", 1);
+  const NcclTopo t = *AnalyzeGroup(h100, All(h100));
+  ASSERT_EQ(t.nvls_channels, 16);
+  const double MiB = 1 << 20;
+  EXPECT_EQ(NvlsLoops(t, 1024 * MiB).chunk_bytes, 131072);
+  EXPECT_EQ(NvlsLoops(t, 1024 * MiB - 1).chunk_bytes, 65536);
+  EXPECT_EQ(NvlsLoops(t, 64 * MiB).chunk_bytes, 65536);
+  EXPECT_EQ(NvlsLoops(t, 64 * MiB - 1).chunk_bytes, 32768);
+  EXPECT_EQ(NvlsLoops(t, 8 * MiB).chunk_bytes, 32768);
+  EXPECT_EQ(NvlsLoops(t, 8 * MiB - 1).chunk_bytes, 16384);
+  // 128 MiB: loops of 128 x 64 KiB = 8 MiB, 16 of them.
+  EXPECT_EQ(NvlsLoops(t, 128 * MiB).loop_bytes, 8 * MiB);
+  EXPECT_EQ(NvlsLoops(t, 128 * MiB).loops, 16);
+  EXPECT_EQ(NvlsLoops(t, 0).loops, 0);
+  // Pipeline at 128 MiB: 16 x 3.4 + 2 x (2 x 8 MiB / 3.35e12 B/s x 1e6 + 3.4) = 54.4 + 2 x
+  // (5.008 + 3.4) = 71.22 us.
+  const double hbm = h100.gpu_spec().memory_Bps;
+  ASSERT_NEAR(hbm, 3.35e12, 1e9);
+  const double want = 16 * 3.4 + 2 * (2 * 8 * MiB / hbm * 1e6 + 3.4);
+  EXPECT_NEAR(NvlsPipelineUs(t, CollOp::kAllReduce, Algo::kNvls, 128 * MiB, hbm), want, 1e-9);
+  EXPECT_NEAR(want, 71.22, 0.01);
+  // Nothing for other algorithms, ops, or 0 bytes.
+  EXPECT_EQ(NvlsPipelineUs(t, CollOp::kAllReduce, Algo::kRing, 128 * MiB, hbm), 0.0);
+  EXPECT_EQ(NvlsPipelineUs(t, CollOp::kAllGather, Algo::kNvls, 128 * MiB, hbm), 0.0);
+  EXPECT_EQ(NvlsPipelineUs(t, CollOp::kAllReduce, Algo::kNvls, 0, hbm), 0.0);
+  // Smaller chunks pay more steps per byte: the bus bandwidth at 512 MiB (64 KiB chunks) is
+  // below that at 1 GiB (128 KiB chunks) by more than latency alone would make it.
+  const double bw512 = TimeCollective(h100, CollOp::kAllReduce, 512 * MiB, All(h100))->busbw_Bps;
+  const double bw1g = TimeCollective(h100, CollOp::kAllReduce, 1024 * MiB, All(h100))->busbw_Bps;
+  EXPECT_GT(bw1g / bw512, 1.05);
+}
+
+TEST(Coll, HostCostScalesWithTheGpusOneThreadDrives) {
+  // 1 KiB all_reduce on 8 H100s: device = 3 us gap + Ring/LL 6.6 + 14 x 0.6 = 18.0 us. One
+  // thread on all 8 GPUs (nccl-tests -g 8, the default on one VM) costs 8 x 5.35 = 42.8 us of
+  // host time per call, which paces the loop; with -g 1 the device time shows.
+  Env e;
+  Cluster h100 = e.Build("Standard_ND96isr_H100_v5", 1);
+  EXPECT_NEAR(TimeCollective(h100, CollOp::kAllReduce, 1024, All(h100))->time_s, 42.8e-6, 1e-12);
+  CollOptions o;
+  o.gpus_per_thread = 1;
+  const double dev = TimeCollective(h100, CollOp::kAllReduce, 1024, All(h100), o)->time_s;
+  EXPECT_NEAR(dev, 18.0e-6, 0.05e-6);
+  o.gpus_per_thread = 4;
+  EXPECT_NEAR(TimeCollective(h100, CollOp::kAllReduce, 1024, All(h100), o)->time_s, 21.4e-6, 1e-12);
+  // Across VMs nccl-tests runs one MPI rank per GPU: one launch, 5.35 us, under the device time.
+  Cluster two = e.Build("Standard_ND96isr_H100_v5", 2);
+  o = CollOptions();
+  const double t2 = TimeCollective(two, CollOp::kAllReduce, 1024, All(two), o)->time_s;
+  o.gpus_per_thread = 1;
+  EXPECT_DOUBLE_EQ(t2, TimeCollective(two, CollOp::kAllReduce, 1024, All(two), o)->time_s);
+  EXPECT_GT(t2, 5.35e-6);
+}
 TEST(Coll, ErrorsAreInvalidInput) {
   Env e;
   Cluster c = e.Build("Standard_ND96amsr_A100_v4", 1);

@@ -228,6 +228,29 @@ int RingSimpleLoops(const NcclTopo& t, double bytes) {
   return bytes > 0 ? static_cast<int>(std::ceil(bytes / loop)) : 0;
 }
 
+NvlsLoop NvlsLoops(const NcclTopo& t, double bytes) {
+  NDT_CHECK(t.nvls_channels > 0 && t.n > 0, "NvlsLoops: no NVLS channels");
+  NvlsLoop l;
+  const double ops = static_cast<double>(t.nvls_channels) * t.n;  // channels x heads
+  double chunk = kNvlsMaxChunkBytes;
+  if (bytes < 64 * ops * chunk && chunk > 65536) chunk = 65536;
+  if (bytes < 8 * ops * chunk && chunk > 32768) chunk = 32768;
+  if (bytes < 2 * ops * chunk && chunk > 16384) chunk = 16384;
+  l.chunk_bytes = chunk;
+  l.loop_bytes = ops * chunk;
+  l.loops = bytes > 0 ? static_cast<int>(std::ceil(bytes / l.loop_bytes)) : 0;
+  return l;
+}
+
+double NvlsPipelineUs(const NcclTopo& t, CollOp op, Algo algo, double bytes, double hbm_Bps) {
+  if (algo != Algo::kNvls || op != CollOp::kAllReduce || t.nodes != 1 || bytes <= 0 || hbm_Bps <= 0)
+    return 0.0;
+  const NvlsLoop l = NvlsLoops(t, bytes);
+  const double step_us = kHw[0][AIdx(Algo::kRing)][static_cast<int>(Proto::kSimple)];
+  const double copy_us = 2.0 * std::min(bytes, l.loop_bytes) / hbm_Bps * 1e6;
+  return l.loops * step_us + 2.0 * (copy_us + step_us);
+}
+
 AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, double bytes,
                           bool collnet) {
   AlgoEstimate e;

@@ -21,11 +21,12 @@ namespace ndt {
 struct NcclCalibration {
   // Achieved / NCCL-model bandwidth of every algorithm (1.0).
   double bw_efficiency = 1.0;
-  // Host time of one call (enqueue + launch). nccl-tests (src/common.cu BenchTime) issues its
-  // iterations back to back and divides the wall time by their count, so a call costs
-  // max(call_overhead_s, device time): the host cost hides under kernels longer than it. Fitted
-  // as the median measured time over 1 KiB..64 KiB (42.8 us).
-  double call_overhead_s = 42.8e-6;
+  // Host time of one call per GPU the calling thread drives (one enqueue + kernel launch).
+  // nccl-tests (src/common.cu BenchTime) issues its iterations back to back and divides the wall
+  // time by their count, so a call costs max(gpus_per_thread x this, device time): the host cost
+  // hides under kernels longer than it. Fitted as the median measured time over 1 KiB..64 KiB
+  // (42.8 us) of the sweep, which one thread ran on all 8 GPUs (-g 8): 42.8 / 8 = 5.35 us.
+  double call_overhead_per_gpu_s = 5.35e-6;
   // Device-side gap between back-to-back kernels, added to the device time (3 us).
   double kernel_gap_s = 3e-6;
   // Ring/Simple: synchronisation cost of one ring step (flag wait, fence, post over both slices
@@ -129,6 +130,36 @@ double AchievedAlgbwGBps(const NcclTopo& t, CollOp op, Algo algo, const AlgoEsti
 // ring step once; the last loop may be partial. 0 for 0 bytes.
 // REQUIRES: t.ring_channels > 0, t.n > 0.
 int RingSimpleLoops(const NcclTopo& t, double bytes);
+
+// The NVLS kernel's loop inside one NVLink domain. NCCL (src/enqueue.cc, NVLS chunk size)
+// starts from nvlsChunkSize = 128 KiB (NCCL_NVLS_CHUNKSIZE) and, with concurrentOps = NVLS
+// channels x heads (a head per rank of the domain), takes 64 KiB below 64 x concurrentOps x
+// 128 KiB, then 32 KiB below 8 x concurrentOps x 64 KiB, then 16 KiB below 2 x concurrentOps x
+// 32 KiB; the kernel (src/device/all_reduce.h, NVLS) walks the buffer in loops of
+// concurrentOps x chunk bytes, each channel taking heads x chunk of a loop. On 8 H100s
+// (16 channels): 128 KiB from 1 GiB up, 64 KiB from 64 MiB, 32 KiB from 8 MiB, 16 KiB below.
+struct NvlsLoop {
+  double chunk_bytes = 0;
+  double loop_bytes = 0;
+  int loops = 0;  // ceil(bytes / loop_bytes); 0 for 0 bytes
+};
+inline constexpr double kNvlsMaxChunkBytes = 128.0 * 1024;
+// REQUIRES: t.nvls_channels > 0, t.n > 0.
+NvlsLoop NvlsLoops(const NcclTopo& t, double bytes);
+
+// Device time (us) of the NVLS all_reduce pipeline that NCCL's tuner leaves out, inside one
+// NVLink domain; 0 for any other (op, algorithm) or across domains. The kernel runs three
+// roles per channel as a pipeline over the loops of NvlsLoops: scatter warps copy the rank's
+// buffer into the multicast-bound buffer, reduce warps multimem.ld_reduce a head's slice and
+// multimem.st the sum to every rank, gather warps copy the result out. The reduce stage sets
+// the pace (NCCL's bandwidth term); on top of it
+//   - every loop waits once on its peers' flags over NVLink: NCCL's own per-step latency of a
+//     Simple step over NVLink (hwLat[NVLINK][RING][SIMPLE] = 3.4 us), and
+//   - the first loop's scatter and the last loop's gather do not overlap anything: each copies
+//     min(bytes, loop) in and out of HBM at the GPU's peak memory bandwidth `hbm_Bps`, plus
+//     one such step.
+// So: loops x 3.4 us + 2 x (2 x min(bytes, loop) / hbm_Bps + 3.4 us). None of it is fitted.
+double NvlsPipelineUs(const NcclTopo& t, CollOp op, Algo algo, double bytes, double hbm_Bps);
 
 }  // namespace ndt
 

@@ -3,6 +3,7 @@
 #include "coll/validate.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -82,6 +83,33 @@ int NcclVersionOf(const std::string& software) {
   return major * 10000 + minor * 100 + patch;
 }
 
+std::optional<Algo> ForcedAlgo(const std::string& column, const std::string& note) {
+  Algo a;
+  if (!column.empty()) {
+    if (ParseAlgo(column, &a).ok()) return a;
+    return std::nullopt;
+  }
+  if (Has(note, "NCCL default")) return std::nullopt;
+  const size_t env = note.find("NCCL_ALGO=");
+  if (env != std::string::npos) {
+    size_t end = env + 10;
+    while (end < note.size() &&
+           (std::isalnum(static_cast<unsigned char>(note[end])) || note[end] == '_'))
+      ++end;
+    if (ParseAlgo(note.substr(env + 10, end - env - 10), &a).ok()) return a;
+  }
+  // "X algorithm": the word before the first " algorithm" that names one.
+  for (size_t at = note.find(" algorithm"); at != std::string::npos;
+       at = note.find(" algorithm", at + 1)) {
+    size_t begin = at;
+    while (begin > 0 &&
+           (std::isalnum(static_cast<unsigned char>(note[begin - 1])) || note[begin - 1] == '_'))
+      --begin;
+    if (begin < at && ParseAlgo(note.substr(begin, at - begin), &a).ok()) return a;
+  }
+  return std::nullopt;
+}
+
 StatusOr<std::vector<ValidationRow>> ValidateCollectives(const Catalog& cat,
                                                          const std::string& shared_dir) {
   namespace fs = std::filesystem;
@@ -148,7 +176,14 @@ StatusOr<std::vector<ValidationRow>> ValidateCollectives(const Catalog& cat,
       std::iota(group.begin(), group.end(), 0);
       CollOptions opts;
       if (col.count("software")) opts.nccl_version = NcclVersionOf(get("software"));
-      NDT_ASSIGN_OR_RETURN(CollResult r, TimeCollective(c, op, bytes, group, opts));
+      opts.algo = ForcedAlgo(col.count("algorithm") ? get("algorithm") : "",
+                             col.count("note") ? get("note") : "");
+      StatusOr<CollResult> forced = TimeCollective(c, op, bytes, group, opts);
+      if (!forced.ok() && opts.algo) {  // not offered here: NCCL's own choice
+        opts.algo.reset();
+        forced = TimeCollective(c, op, bytes, group, opts);
+      }
+      NDT_ASSIGN_OR_RETURN(CollResult r, std::move(forced));
       ValidationRow row;
       row.suite = "collectives";
       row.case_id = sku_name + " " + std::to_string(nodes) + "vm " + CollOpName(op) + " " +

@@ -10,12 +10,18 @@
 // two as nccl-tests prints them ("33M" = 2^25 bytes): the label wins over message_bytes. Rows
 // from files under validation/calibration/ are marked calibration = true. A "software" column
 // naming "NCCL x.y.z" selects that release's tuner (NcclVersionOf); otherwise the pinned one.
+// A sweep that forced an algorithm (NCCL_ALGO) is priced with it (ForcedAlgo), falling back to
+// NCCL's choice where the system does not offer it. nccl-tests' host cost follows its usual
+// launch: one thread on all GPUs of one VM (-g G, as Azure's AI-benchmarking-guide runs it), one
+// MPI rank per GPU across VMs (CollOptions::gpus_per_thread).
 #ifndef NDTWIN_COLL_VALIDATE_H_
 #define NDTWIN_COLL_VALIDATE_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "coll/collective.h"
 #include "core/status.h"
 #include "core/validation.h"
 #include "hw/catalog.h"
@@ -34,6 +40,12 @@ StatusOr<double> LabelBytes(const std::string& label);
 // The NCCL release named in a "software" string ("NCCL 2.18.5, CUDA 12.5" -> 21805), encoded
 // major*10000 + minor*100 + patch; kPinnedNcclVersion when it names none.
 int NcclVersionOf(const std::string& software);
+
+// The algorithm a row says its sweep forced: an "algorithm" column (`column`) if not empty,
+// else in the note "NCCL_ALGO=X" or "X algorithm" (X: Ring, Tree, NVLS, NVLSTree, CollNet,
+// CollNetDirect, CollNetChain, PAT; first match), unless the note says to treat the algorithm
+// as NCCL's default ("NCCL default"). nullopt: NCCL's own choice.
+std::optional<Algo> ForcedAlgo(const std::string& column, const std::string& note);
 
 }  // namespace ndt
 
