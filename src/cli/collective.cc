@@ -48,10 +48,6 @@ Status Run(const CollectiveOptions& o, const GlobalOptions& g) {
   NDT_RETURN_IF_ERROR(ParseCollOp(o.op, &op));
   CollOptions co;
   co.collnet = o.collnet;
-  if (o.gpus_per_thread < 0)
-    return Status::InvalidInput("--gpus-per-thread must be 1 or more (nccl-tests -g), got " +
-                                std::to_string(o.gpus_per_thread) +
-                                "; leave it out for the default");
   co.gpus_per_thread = o.gpus_per_thread;
   if (!o.algo.empty()) {
     Algo a;
@@ -125,10 +121,11 @@ Status Run(const CollectiveOptions& o, const GlobalOptions& g) {
         sku->name + " give " + std::to_string(n) +
         "; pass --gpus-per-vm 2 (inside a VM) or --vms 2 --gpus-per-vm 1 (across VMs)");
 
-  if (o.gpus_per_thread > n)
-    return Status::InvalidInput("--gpus-per-thread " + std::to_string(o.gpus_per_thread) +
-                                " is more than the " + std::to_string(n) +
-                                " GPUs of the job; use at most " + std::to_string(n));
+  if (o.gpus_per_thread < 0 || o.gpus_per_thread > n)
+    return Status::InvalidInput("--gpus-per-thread must be 1 to " + std::to_string(n) +
+                                " (nccl-tests -g, at most the job's GPUs), got " +
+                                std::to_string(o.gpus_per_thread) +
+                                "; leave it out for the default");
   // Price every size first, so an error prints nothing on stdout.
   std::vector<std::pair<double, CollResult>> results;
   for (double bytes = lo; bytes <= hi * (1 + 1e-12); bytes *= o.step_factor) {

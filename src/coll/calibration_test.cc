@@ -45,18 +45,18 @@ TEST(Validate, LabelsArePowersOfTwo) {
 }
 
 TEST(Validate, ForcedAlgorithmComesFromTheColumnOrTheNote) {
-  EXPECT_EQ(ForcedAlgo("Ring", "NVLS algorithm"), Algo::kRing);  // the column wins
-  EXPECT_EQ(ForcedAlgo("", "run with NCCL_ALGO=NVLS, in-place"), Algo::kNvls);
-  EXPECT_EQ(ForcedAlgo("", "in-place busbw; Ring algorithm per source"), Algo::kRing);
-  EXPECT_EQ(ForcedAlgo("", "source says NVLS algorithm"), Algo::kNvls);
+  EXPECT_EQ(*ForcedAlgo("Ring", "NVLS algorithm"), Algo::kRing);  // the column wins
+  EXPECT_EQ(*ForcedAlgo("", "run with NCCL_ALGO=NVLS, in-place"), Algo::kNvls);
+  EXPECT_EQ(*ForcedAlgo("", "in-place busbw; Ring algorithm per source"), Algo::kRing);
+  EXPECT_EQ(*ForcedAlgo("", "source says NVLS algorithm"), Algo::kNvls);
   // The calibration sweep's note: the source's "NVLS algorithm" is a copy-paste on A100.
-  EXPECT_EQ(ForcedAlgo("",
-                       "text says NVLS algorithm which does not exist on A100 (copy-paste "
-                       "in source), treat algorithm as NCCL default"),
+  EXPECT_EQ(*ForcedAlgo("",
+                        "text says NVLS algorithm which does not exist on A100 (copy-paste "
+                        "in source), treat algorithm as NCCL default"),
             std::nullopt);
-  EXPECT_EQ(ForcedAlgo("", "in-place busbw"), std::nullopt);
-  EXPECT_EQ(ForcedAlgo("", "the algorithm was not stated"), std::nullopt);
-  EXPECT_EQ(ForcedAlgo("magic", ""), std::nullopt);
+  EXPECT_EQ(*ForcedAlgo("", "in-place busbw"), std::nullopt);
+  EXPECT_EQ(*ForcedAlgo("", "the algorithm was not stated"), std::nullopt);
+  EXPECT_FALSE(ForcedAlgo("magic", "").ok());  // a bad column is an error, not ignored
 }
 
 TEST(Validate, CalibrationSweepRowsAreMarkedAndLargeSizesWithinFivePercent) {

@@ -66,22 +66,27 @@ double LoopSync(const NcclTopo& t, CollOp op, Algo a, Proto p, double bytes,
   return steps * RingSimpleLoops(t, bytes) * cal.simple_step_sync_s;
 }
 
-// Time of one call in nccl-tests' back-to-back loop (src/common.cu BenchTime: iterations are
-// launched without waiting and the total is divided by their count): the host cost of a call
-// and the device time overlap, so the slower of the two sets the pace.
-// The host cost is one enqueue and launch per GPU the thread drives (CollOptions::
-// gpus_per_thread; by default all ranks of a group inside one VM, else 1).
-double CallTime(const Cluster& c, std::span<const int> group, const NcclCalibration& cal,
-                const CollOptions& o, double device_s) {
-  const double device = cal.kernel_gap_s + device_s;
-  if (o.host_hidden) return device;
+// Host time of one call in nccl-tests' loop: one enqueue and launch per GPU the thread drives
+// (CollOptions::gpus_per_thread; by default all ranks of a group inside one VM, else 1); 0 when
+// the workload's host runs ahead (host_hidden).
+double HostCallS(const Cluster& c, std::span<const int> group, const NcclCalibration& cal,
+                 const CollOptions& o) {
+  if (o.host_hidden) return 0.0;
   int g = o.gpus_per_thread;
   if (g <= 0) {
-    bool one_vm = true;
-    for (int r : group) one_vm = one_vm && c.gpu(r).vm == c.gpu(group[0]).vm;
+    const int vm = c.gpu(group[0]).vm;
+    const bool one_vm =
+        std::all_of(group.begin(), group.end(), [&](int r) { return c.gpu(r).vm == vm; });
     g = one_vm ? static_cast<int>(group.size()) : 1;
   }
-  return std::max(g * cal.call_overhead_per_gpu_s, device);
+  return g * cal.call_overhead_per_gpu_s;
+}
+
+// Time of one call in nccl-tests' back-to-back loop (src/common.cu BenchTime: iterations are
+// launched without waiting and the total is divided by their count): the host cost of a call
+// (HostCallS) and the device time overlap, so the slower of the two sets the pace.
+double CallTime(const NcclCalibration& cal, double host_s, double device_s) {
+  return std::max(host_s, cal.kernel_gap_s + device_s);
 }
 
 // Switch-to-switch links slower than a NIC port: leaf uplinks (or spine-core links) thinned by
@@ -136,7 +141,7 @@ double Stretch(const Cluster& c, CollOp op, Algo a, double bytes, double bw_s,
 
 StatusOr<CollResult> PointToPoint(const Cluster& c, CollOp op, double bytes,
                                   std::span<const int> group, const NcclTopo& t,
-                                  const CollOptions& o, const NcclCalibration& cal) {
+                                  const CollOptions& o, const NcclCalibration& cal, double host_s) {
   if (o.algo && *o.algo != Algo::kP2p)
     return Status::InvalidInput(std::string(CollOpName(op)) +
                                 " runs point-to-point in NCCL, with no algorithm to choose; "
@@ -149,7 +154,7 @@ StatusOr<CollResult> PointToPoint(const Cluster& c, CollOp op, double bytes,
   const bool net = t.nodes > 1;
   double lat_us = 8.4 + (net ? 14.0 : (t.intra == PathType::kNvl ? 3.4 : 5.7));
   CollResult r;
-  r.time_s = CallTime(c, group, cal, o, lat_us * 1e-6 + net_s / cal.bw_efficiency);
+  r.time_s = CallTime(cal, host_s, lat_us * 1e-6 + net_s / cal.bw_efficiency);
   r.algo = Algo::kP2p;
   r.proto = o.proto.value_or(Proto::kSimple);
   r.channels = t.ring_channels;
@@ -171,10 +176,11 @@ StatusOr<CollResult> TimeCollective(const Cluster& c, CollOp op, double bytes,
                                 std::to_string(kNewestNcclVersion / 100 % 100) + ".x");
   t.nccl_version = o.nccl_version;
   const NcclCalibration cal;
+  const double host_s = HostCallS(c, group, cal, o);
   const int n = static_cast<int>(group.size());
   StatusOr<CollResult> out = Status::Internal("unset");
   if (op == CollOp::kAllToAll || op == CollOp::kSendRecv) {
-    out = PointToPoint(c, op, bytes, group, t, o, cal);
+    out = PointToPoint(c, op, bytes, group, t, o, cal, host_s);
   } else {
     std::map<int, NetTimes> stretch_cache;
     const Algo algos[] = {Algo::kTree,         Algo::kRing, Algo::kCollNetDirect,
@@ -203,7 +209,7 @@ StatusOr<CollResult> TimeCollective(const Cluster& c, CollOp op, double bytes,
               bytes / (AchievedAlgbwGBps(t, op, a, e) * 1e9 * ProtoRatio(p, cal, t));
           const double stretch = Stretch(c, op, a, bytes, bw_s, group, t, o, &stretch_cache);
           best.time_s =
-              CallTime(c, group, cal, o,
+              CallTime(cal, host_s,
                        e.latency_us * 1e-6 + stretch * bw_s + LoopSync(t, op, a, p, bytes, cal) +
                            NvlsPipelineUs(t, op, a, bytes, c.gpu_spec().memory_Bps) * 1e-6);
           best.algo = a;

@@ -83,31 +83,31 @@ int NcclVersionOf(const std::string& software) {
   return major * 10000 + minor * 100 + patch;
 }
 
-std::optional<Algo> ForcedAlgo(const std::string& column, const std::string& note) {
+StatusOr<std::optional<Algo>> ForcedAlgo(const std::string& column, const std::string& note) {
   Algo a;
   if (!column.empty()) {
-    if (ParseAlgo(column, &a).ok()) return a;
-    return std::nullopt;
+    NDT_RETURN_IF_ERROR(ParseAlgo(column, &a));
+    return std::optional<Algo>(a);
   }
-  if (Has(note, "NCCL default")) return std::nullopt;
+  if (Has(note, "NCCL default")) return std::optional<Algo>();
+  auto word = [&](size_t i) {
+    return std::isalnum(static_cast<unsigned char>(note[i])) || note[i] == '_';
+  };
   const size_t env = note.find("NCCL_ALGO=");
   if (env != std::string::npos) {
     size_t end = env + 10;
-    while (end < note.size() &&
-           (std::isalnum(static_cast<unsigned char>(note[end])) || note[end] == '_'))
-      ++end;
-    if (ParseAlgo(note.substr(env + 10, end - env - 10), &a).ok()) return a;
+    while (end < note.size() && word(end)) ++end;
+    if (ParseAlgo(note.substr(env + 10, end - env - 10), &a).ok()) return std::optional<Algo>(a);
   }
   // "X algorithm": the word before the first " algorithm" that names one.
   for (size_t at = note.find(" algorithm"); at != std::string::npos;
        at = note.find(" algorithm", at + 1)) {
     size_t begin = at;
-    while (begin > 0 &&
-           (std::isalnum(static_cast<unsigned char>(note[begin - 1])) || note[begin - 1] == '_'))
-      --begin;
-    if (begin < at && ParseAlgo(note.substr(begin, at - begin), &a).ok()) return a;
+    while (begin > 0 && word(begin - 1)) --begin;
+    if (begin < at && ParseAlgo(note.substr(begin, at - begin), &a).ok())
+      return std::optional<Algo>(a);
   }
-  return std::nullopt;
+  return std::optional<Algo>();
 }
 
 StatusOr<std::vector<ValidationRow>> ValidateCollectives(const Catalog& cat,
@@ -176,8 +176,10 @@ StatusOr<std::vector<ValidationRow>> ValidateCollectives(const Catalog& cat,
       std::iota(group.begin(), group.end(), 0);
       CollOptions opts;
       if (col.count("software")) opts.nccl_version = NcclVersionOf(get("software"));
-      opts.algo = ForcedAlgo(col.count("algorithm") ? get("algorithm") : "",
-                             col.count("note") ? get("note") : "");
+      StatusOr<std::optional<Algo>> algo = ForcedAlgo(
+          col.count("algorithm") ? get("algorithm") : "", col.count("note") ? get("note") : "");
+      if (!algo.ok()) return Status::InvalidInput(where + ": " + algo.status().message());
+      opts.algo = *algo;
       StatusOr<CollResult> forced = TimeCollective(c, op, bytes, group, opts);
       if (!forced.ok() && opts.algo) {  // not offered here: NCCL's own choice
         opts.algo.reset();

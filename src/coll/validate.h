@@ -44,8 +44,9 @@ int NcclVersionOf(const std::string& software);
 // The algorithm a row says its sweep forced: an "algorithm" column (`column`) if not empty,
 // else in the note "NCCL_ALGO=X" or "X algorithm" (X: Ring, Tree, NVLS, NVLSTree, CollNet,
 // CollNetDirect, CollNetChain, PAT; first match), unless the note says to treat the algorithm
-// as NCCL's default ("NCCL default"). nullopt: NCCL's own choice.
-std::optional<Algo> ForcedAlgo(const std::string& column, const std::string& note);
+// as NCCL's default ("NCCL default"). nullopt: NCCL's own choice. Error (kInvalidInput): an
+// "algorithm" column that names no algorithm.
+StatusOr<std::optional<Algo>> ForcedAlgo(const std::string& column, const std::string& note);
 
 }  // namespace ndt
 
