@@ -210,6 +210,11 @@ nlohmann::ordered_json ToJson(const InferFlags& f, const TransformerSpec& m, con
   } else {
     j["usd_per_million_tokens"] = nullptr;
   }
+  if (r.caveat.empty()) {
+    j["accuracy_caveat"] = nullptr;
+  } else {
+    j["accuracy_caveat"] = r.caveat;
+  }
   return j;
 }
 
@@ -357,6 +362,7 @@ CommandRun SetupInfer(CLI::App* sub) {
     }
     NDT_ASSIGN_OR_RETURN(InferResult r, RunInferenceOn(cat, sku->name, model, o, dir));
     for (const std::string& w : r.warnings) Warn(w);
+    if (!r.caveat.empty()) Warn(r.caveat);
     if (!f->trace.empty()) NDT_RETURN_IF_ERROR(WriteTrace(BuildTrace(r), f->trace));
     if (g.json) {
       std::printf("%s\n", ToJson(*f, model, r).dump(2).c_str());

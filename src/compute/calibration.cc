@@ -35,6 +35,8 @@ StatusOr<ArchCalibration> ParseArch(const YamlMap& y) {
   ArchCalibration a;
   NDT_ASSIGN_OR_RETURN(a.arch, y.String("arch"));
   NDT_ASSIGN_OR_RETURN(a.how, y.String("how"));
+  NDT_ASSIGN_OR_RETURN(std::optional<std::string> caveat, y.OptionalString("serving_caveat"));
+  a.serving_caveat = caveat.value_or("");
   NDT_ASSIGN_OR_RETURN(std::optional<std::string> fb, y.OptionalString("fallback"));
   if (fb) {
     a.fallback = *fb;
@@ -104,6 +106,7 @@ StatusOr<ComputeCalibration> FromYaml(const YamlMap& y) {
     resolved.arch = name;
     resolved.fallback = a.fallback;
     resolved.how = a.how;
+    if (!a.serving_caveat.empty()) resolved.serving_caveat = a.serving_caveat;
     a = resolved;
   }
   if (!c.archs.count("default")) {

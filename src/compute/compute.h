@@ -48,6 +48,10 @@ struct ArchCalibration {
   double unfused_attention_efficiency = 1.0;
   double kernel_overhead_s = 3e-6;  // fixed cost of a non-GEMM kernel
   std::string how;                  // how it was fitted
+  // What public checks (never fitted) say about serving predictions on this architecture, for
+  // the user to see beside them; empty when none is known. A fallback entry inherits its
+  // target's unless it states its own.
+  std::string serving_caveat;
 
   // The fit for p; else the 16-bit fit, else fp8, else fp4 (NDT_CHECK: at least one exists).
   const GemmFit& GemmFor(Precision p) const;

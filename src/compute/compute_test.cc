@@ -169,6 +169,26 @@ TEST(Calibration, BlackwellUltraFollowsBlackwell) {
   EXPECT_EQ(&Cal().For("some-future-arch"), &Cal().For("default"));
 }
 
+// serving_caveat is optional: Blackwell states one, GB300 (a fallback) inherits it, Hopper has
+// none; a fallback that states its own keeps it.
+TEST(Calibration, ServingCaveatIsInheritedByFallbacks) {
+  EXPECT_NE(Cal().For("blackwell").serving_caveat.find("optimistic"), std::string::npos);
+  EXPECT_EQ(Cal().For("blackwell_ultra").serving_caveat, Cal().For("blackwell").serving_caveat);
+  EXPECT_EQ(Cal().For("hopper").serving_caveat, "");
+  const std::string fit =
+      "    tile: [128, 128]\n    gemm: {fp16: {fraction: 0.8, launch: 1 us, wave_overhead: 1 "
+      "us, residuals: r}}\n    attention_fraction: 0.5\n    hbm_fraction: 0.9\n"
+      "    unfused_attention_efficiency: 0.7\n    kernel_overhead: 2 us\n    how: h\n";
+  StatusOr<ComputeCalibration> c = ParseComputeCalibration(
+      "how: x\narchs:\n  - arch: a\n    serving_caveat: from a\n" + fit +
+          "  - arch: b\n    fallback: a\n    how: y\n"
+          "  - arch: default\n    fallback: a\n    serving_caveat: own\n    how: z\n",
+      "c.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->For("b").serving_caveat, "from a");
+  EXPECT_EQ(c->For("default").serving_caveat, "own");
+}
+
 TEST(Calibration, StrictLoaderRejectsUnknownKeysAndMissingDefault) {
   StatusOr<ComputeCalibration> c = ParseComputeCalibration(
       "how: x\narchs:\n  - arch: default\n    fallback: ampere\n    how: y\n    speed: 3\n",

@@ -155,6 +155,11 @@ StatusOr<PlanInferReport> PlanInference(const Catalog& catalog, const PlanInferR
       rep.notes.push_back(p.sku + " x" + std::to_string(p.vms) + " " + DtypeName(p.weights) + ": " +
                           w);
     }
+    // A GPU's accuracy caveat is said once, however many of its pairs ran.
+    if (!r.caveat.empty() &&
+        std::find(rep.notes.begin(), rep.notes.end(), r.caveat) == rep.notes.end()) {
+      rep.notes.push_back(r.caveat);
+    }
     ok.push_back(p);
   }
   if (ok.empty()) return NoneServes(failures);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "serve/run.h"
 
 namespace ndt {
@@ -69,6 +71,18 @@ TEST(PlanInfer, RunWarningsBecomeNotesNamedByTheirPair) {
     found = found || n.rfind("Standard_ND96isr_H100_v5 x1 fp8: ", 0) == 0;
   }
   EXPECT_TRUE(found) << (rep->notes.empty() ? "no notes" : rep->notes.front());
+}
+
+TEST(PlanInfer, AGpusAccuracyCaveatIsOneNoteHoweverManyPairsRan) {
+  // GB200 computes fp16, fp8 and fp4 natively: 3 pairs, each run carrying Blackwell's caveat
+  // (compute.yaml serving_caveat); the plan says it once. H100 adds no caveat.
+  PlanInferRequest req = Request({"Standard_ND128isr_NDR_GB200_v6", "Standard_ND96isr_H100_v5"});
+  StatusOr<PlanInferReport> rep = PlanInference(Cat(), req);
+  ASSERT_TRUE(rep.ok()) << rep.status().message();
+  ASSERT_GE(rep->evaluated, 4);
+  const std::string caveat = (*LoadComputeCalibration("")).For("blackwell").serving_caveat;
+  ASSERT_FALSE(caveat.empty());
+  EXPECT_EQ(std::count(rep->notes.begin(), rep->notes.end(), caveat), 1);
 }
 
 TEST(PlanInfer, CostRanksByDollarsPerMillionTokensAndSkipsUnpricedSizes) {

@@ -472,6 +472,7 @@ StatusOr<InferResult> RunInference(const InferContext& ctx, const InferOptions& 
     if (o.record_trace) r = AtRate(plan, o, r.qps, false, true, Measure::kWindow);
   }
   r.scenario = o.scenario;
+  r.caveat = ctx.calibration->For(ctx.gpu->arch).serving_caveat;
   r.ttft_limit_s = latency ? ttft : 0;
   r.tpot_limit_s = latency ? tpot : 0;
   if (ctx.sku->price && ctx.sku->price->usd_per_hour > 0) {

@@ -114,6 +114,9 @@ struct InferResult {
   // What the user should know about a result that is not an error (the CLI prints each on
   // stderr): an offered rate beyond capacity, a run cut short by its simulation budget.
   std::vector<std::string> warnings;
+  // How far to trust the numbers on this GPU (ArchCalibration::serving_caveat); empty: no
+  // known caveat.
+  std::string caveat;
 };
 
 // kInvalidInput if a request of `o` (lengths or trace) is longer, input + output, than the

@@ -217,6 +217,22 @@ TEST(Service, FarOverloadedServerGivesTheSaturatedRateAndWarns) {
       << r->warnings[0];
 }
 
+// The result carries the GPU's accuracy caveat (compute.yaml serving_caveat): none on H100, the
+// Blackwell one on a GB200 VM; the numbers do not depend on it.
+TEST(Service, ResultCarriesTheGpusAccuracyCaveat) {
+  Fixture f;
+  StatusOr<InferResult> h = RunInference(f.Context(), Fixture::Options());
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  EXPECT_EQ(h->caveat, "");
+  Fixture g;
+  g.sku = *g.catalog.FindSku("Standard_ND128isr_NDR_GB200_v6");
+  g.gpu = g.catalog.GpuOf(*g.sku);
+  StatusOr<InferResult> b = RunInference(g.Context(), Fixture::Options());
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_EQ(b->caveat, g.cal.For("blackwell").serving_caveat);
+  EXPECT_FALSE(b->caveat.empty());
+}
+
 // A request longer than the context the model serves is refused, as TensorRT-LLM (max_seq_len)
 // and vLLM (max_model_len) refuse it; one at the limit runs. Llama 2 7B serves 4,096 tokens.
 TEST(Service, RequestsLongerThanTheServedContextAreRefused) {
