@@ -14,6 +14,7 @@
 #include "core/check.h"
 #include "hw/catalog.h"
 #include "topo/builders.h"
+#include "topo/testing.h"
 
 namespace ndt {
 namespace {
@@ -42,7 +43,7 @@ Fixture Make(int vms, const char* size = "Standard_ND96amsr_A100_v4") {
   s.gpu = &Cat().GpuOf(**sku);
   s.vms = vms;
   s.fabric.tiers = ChooseTiers(s);
-  StatusOr<Cluster> c = BuildCluster(s);
+  StatusOr<Cluster> c = testing::BuildClusterForTest(s);
   NDT_CHECK(c.ok(), c.status().message());
   f.cluster = *std::move(c);
   f.group.resize(f.cluster.num_gpus());

@@ -8,6 +8,7 @@
 #include "core/check.h"
 #include "hw/catalog.h"
 #include "plan/plan.h"
+#include "topo/testing.h"
 
 namespace ndt {
 namespace {
@@ -29,7 +30,7 @@ void RunPlan(benchmark::State& state, Fidelity fidelity) {
   }
   int64_t configs = 0;
   for (auto _ : state) {
-    StatusOr<PlanTrainReport> r = PlanTraining(*cat, *cal, req);
+    StatusOr<PlanTrainReport> r = PlanTraining(*cat, testing::BuiltinFabricParams(), *cal, req);
     NDT_CHECK(r.ok(), r.status().message());
     configs += r->evaluated;
     benchmark::DoNotOptimize(r->results.data());

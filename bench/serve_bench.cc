@@ -10,6 +10,7 @@
 #include "hw/catalog.h"
 #include "serve/request.h"
 #include "serve/run.h"
+#include "serve/testing.h"
 
 namespace ndt {
 namespace {
@@ -55,7 +56,8 @@ void Run(benchmark::State& state, const InferOptions& o) {
   double tps = 0;
   int64_t reqs = 0;
   for (auto _ : state) {
-    StatusOr<InferResult> r = RunInferenceOn(f.catalog, "Standard_ND96isr_H100_v5", f.model, o, "");
+    StatusOr<InferResult> r =
+        RunInferenceOn(testing::BuiltinServeData(), "Standard_ND96isr_H100_v5", f.model, o);
     NDT_CHECK(r.ok(), r.status().message());
     tps = r->output_tokens_per_s;
     reqs = r->requests_simulated;

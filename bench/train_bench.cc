@@ -12,6 +12,7 @@
 #include "parallel/cluster_costs.h"
 #include "parallel/train.h"
 #include "topo/builders.h"
+#include "topo/testing.h"
 
 namespace ndt {
 namespace {
@@ -42,7 +43,7 @@ void RunJob(benchmark::State& state, const char* sku_name, int vms, const char* 
   cs.gpu = &d.catalog.GpuOf(**sku);
   cs.vms = vms;
   cs.fabric.tiers = ChooseTiers(cs);
-  StatusOr<Cluster> cluster = BuildCluster(cs);
+  StatusOr<Cluster> cluster = testing::BuildClusterForTest(cs);
   NDT_CHECK(cluster.ok(), cluster.status().message());
   StatusOr<TransformerSpec> model = LoadModel(model_name, ModelsDir(""));
   NDT_CHECK(model.ok(), model.status().message());

@@ -3,23 +3,31 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <memory>
+#include <type_traits>
 #include <vector>
 
-#include "cli/commands.h"
+#include "cmd/command.h"
 
 namespace ndt {
 namespace {
 
-// The table of subcommands (ninja's kTools). Add new commands here and in cli/commands.h.
-const CommandDef kCommands[] = {
-    {"sku", "List and show Azure GPU VM sizes (the hardware catalog)", SetupSku},
-    {"topo", "Build the cluster graph of N VMs of a size and summarize it", SetupTopo},
-    {"collective", "Time a collective over a message-size sweep, like nccl-tests", SetupCollective},
-    {"model", "List and show transformer model presets", SetupModel},
-    {"train", "Simulate one training iteration: time, memory, MFU, trace", SetupTrain},
-    {"infer", "Simulate an LLM inference service: throughput, TTFT, TPOT", SetupInfer},
-    {"plan", "Search VM sizes, counts and strategies for the best training plan", SetupPlan},
-    {"validate", "Reproduce published measurements and print the error table", SetupValidate},
+// Commands with a second word ("sku list") hang under a group; a group alone is an error that
+// names its subcommands.
+struct Group {
+  const char* name;
+  const char* help;
+  const char* missing;  // the error when no subcommand is given
+};
+const Group kGroups[] = {
+    {"sku", "List and show Azure GPU VM sizes (the hardware catalog)",
+     "sku needs a subcommand: 'sku list' or 'sku show NAME'"},
+    {"model", "List and show transformer model presets",
+     "model needs a subcommand: 'model list' or 'model show NAME'"},
+    {"plan", "Search VM sizes, counts and strategies for the best training plan",
+     "plan needs a subcommand: 'plan train --model M --gbs B ...' or 'plan infer --model M "
+     "...'"},
 };
 
 // Every floating-point flag must be a finite number: "inf", "nan" or 1e999 would run the model
@@ -37,23 +45,86 @@ void RequireFinite(CLI::App* app) {
   for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) RequireFinite(sub);
 }
 
+// One option of the registry as a CLI11 flag bound to its field.
+void AddCliOption(CLI::App* sub, Option& o) {
+  const std::string flag = o.positional ? o.name : "--" + o.name;
+  CLI::Option* added = std::visit(
+      [&](auto* p) -> CLI::Option* {
+        using T = std::remove_pointer_t<decltype(p)>;
+        if constexpr (std::is_same_v<T, bool>) {
+          return sub->add_flag(flag, *p, o.help);
+        } else if constexpr (std::is_same_v<T, std::optional<int>> ||
+                             std::is_same_v<T, std::optional<int64_t>> ||
+                             std::is_same_v<T, std::optional<double>> ||
+                             std::is_same_v<T, std::optional<std::string>>) {
+          using V = typename T::value_type;
+          return sub->add_option_function<V>(
+              flag, [p](const V& v) { *p = v; }, o.help);
+        } else {
+          return sub->add_option(flag, *p, o.help);
+        }
+      },
+      o.field);
+  if (o.required) added->required();
+}
+
+// A command's request, bound to its CLI11 subcommand.
+struct Bound {
+  const Command* cmd;
+  std::unique_ptr<CommandRequest> request;
+  OptionList options;
+  CLI::App* app;
+};
+
 }  // namespace
 
 void Warn(const std::string& msg) { std::fprintf(stderr, "ndtwin: warning: %s\n", msg.c_str()); }
 
+// Diagnostics straight to stderr, in the order the command emits them.
+class StderrDiagnostics : public Diagnostics {
+ public:
+  void Warn(const std::string& msg) override { ndt::Warn(msg); }
+  void Progress(const std::string& line) override { std::fprintf(stderr, "%s\n", line.c_str()); }
+};
+
 int RunCli(int argc, char** argv) {
   CLI::App app{"ndtwin: a digital twin of Azure ND/NG GPU supercomputers"};
   app.require_subcommand(1);
-  GlobalOptions global;
-  app.add_flag("--json", global.json, "Print results as JSON");
-  app.add_option("--hw-data", global.data_dir,
-                 "Hardware data directory (default: the built-in data/)");
+  bool json = false;
+  std::string data_dir;
+  app.add_flag("--json", json, "Print results as JSON");
+  app.add_option("--hw-data", data_dir, "Hardware data directory (default: the built-in data/)");
   app.set_version_flag("--version", std::string("ndtwin ") + NDT_VERSION);
-  std::vector<std::pair<CLI::App*, CommandRun>> runs;
-  for (const CommandDef& def : kCommands) {
-    CLI::App* sub = app.add_subcommand(def.name, def.help);
-    sub->fallthrough();
-    runs.emplace_back(sub, def.setup(sub));
+  std::vector<std::unique_ptr<Bound>> bound;
+  std::map<std::string, CLI::App*> groups;
+  std::vector<std::string> top_names;  // in the order of --help
+  for (const Command& c : Registry()) {
+    CLI::App* parent = &app;
+    std::string leaf = c.name;
+    if (const size_t sp = c.name.find(' '); sp != std::string::npos) {
+      const std::string g = c.name.substr(0, sp);
+      leaf = c.name.substr(sp + 1);
+      if (groups.count(g) == 0) {
+        const char* help = "";
+        for (const Group& x : kGroups) {
+          if (g == x.name) help = x.help;
+        }
+        groups[g] = app.add_subcommand(g, help);
+        groups[g]->fallthrough();
+        top_names.push_back(g);
+      }
+      parent = groups[g];
+    } else {
+      top_names.push_back(c.name);
+    }
+    auto b = std::make_unique<Bound>();
+    b->cmd = &c;
+    b->request = c.new_request();
+    b->request->Declare(&b->options);
+    b->app = parent->add_subcommand(leaf, c.help);
+    b->app->fallthrough();
+    for (Option& o : b->options.options()) AddCliOption(b->app, o);
+    bound.push_back(std::move(b));
   }
   RequireFinite(&app);
   try {
@@ -67,10 +138,10 @@ int RunCli(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // Point at the subcommand's own help when one was named; name the commands when none was.
     std::string cmd, names;
-    for (const CommandDef& def : kCommands) {
-      names += (names.empty() ? "" : ", ") + std::string(def.name);
+    for (const std::string& name : top_names) {
+      names += (names.empty() ? "" : ", ") + name;
       for (int i = 1; i < argc && cmd.empty(); ++i) {
-        if (argv[i] == std::string(def.name)) cmd = def.name;
+        if (argv[i] == name) cmd = name;
       }
     }
     std::string what = e.what();
@@ -87,16 +158,36 @@ int RunCli(int argc, char** argv) {
                  cmd.empty() ? "" : (cmd + " ").c_str());
     return 2;
   }
-  for (auto& [sub, run] : runs) {
-    if (!sub->parsed()) continue;
-    Status s = run(global);
-    if (!s.ok()) {
-      std::fprintf(stderr, "ndtwin: error: %s\n", s.message().c_str());
-      return s.exit_code();
-    }
-    return 0;
+  const Bound* chosen = nullptr;
+  for (const auto& b : bound) {
+    if (b->app->parsed()) chosen = b.get();
   }
-  return 2;
+  if (chosen == nullptr) {
+    for (const Group& g : kGroups) {
+      if (groups.count(g.name) > 0 && groups[g.name]->parsed()) {
+        std::fprintf(stderr, "ndtwin: error: %s\n", g.missing);
+        return 2;
+      }
+    }
+    return 2;
+  }
+  StatusOr<Context> ctx = Context::Load(data_dir);
+  if (!ctx.ok()) {
+    std::fprintf(stderr, "ndtwin: error: %s\n", ctx.status().message().c_str());
+    return ctx.status().exit_code();
+  }
+  StderrDiagnostics diag;
+  StatusOr<CommandOutput> out = chosen->cmd->run(*ctx, *chosen->request, &diag);
+  if (!out.ok()) {
+    std::fprintf(stderr, "ndtwin: error: %s\n", out.status().message().c_str());
+    return out.status().exit_code();
+  }
+  if (json) {
+    std::printf("%s\n", out->json.dump(2).c_str());
+  } else {
+    std::fputs(out->text.c_str(), stdout);
+  }
+  return 0;
 }
 
 }  // namespace ndt

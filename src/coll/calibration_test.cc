@@ -9,6 +9,7 @@
 #include "coll/validate.h"
 #include "core/units.h"
 #include "hw/catalog.h"
+#include "topo/testing.h"
 
 namespace ndt {
 namespace {
@@ -61,7 +62,8 @@ TEST(Validate, ForcedAlgorithmComesFromTheColumnOrTheNote) {
 
 TEST(Validate, CalibrationSweepRowsAreMarkedAndLargeSizesWithinFivePercent) {
   Catalog cat = *Catalog::Load(NDT_DATA_DIR);
-  StatusOr<std::vector<ValidationRow>> rows = ValidateCollectives(cat, NDT_SHARED_DIR);
+  StatusOr<std::vector<ValidationRow>> rows =
+      ValidateCollectives(cat, testing::BuiltinFabricParams(), NDT_SHARED_DIR);
   ASSERT_TRUE(rows.ok()) << rows.status().message();
   int calib = 0;
   for (const ValidationRow& r : *rows) {

@@ -11,6 +11,7 @@
 
 #include "hw/catalog.h"
 #include "topo/builders.h"
+#include "topo/testing.h"
 
 namespace ndt {
 
@@ -25,7 +26,7 @@ struct Env {
     s.vms = vms;
     s.fabric = fab;
     s.fabric.tiers = ChooseTiers(s);
-    StatusOr<Cluster> c = BuildCluster(s);
+    StatusOr<Cluster> c = testing::BuildClusterForTest(s);
     EXPECT_TRUE(c.ok()) << c.status().message();
     return *c;
   }

@@ -110,7 +110,7 @@ StatusOr<std::optional<Algo>> ForcedAlgo(const std::string& column, const std::s
   return std::optional<Algo>();
 }
 
-StatusOr<std::vector<ValidationRow>> ValidateCollectives(const Catalog& cat,
+StatusOr<std::vector<ValidationRow>> ValidateCollectives(const Catalog& cat, const FabricParams& fp,
                                                          const std::string& shared_dir) {
   namespace fs = std::filesystem;
   const fs::path root = fs::path(shared_dir) / "validation";
@@ -123,7 +123,6 @@ StatusOr<std::vector<ValidationRow>> ValidateCollectives(const Catalog& cat,
        it.increment(ec))
     if (it->is_regular_file() && it->path().extension() == ".csv") files.push_back(it->path());
   std::sort(files.begin(), files.end());
-  NDT_ASSIGN_OR_RETURN(FabricParams fp, LoadFabricParams(Catalog::DefaultDataDir()));
   std::vector<ValidationRow> rows;
   for (const fs::path& f : files) {
     std::ifstream in(f);

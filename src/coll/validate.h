@@ -25,10 +25,12 @@
 #include "core/status.h"
 #include "core/validation.h"
 #include "hw/catalog.h"
+#include "topo/fabric_params.h"
 
 namespace ndt {
 
 StatusOr<std::vector<ValidationRow>> ValidateCollectives(const Catalog& catalog,
+                                                         const FabricParams& fabric,
                                                          const std::string& shared_dir);
 
 // The VM size a "system" string of a validation CSV names, or kNotFound.

@@ -10,6 +10,7 @@
 #include "model/transformer.h"
 #include "parallel/cluster_costs.h"
 #include "topo/builders.h"
+#include "topo/testing.h"
 
 namespace ndt {
 namespace {
@@ -44,7 +45,7 @@ TEST(StepEstimate, AgreesWithTheTaskGraphWithinFivePercent) {
     cs.gpu = &cat.GpuOf(*sku);
     cs.vms = c.vms;
     cs.fabric.tiers = ChooseTiers(cs);
-    const Cluster cl = *BuildCluster(cs);
+    const Cluster cl = *testing::BuildClusterForTest(cs);
     ClusterCosts costs(cl, cal, Dtype::kBf16, Fidelity::kAnalytical);
     Strategy s;
     s.tp = c.tp;
@@ -83,7 +84,7 @@ TEST(StepEstimate, OneStageIsComputePlusTheTail) {
   cs.gpu = &cat.GpuOf(*sku);
   cs.vms = 1;
   cs.gpus_per_vm = 1;
-  const Cluster cl = *BuildCluster(cs);
+  const Cluster cl = *testing::BuildClusterForTest(cs);
   ClusterCosts costs(cl, cal, Dtype::kBf16, Fidelity::kAnalytical);
   const TransformerSpec m = *LoadModel("gpt3-1.3b", ModelsDir(""));
   Strategy s;

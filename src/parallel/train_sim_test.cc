@@ -8,6 +8,7 @@
 #include "parallel/memory.h"
 #include "parallel/schedule.h"
 #include "topo/builders.h"
+#include "topo/testing.h"
 
 namespace ndt {
 namespace {
@@ -443,7 +444,7 @@ TEST(ClusterCostsTrain, AnalyticalAndFlowAgreeOnAnUncongestedFabric) {
   cs.sku = *sku;
   cs.gpu = &cat->GpuOf(**sku);
   cs.vms = 4;
-  StatusOr<Cluster> cl = BuildCluster(cs);
+  StatusOr<Cluster> cl = testing::BuildClusterForTest(cs);
   ASSERT_TRUE(cl.ok()) << cl.status().message();
   StatusOr<ComputeCalibration> cal = LoadComputeCalibration("");
   ASSERT_TRUE(cal.ok()) << cal.status().message();

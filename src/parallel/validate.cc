@@ -82,7 +82,8 @@ StatusOr<std::vector<CsvRow>> ReadCsv(const std::string& path,
 struct Env {
   const SkuSpec* sku;
   const GpuSpec* gpu;
-  ComputeCalibration cal;
+  const FabricParams& fabric;
+  const ComputeCalibration& cal;
 };
 
 // How each Table 1 row was run: Megatron-LM's examples/sc21/run_table_1.sh (the paper's own
@@ -117,7 +118,7 @@ StatusOr<ValidationRow> RunCase(const Env& env, InlineModelArgs a, Strategy s, i
   cs.gpu = env.gpu;
   cs.vms = gpus / env.sku->gpus;
   cs.fabric.tiers = ChooseTiers(cs);
-  NDT_ASSIGN_OR_RETURN(Cluster cluster, BuildCluster(cs));
+  NDT_ASSIGN_OR_RETURN(Cluster cluster, BuildCluster(cs, env.fabric));
   ClusterCosts costs(cluster, env.cal, Dtype::kBf16, Fidelity::kAnalytical);
   TrainJob job;
   job.model = model;
@@ -170,11 +171,11 @@ StatusOr<ValidationRow> RunCase(const Env& env, InlineModelArgs a, Strategy s, i
 }  // namespace
 
 StatusOr<std::vector<ValidationRow>> ValidateTraining(const Catalog& catalog,
-                                                      const std::string& shared_dir,
-                                                      const std::string& data_dir) {
+                                                      const FabricParams& fabric,
+                                                      const ComputeCalibration& cal,
+                                                      const std::string& shared_dir) {
   NDT_ASSIGN_OR_RETURN(const SkuSpec* sku, catalog.FindSku(kSku));
-  NDT_ASSIGN_OR_RETURN(ComputeCalibration cal, LoadComputeCalibration(data_dir));
-  const Env env{sku, &catalog.GpuOf(*sku), cal};
+  const Env env{sku, &catalog.GpuOf(*sku), fabric, cal};
   const std::string dir = shared_dir + "/validation/training/";
   NDT_ASSIGN_OR_RETURN(
       std::vector<CsvRow> t1,

@@ -11,17 +11,20 @@
 #include <string>
 #include <vector>
 
+#include "compute/compute.h"
 #include "core/status.h"
 #include "core/validation.h"
 #include "hw/catalog.h"
+#include "topo/fabric_params.h"
 
 namespace ndt {
 
-// Reads shared_dir/validation/training/megatron_table1.csv. `data_dir` "" = NDT_DATA_DIR (for
-// models and the compute calibration).
+// Reads shared_dir/validation/training/megatron_table1.csv (and megatron_other.csv) and runs
+// each case on the catalog's data.
 StatusOr<std::vector<ValidationRow>> ValidateTraining(const Catalog& catalog,
-                                                      const std::string& shared_dir,
-                                                      const std::string& data_dir = "");
+                                                      const FabricParams& fabric,
+                                                      const ComputeCalibration& cal,
+                                                      const std::string& shared_dir);
 
 }  // namespace ndt
 

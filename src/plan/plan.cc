@@ -116,8 +116,8 @@ std::string ReasonOf(const Status& s) {
 }
 
 // Builds the contexts of the sizes that can run, with a note for each one skipped.
-std::vector<SizeContext> BuildContexts(const Catalog& cat, const ComputeCalibration& cal,
-                                       const PlanTrainRequest& req,
+std::vector<SizeContext> BuildContexts(const Catalog& cat, const FabricParams& fabric,
+                                       const ComputeCalibration& cal, const PlanTrainRequest& req,
                                        std::vector<std::string>* notes) {
   std::vector<SizeContext> out;
   std::string unpriced;
@@ -146,7 +146,7 @@ std::vector<SizeContext> BuildContexts(const Catalog& cat, const ComputeCalibrat
     cs.vms = vms;
     cs.fabric = req.fabric;
     if (cs.fabric.tiers == 0) cs.fabric.tiers = ChooseTiers(cs);
-    StatusOr<Cluster> cluster = BuildCluster(cs);
+    StatusOr<Cluster> cluster = BuildCluster(cs, fabric);
     if (!cluster.ok()) {
       notes->push_back(sku->name + ": " + cluster.status().message() + "; skipped");
       continue;
@@ -278,8 +278,9 @@ std::vector<Strategy> EnumerateTrainStrategies(const TransformerSpec& model, int
   return out;
 }
 
-StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const ComputeCalibration& cal,
-                                       const PlanTrainRequest& req, const PlanProgress& progress) {
+StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const FabricParams& fabric,
+                                       const ComputeCalibration& cal, const PlanTrainRequest& req,
+                                       const PlanProgress& progress) {
   const char* obj = PlanObjectiveName(req.objective);
   if (req.gbs < 1) return Status::InvalidInput("--gbs (global batch, sequences) must be >= 1");
   if (req.top_k < 1) return Status::InvalidInput("--top must be >= 1");
@@ -292,7 +293,7 @@ StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const ComputeCali
   }
   PlanTrainReport rep;
   rep.objective = req.objective;
-  std::vector<SizeContext> ctx = BuildContexts(catalog, cal, req, &rep.notes);
+  std::vector<SizeContext> ctx = BuildContexts(catalog, fabric, cal, req, &rep.notes);
   if (ctx.empty()) {
     std::string why;
     for (size_t i = 0; i < rep.notes.size() && i < 2; ++i) why += (i ? "; " : "") + rep.notes[i];

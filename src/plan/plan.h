@@ -25,6 +25,7 @@
 #include "hw/catalog.h"
 #include "model/transformer.h"
 #include "parallel/strategy.h"
+#include "topo/fabric_params.h"
 
 namespace ndt {
 
@@ -98,8 +99,8 @@ Status NoneFeasible(const std::vector<Status>& failures);
 // Runs the search. Fails with kInvalidInput on a bad request (gbs < 1, top_k < 1, no GPUs or
 // VMs, time/cost without tokens, no size left to try) and kInfeasible, naming the commonest
 // reason and a fix, when no configuration is feasible. Catalog and calibration are read-only.
-StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const ComputeCalibration& cal,
-                                       const PlanTrainRequest& req,
+StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const FabricParams& fabric,
+                                       const ComputeCalibration& cal, const PlanTrainRequest& req,
                                        const PlanProgress& progress = {});
 
 }  // namespace ndt

@@ -66,7 +66,7 @@ double Score(const PlanInferResult& r, PlanInferObjective o) {
 
 }  // namespace
 
-StatusOr<PlanInferReport> PlanInference(const Catalog& catalog, const PlanInferRequest& req,
+StatusOr<PlanInferReport> PlanInference(const ServeData& data, const PlanInferRequest& req,
                                         const PlanProgress& progress) {
   if (req.top_k < 1) return Status::InvalidInput("--top must be >= 1");
   if (req.gpus < 0 || req.vms < 0 || (req.gpus == 0 && req.vms == 0)) {
@@ -98,7 +98,7 @@ StatusOr<PlanInferReport> PlanInference(const Catalog& catalog, const PlanInferR
       vms = req.gpus / sku->gpus;
     }
     std::vector<Dtype> ws = req.weights;
-    if (ws.empty()) ws = NativeWeights(catalog.GpuOf(*sku));
+    if (ws.empty()) ws = NativeWeights(data.catalog->GpuOf(*sku));
     for (Dtype w : ws) cands.push_back({sku, vms, w});
   }
   if (!unpriced.empty()) {
@@ -123,7 +123,7 @@ StatusOr<PlanInferReport> PlanInference(const Catalog& catalog, const PlanInferR
     o.vms = cands[i].vms;
     o.weights = cands[i].weights;
     o.kv = DefaultKv(o.weights);
-    runs[i] = RunInferenceOn(catalog, cands[i].sku->name, req.model, o, req.data_dir);
+    runs[i] = RunInferenceOn(data, cands[i].sku->name, req.model, o);
   }
   std::vector<Status> failures;
   std::vector<PlanInferResult> ok;

@@ -15,6 +15,7 @@
 #include "hw/catalog.h"
 #include "model/transformer.h"
 #include "plan/plan.h"
+#include "serve/run.h"
 #include "serve/service.h"
 
 namespace ndt {
@@ -32,8 +33,7 @@ struct PlanInferRequest {
   InferOptions base;                 // scenario, requests, limits; vms, weights and kv are set
   PlanInferObjective objective = PlanInferObjective::kThroughput;
   int top_k = 10;
-  int threads = 0;       // OpenMP threads; 0: the runtime's default
-  std::string data_dir;  // "" = the built-in data/
+  int threads = 0;  // OpenMP threads; 0: the runtime's default
 };
 
 struct PlanInferResult {
@@ -56,7 +56,7 @@ struct PlanInferReport {
 
 // kInvalidInput on a bad request (no GPUs or VMs, top_k < 1, base.requests beyond 100,000);
 // kInfeasible, with the commonest reason and a fix, when no pair can serve the model.
-StatusOr<PlanInferReport> PlanInference(const Catalog& catalog, const PlanInferRequest& req,
+StatusOr<PlanInferReport> PlanInference(const ServeData& data, const PlanInferRequest& req,
                                         const PlanProgress& progress = {});
 
 }  // namespace ndt

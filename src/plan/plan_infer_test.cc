@@ -5,14 +5,12 @@
 #include <algorithm>
 
 #include "serve/run.h"
+#include "serve/testing.h"
 
 namespace ndt {
 namespace {
 
-const Catalog& Cat() {
-  static const Catalog* cat = new Catalog(*Catalog::Load(Catalog::DefaultDataDir()));
-  return *cat;
-}
+const Catalog& Cat() { return *testing::BuiltinServeData().catalog; }
 
 PlanInferRequest Request(const std::vector<std::string>& skus) {
   PlanInferRequest req;
@@ -29,7 +27,7 @@ TEST(PlanInfer, TriesEachNativePrecisionAndMatchesTheServiceRun) {
   // H100 computes fp16 and fp8 natively, A100 fp16 only: 3 (size, precision) pairs. Each result
   // is what `ndtwin infer` gives for the same options (KV fp8 with 8-bit weights, else fp16).
   PlanInferRequest req = Request({"Standard_ND96isr_H100_v5", "Standard_ND96amsr_A100_v4"});
-  StatusOr<PlanInferReport> rep = PlanInference(Cat(), req);
+  StatusOr<PlanInferReport> rep = PlanInference(testing::BuiltinServeData(), req);
   ASSERT_TRUE(rep.ok()) << rep.status().message();
   EXPECT_EQ(rep->evaluated, 3);
   EXPECT_EQ(rep->infeasible, 0);
@@ -44,7 +42,7 @@ TEST(PlanInfer, TriesEachNativePrecisionAndMatchesTheServiceRun) {
   o.weights = Dtype::kFp8;
   o.kv = Dtype::kFp8;
   StatusOr<InferResult> direct =
-      RunInferenceOn(Cat(), "Standard_ND96isr_H100_v5", req.model, o, "");
+      RunInferenceOn(testing::BuiltinServeData(), "Standard_ND96isr_H100_v5", req.model, o);
   ASSERT_TRUE(direct.ok());
   EXPECT_DOUBLE_EQ(best.tokens_per_s, direct->output_tokens_per_s);
 }
@@ -63,7 +61,7 @@ TEST(PlanInfer, RunWarningsBecomeNotesNamedByTheirPair) {
   req.base.pp = 1;
   req.base.max_batch = 64;
   req.base.max_num_tokens = 8192;
-  StatusOr<PlanInferReport> rep = PlanInference(Cat(), req);
+  StatusOr<PlanInferReport> rep = PlanInference(testing::BuiltinServeData(), req);
   ASSERT_TRUE(rep.ok()) << rep.status().message();
   ASSERT_EQ(rep->results.size(), 1u);
   bool found = false;
@@ -77,7 +75,7 @@ TEST(PlanInfer, AGpusAccuracyCaveatIsOneNoteHoweverManyPairsRan) {
   // GB200 computes fp16, fp8 and fp4 natively: 3 pairs, each run carrying Blackwell's caveat
   // (compute.yaml serving_caveat); the plan says it once. H100 adds no caveat.
   PlanInferRequest req = Request({"Standard_ND128isr_NDR_GB200_v6", "Standard_ND96isr_H100_v5"});
-  StatusOr<PlanInferReport> rep = PlanInference(Cat(), req);
+  StatusOr<PlanInferReport> rep = PlanInference(testing::BuiltinServeData(), req);
   ASSERT_TRUE(rep.ok()) << rep.status().message();
   ASSERT_GE(rep->evaluated, 4);
   const std::string caveat = (*LoadComputeCalibration("")).For("blackwell").serving_caveat;
@@ -91,7 +89,7 @@ TEST(PlanInfer, CostRanksByDollarsPerMillionTokensAndSkipsUnpricedSizes) {
       {"Standard_ND96isr_H200_v5", "Standard_ND96amsr_A100_v4", "Standard_ND96isr_H100_v5"});
   req.objective = PlanInferObjective::kCost;
   req.weights = {Dtype::kFp16};
-  StatusOr<PlanInferReport> rep = PlanInference(Cat(), req);
+  StatusOr<PlanInferReport> rep = PlanInference(testing::BuiltinServeData(), req);
   ASSERT_TRUE(rep.ok()) << rep.status().message();
   EXPECT_EQ(rep->evaluated, 2);
   ASSERT_EQ(rep->notes.size(), 1u);
@@ -105,7 +103,7 @@ TEST(PlanInfer, NothingFitsIsOneLineWithTheReason) {
   // Llama 2 70B in fp16 (140 GB of weights) on one 24 GB Tesla P40: does not fit.
   PlanInferRequest req = Request({"Standard_ND6s"});
   req.model = *LoadModel("llama2-70b", ModelsDir(""));
-  StatusOr<PlanInferReport> rep = PlanInference(Cat(), req);
+  StatusOr<PlanInferReport> rep = PlanInference(testing::BuiltinServeData(), req);
   ASSERT_FALSE(rep.ok());
   EXPECT_EQ(rep.status().code(), StatusCode::kInfeasible);
   EXPECT_NE(rep.status().message().find("most common reason (1)"), std::string::npos);
@@ -120,7 +118,7 @@ TEST(PlanInfer, RequestsAreCappedForTheWholeSearch) {
   // Every pair runs its own deployment search: --requests above 100,000 is refused up front.
   PlanInferRequest req = Request({"Standard_ND96isr_H100_v5"});
   req.base.requests = 100001;
-  StatusOr<PlanInferReport> rep = PlanInference(Cat(), req);
+  StatusOr<PlanInferReport> rep = PlanInference(testing::BuiltinServeData(), req);
   ASSERT_FALSE(rep.ok());
   EXPECT_EQ(rep.status().code(), StatusCode::kInvalidInput);
   EXPECT_NE(rep.status().message().find("1..100000"), std::string::npos) << rep.status().message();

@@ -9,6 +9,7 @@
 #include "parallel/cluster_costs.h"
 #include "parallel/train.h"
 #include "topo/builders.h"
+#include "topo/testing.h"
 
 namespace ndt {
 namespace {
@@ -102,7 +103,7 @@ TEST(PlanTraining, BestThroughputEqualsBestOfRunTrainingOnEachCandidate) {
   cs.gpu = &env.cat.GpuOf(*sku);
   cs.vms = 1;
   cs.fabric.tiers = ChooseTiers(cs);
-  StatusOr<Cluster> cluster = BuildCluster(cs);
+  StatusOr<Cluster> cluster = testing::BuildClusterForTest(cs);
   ASSERT_TRUE(cluster.ok());
   ClusterCosts costs(*cluster, env.cal, Dtype::kBf16, Fidelity::kAnalytical);
   const std::vector<Strategy> all = EnumerateTrainStrategies(m, 8, 8, 32, Dtype::kBf16);
@@ -125,7 +126,8 @@ TEST(PlanTraining, BestThroughputEqualsBestOfRunTrainingOnEachCandidate) {
       ++infeasible;
     }
   }
-  StatusOr<PlanTrainReport> rep = PlanTraining(env.cat, env.cal, Request(m, 32, {kA100}));
+  StatusOr<PlanTrainReport> rep =
+      PlanTraining(env.cat, testing::BuiltinFabricParams(), env.cal, Request(m, 32, {kA100}));
   ASSERT_TRUE(rep.ok()) << rep.status().message();
   EXPECT_EQ(rep->evaluated, static_cast<int64_t>(all.size()));
   EXPECT_EQ(rep->infeasible, infeasible);
@@ -141,9 +143,11 @@ TEST(PlanTraining, BestThroughputEqualsBestOfRunTrainingOnEachCandidate) {
 TEST(PlanTraining, SameResultOnOneAndFourThreads) {
   PlanTrainRequest req = Request(Llama(16, 2048, 16), 32, {kA100, kH100});
   req.threads = 1;
-  StatusOr<PlanTrainReport> a = PlanTraining(TheEnv().cat, TheEnv().cal, req);
+  StatusOr<PlanTrainReport> a =
+      PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(), TheEnv().cal, req);
   req.threads = 4;
-  StatusOr<PlanTrainReport> b = PlanTraining(TheEnv().cat, TheEnv().cal, req);
+  StatusOr<PlanTrainReport> b =
+      PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(), TheEnv().cal, req);
   ASSERT_TRUE(a.ok() && b.ok());
   ASSERT_EQ(a->results.size(), b->results.size());
   for (size_t i = 0; i < a->results.size(); ++i) {
@@ -162,14 +166,16 @@ TEST(PlanTraining, CostRanksTheSizeWithMoreTokensPerDollarFirst) {
   double per_usd[2];
   const char* names[2] = {kA100, kH100};
   for (int i = 0; i < 2; ++i) {
-    StatusOr<PlanTrainReport> r = PlanTraining(env.cat, env.cal, Request(m, 32, {names[i]}));
+    StatusOr<PlanTrainReport> r =
+        PlanTraining(env.cat, testing::BuiltinFabricParams(), env.cal, Request(m, 32, {names[i]}));
     ASSERT_TRUE(r.ok());
     per_usd[i] = r->results[0].tokens_per_s / (*env.cat.FindSku(names[i]))->price->usd_per_hour;
   }
   PlanTrainRequest req = Request(m, 32, {kH100, kA100, kH200});
   req.objective = PlanObjective::kCost;
   req.tokens = tokens;
-  StatusOr<PlanTrainReport> rep = PlanTraining(env.cat, env.cal, req);
+  StatusOr<PlanTrainReport> rep =
+      PlanTraining(env.cat, testing::BuiltinFabricParams(), env.cal, req);
   ASSERT_TRUE(rep.ok()) << rep.status().message();
   const PlanResult& best = rep->results[0];
   EXPECT_EQ(best.sku, per_usd[0] > per_usd[1] ? kA100 : kH100);
@@ -194,9 +200,11 @@ TEST(PlanTraining, BoundPruningNeverChangesTheResults) {
   req.vms = 0;
   req.gpus = 16;
   req.top_k = 3;
-  StatusOr<PlanTrainReport> pruned = PlanTraining(TheEnv().cat, TheEnv().cal, req);
+  StatusOr<PlanTrainReport> pruned =
+      PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(), TheEnv().cal, req);
   req.prune_by_bound = false;
-  StatusOr<PlanTrainReport> full = PlanTraining(TheEnv().cat, TheEnv().cal, req);
+  StatusOr<PlanTrainReport> full =
+      PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(), TheEnv().cal, req);
   ASSERT_TRUE(pruned.ok()) << pruned.status().message();
   ASSERT_TRUE(full.ok()) << static_cast<int>(full.status().code()) << full.status().message();
   EXPECT_GT(pruned->bounded, 0);
@@ -213,7 +221,8 @@ TEST(PlanTraining, BoundPruningNeverChangesTheResults) {
 TEST(PlanTraining, TimeAndCostNeedTokens) {
   PlanTrainRequest req = Request(Llama(16, 2048, 16), 32, {kA100});
   req.objective = PlanObjective::kTime;
-  StatusOr<PlanTrainReport> r = PlanTraining(TheEnv().cat, TheEnv().cal, req);
+  StatusOr<PlanTrainReport> r =
+      PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(), TheEnv().cal, req);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
   EXPECT_NE(r.status().message().find("--tokens"), std::string::npos);
@@ -227,7 +236,8 @@ TEST(PlanTraining, NothingFitsSaysWhyAndSuggestsMoreGpus) {
   a.hidden = 12288;
   a.heads = 96;
   const TransformerSpec m = *BuildInlineModel(a);
-  StatusOr<PlanTrainReport> r = PlanTraining(TheEnv().cat, TheEnv().cal, Request(m, 64, {kA100}));
+  StatusOr<PlanTrainReport> r = PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(),
+                                             TheEnv().cal, Request(m, 64, {kA100}));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInfeasible);
   EXPECT_NE(r.status().message().find("does not fit in GPU memory"), std::string::npos);
@@ -239,7 +249,8 @@ TEST(PlanTraining, RescoresTheBestAtFlowFidelity) {
   req.vms = 2;
   req.top_k = 3;
   req.fidelity = Fidelity::kFlow;
-  StatusOr<PlanTrainReport> r = PlanTraining(TheEnv().cat, TheEnv().cal, req);
+  StatusOr<PlanTrainReport> r =
+      PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(), TheEnv().cal, req);
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(r->results.size(), 3u);
   for (const PlanResult& x : r->results) {
@@ -253,7 +264,8 @@ TEST(PlanTraining, GpusSkipSizesThatDoNotDivide) {
   PlanTrainRequest req = Request(Llama(16, 2048, 16), 32, {kA100});
   req.vms = 0;
   req.gpus = 12;
-  StatusOr<PlanTrainReport> r = PlanTraining(TheEnv().cat, TheEnv().cal, req);
+  StatusOr<PlanTrainReport> r =
+      PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(), TheEnv().cal, req);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
 }

@@ -31,9 +31,9 @@ std::vector<std::string> SplitQuoted(const std::string& line) {
 
 }  // namespace
 
-StatusOr<std::vector<ValidationRow>> ValidateInference(const Catalog& catalog,
-                                                       const std::string& shared_dir,
-                                                       const std::string& data_dir) {
+StatusOr<std::vector<ValidationRow>> ValidateInference(const ServeData& data,
+                                                       const std::string& shared_dir) {
+  const Catalog& catalog = *data.catalog;
   const std::string dir = shared_dir.empty() ? std::string(NDT_SHARED_DIR) : shared_dir;
   const std::string path = dir + "/validation/inference/mlperf_llama2_70b.csv";
   std::ifstream in(path);
@@ -67,7 +67,7 @@ StatusOr<std::vector<ValidationRow>> ValidateInference(const Catalog& catalog,
   for (const std::string& n : need) {
     if (col(n) < 0) return Status::InvalidInput(path + ":1: missing column '" + n + "'");
   }
-  NDT_ASSIGN_OR_RETURN(TransformerSpec model, LoadModel("llama2-70b", ModelsDir(data_dir)));
+  NDT_ASSIGN_OR_RETURN(TransformerSpec model, LoadModel("llama2-70b", ModelsDir(data.data_dir)));
   std::vector<ValidationRow> rows;
   int line_no = 1;
   while (std::getline(in, line)) {
@@ -120,7 +120,7 @@ StatusOr<std::vector<ValidationRow>> ValidateInference(const Catalog& catalog,
     NDT_ASSIGN_OR_RETURN(o.lengths,
                          LoadLengthsCsv(dir + "/validation/inference/" + get("dataset")));
     RescaleOutputs(mean, &o.lengths);
-    StatusOr<InferResult> r = RunInferenceOn(catalog, sku->name, model, o, data_dir);
+    StatusOr<InferResult> r = RunInferenceOn(data, sku->name, model, o);
     if (!r.ok()) return r.status().WithPrefix(where);
     ValidationRow v;
     v.suite = "inference";

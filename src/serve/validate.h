@@ -14,14 +14,14 @@
 #include "core/status.h"
 #include "core/validation.h"
 #include "hw/catalog.h"
+#include "serve/run.h"
 
 namespace ndt {
 
-// shared_dir "" = NDT_SHARED_DIR. data_dir "" = the catalog's default. Fails on a malformed
-// CSV (file:line); a row whose deployment cannot run is an error too (it names the row).
-StatusOr<std::vector<ValidationRow>> ValidateInference(const Catalog& catalog,
-                                                       const std::string& shared_dir,
-                                                       const std::string& data_dir = "");
+// shared_dir "" = NDT_SHARED_DIR. Fails on a malformed CSV (file:line); a row whose deployment
+// cannot run is an error too (it names the row).
+StatusOr<std::vector<ValidationRow>> ValidateInference(const ServeData& data,
+                                                       const std::string& shared_dir);
 
 }  // namespace ndt
 

@@ -155,11 +155,6 @@ StatusOr<Cluster> BuildCluster(const ClusterSpec& spec, const FabricParams& para
   return b.Build();
 }
 
-StatusOr<Cluster> BuildCluster(const ClusterSpec& spec) {
-  NDT_ASSIGN_OR_RETURN(FabricParams params, LoadFabricParams(DefaultFabricDataDir()));
-  return BuildCluster(spec, params);
-}
-
 ClusterBuilder::ClusterBuilder(const ClusterSpec& spec, const FabricParams& params)
     : spec_(spec), params_(params) {}
 

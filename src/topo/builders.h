@@ -33,8 +33,6 @@ Status ValidateClusterSpec(const ClusterSpec& spec);
 // Builds the graph with the latencies of `params`. Fails (kInvalidInput) on a bad spec or a
 // fabric the radix cannot wire (e.g. more leaves than a 2-tier spine has ports).
 StatusOr<Cluster> BuildCluster(const ClusterSpec& spec, const FabricParams& params);
-// Same, loading data/fabric.yaml from DefaultFabricDataDir().
-StatusOr<Cluster> BuildCluster(const ClusterSpec& spec);
 
 // The smallest tier count (2, else 3) whose fat tree the radix can wire for this spec; the CLI
 // uses it when --tiers is not given.

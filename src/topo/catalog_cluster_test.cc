@@ -8,6 +8,7 @@
 #include "hw/catalog.h"
 #include "topo/builders.h"
 #include "topo/summary.h"
+#include "topo/testing.h"
 
 namespace ndt {
 namespace {
@@ -26,7 +27,7 @@ class CatalogCluster : public ::testing::Test {
     spec.sku = *s;
     spec.gpu = &catalog_->GpuOf(**s);
     spec.vms = vms;
-    StatusOr<Cluster> c = BuildCluster(spec);
+    StatusOr<Cluster> c = testing::BuildClusterForTest(spec);
     EXPECT_TRUE(c.ok()) << c.status().message();
     return std::move(c).value();
   }
@@ -39,7 +40,7 @@ TEST_F(CatalogCluster, EverySizeBuildsAndRoutesBetweenTwoVms) {
     spec.sku = &s;
     spec.gpu = &catalog_->GpuOf(s);
     spec.vms = 2;
-    StatusOr<Cluster> c = BuildCluster(spec);
+    StatusOr<Cluster> c = testing::BuildClusterForTest(spec);
     ASSERT_TRUE(c.ok()) << s.name << ": " << c.status().message();
     if (c->gpus_per_vm() > 1) {
       EXPECT_FALSE(c->GpuRoute(0, 1).empty()) << s.name;

@@ -69,10 +69,4 @@ StatusOr<FabricParams> ParseFabricParams(const std::string& text, const std::str
   return FromMap(top);
 }
 
-std::string DefaultFabricDataDir() {
-  const char* env = std::getenv("NDTWIN_DATA");
-  if (env != nullptr && env[0] != '\0') return env;
-  return NDT_DATA_DIR;
-}
-
 }  // namespace ndt

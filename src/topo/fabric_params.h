@@ -36,8 +36,6 @@ struct FabricParams {
 StatusOr<FabricParams> LoadFabricParams(const std::string& data_dir);
 // The same from YAML text (tests); `name` stands in for the file name in errors.
 StatusOr<FabricParams> ParseFabricParams(const std::string& text, const std::string& name);
-// The data directory: $NDTWIN_DATA if set, else the compiled-in NDT_DATA_DIR.
-std::string DefaultFabricDataDir();
 
 }  // namespace ndt
 

@@ -1,4 +1,4 @@
-// File: cli/sku.cc
+// File: cmd/sku.cc
 // `ndtwin sku list [--series S] [--gpu G]` and `ndtwin sku show NAME`: the hardware catalog
 // (hw/catalog.h) as the seeds' tables, with sources, conflicts between sources and prices.
 // Text uses the tables' units (GiB, Mbps, Gb/s); JSON uses the same units, named in the keys.
@@ -12,7 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "cli/commands.h"
+#include "cmd/command.h"
+#include "cmd/registry.h"
+#include "cmd/text.h"
 #include "core/strings.h"
 #include "core/units.h"
 #include "hw/catalog.h"
@@ -20,12 +22,21 @@
 namespace ndt {
 namespace {
 
-using Json = nlohmann::ordered_json;
-
-struct SkuOptions {
+struct SkuListOptions : CommandRequest {
   std::string series;
   std::string gpu;
+  void Declare(OptionList* o) override {
+    o->Add("series", &series, "Only this series (e.g. 'NDm A100 v4', 'ND')");
+    o->Add("gpu", &gpu, "Only sizes with this GPU (e.g. A100-SXM4-80GB, H100)");
+  }
+};
+
+struct SkuShowOptions : CommandRequest {
   std::string name;
+  void Declare(OptionList* o) override {
+    o->Add("name", &name, "VM size, e.g. Standard_ND96amsr_A100_v4 or ND96amsr_A100_v4")
+        .Positional();
+  }
 };
 
 // 1900 -> "1900", 22.3517 -> "22.4": integers stay integers.
@@ -148,32 +159,8 @@ Json GpuJson(const GpuSpec& g) {
   return j;
 }
 
-// A plain text table: columns padded to their widest cell, numbers right-aligned.
-void PrintTable(const std::vector<std::string>& head, const std::vector<bool>& right,
-                const std::vector<std::vector<std::string>>& rows) {
-  std::vector<size_t> w(head.size());
-  for (size_t i = 0; i < head.size(); ++i) w[i] = head[i].size();
-  for (const auto& r : rows) {
-    for (size_t i = 0; i < r.size(); ++i) w[i] = std::max(w[i], r[i].size());
-  }
-  auto line = [&](const std::vector<std::string>& r) {
-    std::string out;
-    for (size_t i = 0; i < r.size(); ++i) {
-      if (i) out += "  ";
-      std::string pad(w[i] - r[i].size(), ' ');
-      out += right[i] ? pad + r[i] : r[i] + (i + 1 < r.size() ? pad : "");
-    }
-    std::printf("%s\n", out.c_str());
-  };
-  line(head);
-  std::vector<std::string> rule;
-  for (size_t x : w) rule.push_back(std::string(x, '-'));
-  line(rule);
-  for (const auto& r : rows) line(r);
-}
-
 // Case-insensitive exact match, else substring; NotFound with a suggestion when nothing matches.
-StatusOr<std::vector<const SkuSpec*>> Filter(const Catalog& cat, const SkuOptions& o) {
+StatusOr<std::vector<const SkuSpec*>> Filter(const Catalog& cat, const SkuListOptions& o) {
   std::vector<const SkuSpec*> out;
   for (const SkuSpec& s : cat.skus()) out.push_back(&s);
   if (!o.series.empty()) {
@@ -217,16 +204,14 @@ StatusOr<std::vector<const SkuSpec*>> Filter(const Catalog& cat, const SkuOption
   return out;
 }
 
-Status RunList(const GlobalOptions& g, const SkuOptions& o, const Catalog& cat) {
+StatusOr<CommandOutput> RunList(const Context& ctx, const SkuListOptions& o, Diagnostics*) {
+  const Catalog& cat = ctx.catalog;
   NDT_ASSIGN_OR_RETURN(std::vector<const SkuSpec*> skus, Filter(cat, o));
-  if (g.json) {
-    Json j;
-    j["schema"] = "ndtwin.sku_list/1";
-    j["skus"] = Json::array();
-    for (const SkuSpec* s : skus) j["skus"].push_back(SkuJson(*s));
-    std::printf("%s\n", j.dump(2).c_str());
-    return Status::Ok();
-  }
+  Json j;
+  j["schema"] = "ndtwin.sku_list/1";
+  j["skus"] = Json::array();
+  for (const SkuSpec* s : skus) j["skus"].push_back(SkuJson(*s));
+  TextOut p;
   std::vector<std::vector<std::string>> rows;
   for (const SkuSpec* s : skus) {
     rows.push_back({s->name, std::to_string(s->vcpus), Num(Gib(s->memory_bytes)),
@@ -234,29 +219,29 @@ Status RunList(const GlobalOptions& g, const SkuOptions& o, const Catalog& cat) 
                     std::to_string(s->gpus), s->gpu, Num(Gib(s->gpu_memory_bytes)), IbText(*s),
                     DomainText(*s), s->price ? fmt::format("{}", s->price->usd_per_hour) : "-"});
   }
-  PrintTable({"Size", "vCPU", "Memory GiB", "Temp GiB", "GPUs", "GPU", "GPU mem GiB", "IB",
-              "NVLink domain", "$/h"},
-             {false, true, true, true, true, false, true, false, true, true}, rows);
-  std::printf(
-      "\n%zu sizes. GPU memory is per GPU. $/h: pay-as-you-go Linux (eastus where "
-      "priced). Details: ndtwin sku show NAME\n",
-      skus.size());
-  return Status::Ok();
+  p.Table({"Size", "vCPU", "Memory GiB", "Temp GiB", "GPUs", "GPU", "GPU mem GiB", "IB",
+           "NVLink domain", "$/h"},
+          {false, true, true, true, true, false, true, false, true, true}, rows);
+  p("\n%zu sizes. GPU memory is per GPU. $/h: pay-as-you-go Linux (eastus where "
+    "priced). Details: ndtwin sku show NAME\n",
+    skus.size());
+  return CommandOutput{j, p.take()};
 }
 
-void Row(const std::string& k, const std::string& v) {
-  std::printf("  %-26s %s\n", k.c_str(), v.c_str());
+void Row(TextOut& p, const std::string& k, const std::string& v) {
+  p("  %-26s %s\n", k.c_str(), v.c_str());
 }
 
 std::string OptText(const std::optional<int>& v) { return v ? std::to_string(*v) : "-"; }
 
-void PrintGpu(const GpuSpec& g) {
-  std::printf("\nGPU %s (%s, sm_%d, %s)\n", g.name.c_str(), g.arch.c_str(), g.sm_version,
-              g.form_factor.c_str());
-  Row("Memory", fmt::format("{} GiB {} usable, {} GB/s", Num(Gib(g.memory_bytes)), g.memory_type,
-                            Num(g.memory_Bps / kGB)));
-  if (g.l2_bytes > 0) Row("L2", fmt::format("{} MB", Num(g.l2_bytes / kMB)));
-  if (g.sms > 0) Row("SMs", std::to_string(g.sms));
+void PrintGpu(TextOut& p, const GpuSpec& g) {
+  p("\nGPU %s (%s, sm_%d, %s)\n", g.name.c_str(), g.arch.c_str(), g.sm_version,
+    g.form_factor.c_str());
+  Row(p, "Memory",
+      fmt::format("{} GiB {} usable, {} GB/s", Num(Gib(g.memory_bytes)), g.memory_type,
+                  Num(g.memory_Bps / kGB)));
+  if (g.l2_bytes > 0) Row(p, "L2", fmt::format("{} MB", Num(g.l2_bytes / kMB)));
+  if (g.sms > 0) Row(p, "SMs", std::to_string(g.sms));
   std::vector<std::string> peaks;
   if (g.fp64_flops > 0) peaks.push_back("fp64 " + Num(g.fp64_flops / kTFLOP));
   if (g.fp64_tensor_flops > 0) peaks.push_back("fp64 tensor " + Num(g.fp64_tensor_flops / kTFLOP));
@@ -265,99 +250,101 @@ void PrintGpu(const GpuSpec& g) {
     if (g.PeakFlops(p) > 0)
       peaks.push_back(std::string(PrecisionName(p)) + " " + Num(g.PeakFlops(p) / kTFLOP));
   }
-  Row("Dense peak TFLOP/s", Join(peaks, ", "));
+  Row(p, "Dense peak TFLOP/s", Join(peaks, ", "));
   if (g.nvlink_gen > 0) {
-    Row("NVLink",
+    Row(p, "NVLink",
         fmt::format("gen {}: {} links x {} GB/s = {} GB/s per direction", g.nvlink_gen,
                     g.nvlink_links, Num(g.nvlink_link_Bps / kGB), Num(g.nvlink_Bps() / kGB)));
   } else {
-    Row("NVLink", "none");
+    Row(p, "NVLink", "none");
   }
   if (g.pcie_gen > 0) {
-    Row("PCIe",
+    Row(p, "PCIe",
         fmt::format("gen {} x16, {} GB/s per direction", g.pcie_gen, Num(g.pcie_Bps / kGB)));
   }
-  if (g.c2c) Row("NVLink-C2C", fmt::format("{} GB/s per direction", Num(g.c2c_Bps / kGB)));
-  Row("TDP", fmt::format("{} W", Num(g.tdp_w)));
-  for (const std::string& n : g.notes) Row("Note", n);
+  if (g.c2c) Row(p, "NVLink-C2C", fmt::format("{} GB/s per direction", Num(g.c2c_Bps / kGB)));
+  Row(p, "TDP", fmt::format("{} W", Num(g.tdp_w)));
+  for (const std::string& n : g.notes) Row(p, "Note", n);
 }
 
-void PrintShow(const SkuSpec& s, const GpuSpec& g) {
-  std::printf("%s (%s)\n  %s\n", s.name.c_str(), s.series.c_str(), s.description.c_str());
-  if (!s.aliases.empty()) Row("Aliases", Join(s.aliases, ", "));
-  std::printf("\nSize\n");
-  Row("vCPUs", std::to_string(s.vcpus));
-  Row("Memory", Num(Gib(s.memory_bytes)) + " GiB");
-  Row("Temp storage", s.temp_storage_bytes > 0 ? Num(Gib(s.temp_storage_bytes)) + " GiB" : "-");
-  Row("GPUs", fmt::format("{} x {}", s.gpus, s.gpu));
-  Row("GPU memory", Num(Gib(s.gpu_memory_bytes)) + " GiB per GPU");
-  Row("Max data disks", OptText(s.max_data_disks));
-  Row("Max uncached disk",
+void PrintShow(TextOut& p, const SkuSpec& s, const GpuSpec& g) {
+  p("%s (%s)\n  %s\n", s.name.c_str(), s.series.c_str(), s.description.c_str());
+  if (!s.aliases.empty()) Row(p, "Aliases", Join(s.aliases, ", "));
+  p("\nSize\n");
+  Row(p, "vCPUs", std::to_string(s.vcpus));
+  Row(p, "Memory", Num(Gib(s.memory_bytes)) + " GiB");
+  Row(p, "Temp storage", s.temp_storage_bytes > 0 ? Num(Gib(s.temp_storage_bytes)) + " GiB" : "-");
+  Row(p, "GPUs", fmt::format("{} x {}", s.gpus, s.gpu));
+  Row(p, "GPU memory", Num(Gib(s.gpu_memory_bytes)) + " GiB per GPU");
+  Row(p, "Max data disks", OptText(s.max_data_disks));
+  Row(p, "Max uncached disk",
       fmt::format("{} IOPS / {} MBps", OptText(s.max_uncached_disk_iops),
                   s.max_uncached_disk_Bps ? Num(*s.max_uncached_disk_Bps / 1e6) : "-"));
-  Row("Max network bandwidth",
+  Row(p, "Max network bandwidth",
       s.max_network_Bps ? Num(*s.max_network_Bps * 8 / 1e6) + " Mbps" : "-");
-  Row("Max NICs", OptText(s.max_nics));
-  std::printf("\nHost\n");
-  Row("CPU", s.cpu);
-  Row("Sockets / NUMA nodes", fmt::format("{} / {}", s.cpu_sockets, s.numa_nodes));
+  Row(p, "Max NICs", OptText(s.max_nics));
+  p("\nHost\n");
+  Row(p, "CPU", s.cpu);
+  Row(p, "Sockets / NUMA nodes", fmt::format("{} / {}", s.cpu_sockets, s.numa_nodes));
   if (s.cpu_interconnect_Bps > 0) {
-    Row("Socket interconnect", Num(s.cpu_interconnect_Bps / kGB) + " GB/s per direction");
+    Row(p, "Socket interconnect", Num(s.cpu_interconnect_Bps / kGB) + " GB/s per direction");
   }
-  std::printf("\nInterconnect\n");
-  Row("Intra-VM fabric", fmt::format("{} ({} NVSwitches{})", IntraVmFabricName(s.fabric),
-                                     s.nvswitches, s.vms_per_nvlink_domain > 1 ? " per rack" : ""));
-  Row("NVLink domain",
+  p("\nInterconnect\n");
+  Row(p, "Intra-VM fabric",
+      fmt::format("{} ({} NVSwitches{})", IntraVmFabricName(s.fabric), s.nvswitches,
+                  s.vms_per_nvlink_domain > 1 ? " per rack" : ""));
+  Row(p, "NVLink domain",
       fmt::format("{} GPUs ({} VM{})", s.nvlink_domain_gpus, s.vms_per_nvlink_domain,
                   s.vms_per_nvlink_domain > 1 ? "s" : ""));
-  Row("PCIe switches", s.pcie_switches > 0
-                           ? fmt::format("{} x {} GPUs", s.pcie_switches, s.gpus_per_pcie_switch)
-                           : "none shown");
+  Row(p, "PCIe switches",
+      s.pcie_switches > 0 ? fmt::format("{} x {} GPUs", s.pcie_switches, s.gpus_per_pcie_switch)
+                          : "none shown");
   std::string ib = IbText(s);
   if (s.infiniband && s.infiniband->gpudirect_rdma) ib += ", GPUDirect RDMA";
-  Row("InfiniBand", ib);
-  Row("NIC affinity", NicAffinityName(s.nic_affinity));
+  Row(p, "InfiniBand", ib);
+  Row(p, "NIC affinity", NicAffinityName(s.nic_affinity));
   if (!s.features.empty()) {
-    std::printf("\nFeatures\n");
-    for (const auto& [k, v] : s.features) Row(k, v);
+    p("\nFeatures\n");
+    for (const auto& [k, v] : s.features) Row(p, k, v);
   }
   if (!s.supported_os.empty()) {
-    std::printf("\nSupported OS\n");
-    for (const std::string& os : s.supported_os) std::printf("  - %s\n", os.c_str());
+    p("\nSupported OS\n");
+    for (const std::string& os : s.supported_os) p("  - %s\n", os.c_str());
   }
-  PrintGpu(g);
-  std::printf("\nPrice\n");
+  PrintGpu(p, g);
+  p("\nPrice\n");
   if (s.price) {
-    Row("Pay-as-you-go",
+    Row(p, "Pay-as-you-go",
         fmt::format("{} USD/h ({}, {})", s.price->usd_per_hour, s.price->os, s.price->region));
     if (s.price->spot_usd_per_hour)
-      Row("Spot", fmt::format("{} USD/h", *s.price->spot_usd_per_hour));
-    for (const PriceSpec& p : s.other_prices) {
-      Row("  " + p.region, fmt::format("{} USD/h", p.usd_per_hour));
+      Row(p, "Spot", fmt::format("{} USD/h", *s.price->spot_usd_per_hour));
+    for (const PriceSpec& other : s.other_prices) {
+      Row(p, "  " + other.region, fmt::format("{} USD/h", other.usd_per_hour));
     }
-    Row("Source", s.price->source);
-    if (!s.price->note.empty()) Row("Note", s.price->note);
+    Row(p, "Source", s.price->source);
+    if (!s.price->note.empty()) Row(p, "Note", s.price->note);
   } else {
-    Row("Pay-as-you-go", "none (" + s.price_note + ")");
+    Row(p, "Pay-as-you-go", "none (" + s.price_note + ")");
   }
   if (!s.conflicts.empty()) {
-    std::printf("\nConflicts between sources\n");
+    p("\nConflicts between sources\n");
     for (const Conflict& c : s.conflicts) {
-      std::printf("  - %s: kept %s; other: %s\n    why: %s\n    sources: %s\n", c.field.c_str(),
-                  c.kept.c_str(), c.other.c_str(), c.resolution.c_str(), c.sources.c_str());
+      p("  - %s: kept %s; other: %s\n    why: %s\n    sources: %s\n", c.field.c_str(),
+        c.kept.c_str(), c.other.c_str(), c.resolution.c_str(), c.sources.c_str());
     }
   }
-  std::printf("\nSources\n");
-  for (const std::string& src : s.sources) std::printf("  - %s\n", src.c_str());
-  std::printf("\nSources per field\n");
-  for (const auto& [k, v] : s.field_sources) Row(k, v);
+  p("\nSources\n");
+  for (const std::string& src : s.sources) p("  - %s\n", src.c_str());
+  p("\nSources per field\n");
+  for (const auto& [k, v] : s.field_sources) Row(p, k, v);
   if (!s.notes.empty()) {
-    std::printf("\nNotes\n");
-    for (const std::string& n : s.notes) std::printf("  - %s\n", n.c_str());
+    p("\nNotes\n");
+    for (const std::string& n : s.notes) p("  - %s\n", n.c_str());
   }
 }
 
-Status RunShow(const GlobalOptions& g, const SkuOptions& o, const Catalog& cat) {
+StatusOr<CommandOutput> RunShow(const Context& ctx, const SkuShowOptions& o, Diagnostics*) {
+  const Catalog& cat = ctx.catalog;
   if (o.name.empty()) {
     return Status::InvalidInput(
         "sku show needs a VM size, e.g. 'ndtwin sku show Standard_ND96amsr_A100_v4' (see: ndtwin "
@@ -365,8 +352,8 @@ Status RunShow(const GlobalOptions& g, const SkuOptions& o, const Catalog& cat) 
   }
   NDT_ASSIGN_OR_RETURN(const SkuSpec* s, cat.FindSku(o.name));
   const GpuSpec& gpu = cat.GpuOf(*s);
-  if (g.json) {
-    Json j;
+  Json j;
+  {
     j["schema"] = "ndtwin.sku/1";
     Json sku = SkuJson(*s);
     sku["cpu"] = Json{{"model", s->cpu},
@@ -393,34 +380,21 @@ Status RunShow(const GlobalOptions& g, const SkuOptions& o, const Catalog& cat) 
     sku["notes"] = s->notes;
     j["sku"] = sku;
     j["gpu"] = GpuJson(gpu);
-    std::printf("%s\n", j.dump(2).c_str());
-    return Status::Ok();
   }
-  PrintShow(*s, gpu);
-  return Status::Ok();
+  TextOut p;
+  PrintShow(p, *s, gpu);
+  return CommandOutput{j, p.take()};
 }
 
 }  // namespace
 
-CommandRun SetupSku(CLI::App* sub) {
-  auto opts = std::make_shared<SkuOptions>();
-  CLI::App* list = sub->add_subcommand("list", "List VM sizes as a table (the seeds' columns)");
-  list->fallthrough();
-  list->add_option("--series", opts->series, "Only this series (e.g. 'NDm A100 v4', 'ND')");
-  list->add_option("--gpu", opts->gpu, "Only sizes with this GPU (e.g. A100-SXM4-80GB, H100)");
-  CLI::App* show = sub->add_subcommand("show", "Everything about one VM size");
-  show->fallthrough();
-  show->add_option("name", opts->name,
-                   "VM size, e.g. Standard_ND96amsr_A100_v4 or ND96amsr_A100_v4");
-  return [opts, list, show](const GlobalOptions& g) -> Status {
-    if (!list->parsed() && !show->parsed()) {
-      return Status::InvalidInput("sku needs a subcommand: 'sku list' or 'sku show NAME'");
-    }
-    std::string dir = g.data_dir.empty() ? Catalog::DefaultDataDir() : g.data_dir;
-    NDT_ASSIGN_OR_RETURN(Catalog cat, Catalog::Load(dir));
-    if (list->parsed()) return RunList(g, *opts, cat);
-    return RunShow(g, *opts, cat);
-  };
+Command SkuListCommand() {
+  return MakeCommand<SkuListOptions>("sku list", "List VM sizes as a table (the seeds' columns)",
+                                     RunList);
+}
+
+Command SkuShowCommand() {
+  return MakeCommand<SkuShowOptions>("sku show", "Everything about one VM size", RunShow);
 }
 
 }  // namespace ndt

@@ -1,4 +1,4 @@
-// File: cli/collective.cc
+// File: cmd/collective.cc
 // `ndtwin collective`: an nccl-tests-like sweep of one collective over all GPUs of N VMs of a
 // size (coll/collective.h): size, count, type (float), time (us), algbw and busbw (GB/s =
 // 1e9 B/s, nccl-tests' bus-bandwidth factors), and the algorithm and protocol NCCL's tuner
@@ -14,8 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "cli/commands.h"
-#include "cli/fabric_flags.h"
+#include "cmd/command.h"
+#include "cmd/common.h"
+#include "cmd/registry.h"
+#include "cmd/text.h"
 #include "core/units.h"
 #include "hw/catalog.h"
 #include "topo/builders.h"
@@ -23,7 +25,7 @@
 namespace ndt {
 namespace {
 
-struct CollectiveOptions {
+struct CollectiveOptions : CommandRequest {
   std::string sku;
   int vms = 1;
   int gpus_per_vm = 0;
@@ -34,15 +36,37 @@ struct CollectiveOptions {
   std::string algo, proto;
   std::string fidelity = "analytical";
   bool collnet = false;
-  FabricFlags fabric;
+  FabricArgs fabric;
   std::string nccl;         // e.g. "2.18.5"; empty: the pinned release
   int gpus_per_thread = 0;  // nccl-tests -g; 0: all GPUs on one VM, 1 across VMs
+
+  void Declare(OptionList* o) override {
+    o->Add("sku", &sku, "VM size (see: ndtwin sku list)");
+    o->Add("vms", &vms, "Number of VMs (default 1)");
+    o->Add("gpus-per-vm", &gpus_per_vm, "GPUs used per VM (default: all)");
+    o->Add("op", &op, "allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv");
+    o->Add("min-bytes", &min_bytes, "Smallest size, e.g. 8, 1M (default 8)");
+    o->Add("max-bytes", &max_bytes, "Largest size, e.g. 8G (default 128M)");
+    o->Add("step-factor", &step_factor, "Size multiplier per row (default 2)");
+    o->Add("algo", &algo,
+           "Force an algorithm: ring, tree, nvls, nvlstree, collnetdirect, collnetchain, pat");
+    o->Add("proto", &proto, "Force a protocol: ll, ll128, simple");
+    o->Add("fidelity", &fidelity, "analytical (default) or flow (max-min contention)");
+    o->Add("collnet", &collnet, "Enable CollNet / IB SHARP (off by default)");
+    o->Add("nccl-version", &nccl,
+           "NCCL release whose tuner picks algorithm and protocol, e.g. 2.18.5 (default 2.30.4)");
+    o->Add("gpus-per-thread", &gpus_per_thread,
+           "GPUs one nccl-tests thread launches on (its -g), which sets the host cost of a call "
+           "(default: all GPUs on 1 VM, 1 across VMs)");
+    fabric.Declare(o);
+  }
 };
 
 constexpr double kMaxCollectiveBytes = 1099511627776.0;  // 1 TiB per GPU
 constexpr double kMaxSweepRows = 10000;
 
-Status Run(const CollectiveOptions& o, const GlobalOptions& g) {
+StatusOr<CommandOutput> RunCollective(const Context& ctx, const CollectiveOptions& o,
+                                      Diagnostics*) {
   if (o.sku.empty()) return Status::InvalidInput("--sku is required (see: ndtwin sku list)");
   CollOp op;
   NDT_RETURN_IF_ERROR(ParseCollOp(o.op, &op));
@@ -98,17 +122,15 @@ Status Run(const CollectiveOptions& o, const GlobalOptions& g) {
                                 "or a narrower range");
   }
 
-  const std::string dir = g.data_dir.empty() ? Catalog::DefaultDataDir() : g.data_dir;
-  NDT_ASSIGN_OR_RETURN(Catalog cat, Catalog::Load(dir));
+  const Catalog& cat = ctx.catalog;
   NDT_ASSIGN_OR_RETURN(const SkuSpec* sku, cat.FindSku(o.sku));
-  NDT_ASSIGN_OR_RETURN(FabricParams fp, LoadFabricParams(dir));
   ClusterSpec spec;
   spec.sku = sku;
   spec.gpu = &cat.GpuOf(*sku);
   spec.vms = o.vms;
   spec.gpus_per_vm = o.gpus_per_vm;
-  ApplyFabricFlags(o.fabric, &spec);
-  NDT_ASSIGN_OR_RETURN(Cluster c, BuildCluster(spec, fp));
+  o.fabric.Apply(&spec);
+  NDT_ASSIGN_OR_RETURN(Cluster c, BuildCluster(spec, ctx.fabric));
   std::vector<int> group(c.num_gpus());
   std::iota(group.begin(), group.end(), 0);
   const int n = c.num_gpus();
@@ -133,72 +155,42 @@ Status Run(const CollectiveOptions& o, const GlobalOptions& g) {
     NDT_ASSIGN_OR_RETURN(CollResult r, TimeCollective(c, op, b, group, co));
     results.emplace_back(b, r);
   }
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  if (!g.json) {
-    std::printf("# ndtwin collective: %s, %d VM(s) of %s, %d GPUs, %s model, NCCL %s tuner\n",
-                CollOpName(op), o.vms, sku->name.c_str(), n, o.fidelity.c_str(),
-                NcclVersionName(co.nccl_version).c_str());
-    std::printf("%12s %12s %6s %10s %9s %9s  %-13s %s\n", "size(B)", "count", "type", "time(us)",
-                "algbw", "busbw", "algorithm", "protocol");
-  }
+  TextOut p;
+  p("# ndtwin collective: %s, %d VM(s) of %s, %d GPUs, %s model, NCCL %s tuner\n", CollOpName(op),
+    o.vms, sku->name.c_str(), n, o.fidelity.c_str(), NcclVersionName(co.nccl_version).c_str());
+  p("%12s %12s %6s %10s %9s %9s  %-13s %s\n", "size(B)", "count", "type", "time(us)", "algbw",
+    "busbw", "algorithm", "protocol");
+  Json rows = Json::array();
   for (const auto& [b, r] : results) {
     double count = std::floor(b / 4);  // float elements
-    if (g.json) {
-      nlohmann::ordered_json row;
-      row["bytes"] = static_cast<int64_t>(b);
-      row["time_us"] = r.time_s * 1e6;
-      row["algbw_GBps"] = r.algbw_Bps / 1e9;
-      row["busbw_GBps"] = r.busbw_Bps / 1e9;
-      row["algorithm"] = AlgoName(r.algo);
-      row["protocol"] = ProtoName(r.proto);
-      rows.push_back(row);
-    } else {
-      std::printf("%12.0f %12.0f %6s %10.2f %9.2f %9.2f  %-13s %s\n", b, count, "float",
-                  r.time_s * 1e6, r.algbw_Bps / 1e9, r.busbw_Bps / 1e9, AlgoName(r.algo),
-                  ProtoName(r.proto));
-    }
+    Json row;
+    row["bytes"] = static_cast<int64_t>(b);
+    row["time_us"] = r.time_s * 1e6;
+    row["algbw_GBps"] = r.algbw_Bps / 1e9;
+    row["busbw_GBps"] = r.busbw_Bps / 1e9;
+    row["algorithm"] = AlgoName(r.algo);
+    row["protocol"] = ProtoName(r.proto);
+    rows.push_back(row);
+    p("%12.0f %12.0f %6s %10.2f %9.2f %9.2f  %-13s %s\n", b, count, "float", r.time_s * 1e6,
+      r.algbw_Bps / 1e9, r.busbw_Bps / 1e9, AlgoName(r.algo), ProtoName(r.proto));
   }
-  if (g.json) {
-    nlohmann::ordered_json j;
-    j["schema"] = "ndtwin.collective/1";
-    j["sku"] = sku->name;
-    j["vms"] = o.vms;
-    j["gpus"] = n;
-    j["op"] = CollOpName(op);
-    j["fidelity"] = o.fidelity;
-    j["nccl_version"] = NcclVersionName(co.nccl_version);
-    j["rows"] = rows;
-    std::printf("%s\n", j.dump(2).c_str());
-  }
-  return Status::Ok();
+  Json j;
+  j["schema"] = "ndtwin.collective/1";
+  j["sku"] = sku->name;
+  j["vms"] = o.vms;
+  j["gpus"] = n;
+  j["op"] = CollOpName(op);
+  j["fidelity"] = o.fidelity;
+  j["nccl_version"] = NcclVersionName(co.nccl_version);
+  j["rows"] = rows;
+  return CommandOutput{j, p.take()};
 }
 
 }  // namespace
 
-CommandRun SetupCollective(CLI::App* sub) {
-  auto o = std::make_shared<CollectiveOptions>();
-  sub->add_option("--sku", o->sku, "VM size (see: ndtwin sku list)");
-  sub->add_option("--vms", o->vms, "Number of VMs (default 1)");
-  sub->add_option("--gpus-per-vm", o->gpus_per_vm, "GPUs used per VM (default: all)");
-  sub->add_option("--op", o->op,
-                  "allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv");
-  sub->add_option("--min-bytes", o->min_bytes, "Smallest size, e.g. 8, 1M (default 8)");
-  sub->add_option("--max-bytes", o->max_bytes, "Largest size, e.g. 8G (default 128M)");
-  sub->add_option("--step-factor", o->step_factor, "Size multiplier per row (default 2)");
-  sub->add_option(
-      "--algo", o->algo,
-      "Force an algorithm: ring, tree, nvls, nvlstree, collnetdirect, collnetchain, pat");
-  sub->add_option("--proto", o->proto, "Force a protocol: ll, ll128, simple");
-  sub->add_option("--fidelity", o->fidelity, "analytical (default) or flow (max-min contention)");
-  sub->add_flag("--collnet", o->collnet, "Enable CollNet / IB SHARP (off by default)");
-  sub->add_option("--nccl-version", o->nccl,
-                  "NCCL release whose tuner picks algorithm and protocol, e.g. 2.18.5 (default "
-                  "2.30.4)");
-  sub->add_option("--gpus-per-thread", o->gpus_per_thread,
-                  "GPUs one nccl-tests thread launches on (its -g), which sets the host cost of "
-                  "a call (default: all GPUs on 1 VM, 1 across VMs)");
-  AddFabricFlags(sub, &o->fabric);
-  return [o](const GlobalOptions& g) -> Status { return Run(*o, g); };
+Command CollectiveCommand() {
+  return MakeCommand<CollectiveOptions>(
+      "collective", "Time a collective over a message-size sweep, like nccl-tests", RunCollective);
 }
 
 }  // namespace ndt

@@ -1,4 +1,4 @@
-// File: cli/model.cc
+// File: cmd/model.cc
 // `ndtwin model list` and `ndtwin model show NAME|FILE.yaml [--hf-config config.json]`: the
 // model presets of data/models/ (model/transformer.h) with derived numbers: parameters, FLOPs
 // per token, KV-cache bytes per token. JSON schemas ndtwin.model_list/1 and ndtwin.model/1.
@@ -12,18 +12,26 @@
 #include <string>
 #include <vector>
 
-#include "cli/commands.h"
+#include "cmd/command.h"
+#include "cmd/registry.h"
+#include "cmd/text.h"
 #include "hw/catalog.h"
 #include "model/transformer.h"
 
 namespace ndt {
 namespace {
 
-using Json = nlohmann::ordered_json;
+struct ModelListOptions : CommandRequest {
+  void Declare(OptionList*) override {}
+};
 
-struct ModelOptions {
+struct ModelShowOptions : CommandRequest {
   std::string name;
   std::string hf_config;
+  void Declare(OptionList* o) override {
+    o->Add("name", &name, "Preset name (e.g. llama2-70b) or a model .yaml file").Positional();
+    o->Add("hf-config", &hf_config, "A Hugging Face config.json instead of NAME").LocalFile();
+  }
 };
 
 // 68.98e9 -> "68.98B", 125.2e6 -> "125.2M".
@@ -41,29 +49,6 @@ std::string MoeText(const TransformerSpec& s) {
   return out + " top-" + std::to_string(s.moe.top_k);
 }
 
-void PrintTable(const std::vector<std::string>& head, const std::vector<bool>& right,
-                const std::vector<std::vector<std::string>>& rows) {
-  std::vector<size_t> w(head.size());
-  for (size_t i = 0; i < head.size(); ++i) w[i] = head[i].size();
-  for (const auto& r : rows) {
-    for (size_t i = 0; i < r.size(); ++i) w[i] = std::max(w[i], r[i].size());
-  }
-  auto line = [&](const std::vector<std::string>& r) {
-    std::string out;
-    for (size_t i = 0; i < r.size(); ++i) {
-      if (i) out += "  ";
-      std::string pad(w[i] - r[i].size(), ' ');
-      out += right[i] ? pad + r[i] : r[i] + (i + 1 < r.size() ? pad : "");
-    }
-    std::printf("%s\n", out.c_str());
-  };
-  line(head);
-  std::vector<std::string> rule;
-  for (size_t x : w) rule.push_back(std::string(x, '-'));
-  line(rule);
-  for (const auto& r : rows) line(r);
-}
-
 Json MoeJson(const TransformerSpec& s) {
   if (!s.is_moe()) return nullptr;
   return Json{{"experts", s.moe.experts},
@@ -74,10 +59,11 @@ Json MoeJson(const TransformerSpec& s) {
               {"capacity_factor", s.moe.capacity_factor}};
 }
 
-Status RunList(const GlobalOptions& g, const std::string& dir) {
+StatusOr<CommandOutput> RunList(const Context& ctx, const ModelListOptions&, Diagnostics*) {
+  const std::string dir = ModelsDir(ctx.data_dir);
   NDT_ASSIGN_OR_RETURN(std::vector<TransformerSpec> models, LoadAllModels(dir));
-  if (g.json) {
-    Json j;
+  Json j;
+  {
     j["schema"] = "ndtwin.model_list/1";
     j["models"] = Json::array();
     for (const TransformerSpec& s : models) {
@@ -93,8 +79,6 @@ Status RunList(const GlobalOptions& g, const std::string& dir) {
                                  {"arch", s.arch},
                                  {"moe", MoeJson(s)}});
     }
-    std::printf("%s\n", j.dump(2).c_str());
-    return Status::Ok();
   }
   std::vector<std::vector<std::string>> rows;
   for (const TransformerSpec& s : models) {
@@ -103,20 +87,21 @@ Status RunList(const GlobalOptions& g, const std::string& dir) {
                     std::to_string(s.ffn_hidden), std::to_string(s.vocab),
                     std::to_string(s.seq_len), s.arch, MoeText(s)});
   }
-  PrintTable({"Model", "Params", "Layers", "Hidden", "Heads", "KV heads", "FFN", "Vocab", "Seq",
-              "Arch", "MoE"},
-             {false, true, true, true, true, true, true, true, true, false, false}, rows);
-  return Status::Ok();
+  TextOut p;
+  p.Table({"Model", "Params", "Layers", "Hidden", "Heads", "KV heads", "FFN", "Vocab", "Seq",
+           "Arch", "MoE"},
+          {false, true, true, true, true, true, true, true, true, false, false}, rows);
+  return CommandOutput{j, p.take()};
 }
 
-Status RunShow(const GlobalOptions& g, const TransformerSpec& s) {
+CommandOutput ShowModel(const TransformerSpec& s) {
   const ParamCounts c = CountParams(s);
   const double train_flops = TrainingFlopsPerToken(s, s.seq_len, /*causal=*/false);
   const double fwd_flops = ForwardFlopsPerToken(s, static_cast<double>(s.seq_len));
   const double kv16 = KvCacheBytesPerToken(s, Dtype::kFp16);
   const double kv8 = KvCacheBytesPerToken(s, Dtype::kFp8);
-  if (g.json) {
-    Json j;
+  Json j;
+  {
     j["schema"] = "ndtwin.model/1";
     j["name"] = s.name;
     j["arch"] = s.arch;
@@ -156,11 +141,10 @@ Status RunShow(const GlobalOptions& g, const TransformerSpec& s) {
     d["kv_cache_bytes_per_token"] = Json{{"fp16", kv16}, {"fp8", kv8}};
     d["weight_bytes_bf16"] = c.total * 2;
     j["derived"] = d;
-    std::printf("%s\n", j.dump(2).c_str());
-    return Status::Ok();
   }
-  auto row = [](const std::string& k, const std::string& v) {
-    std::printf("%-26s %s\n", (k + ":").c_str(), v.c_str());
+  TextOut p;
+  auto row = [&p](const std::string& k, const std::string& v) {
+    p("%-26s %s\n", (k + ":").c_str(), v.c_str());
   };
   row("Model", s.name);
   row("Arch", s.arch);
@@ -200,35 +184,31 @@ Status RunShow(const GlobalOptions& g, const TransformerSpec& s) {
   row("Forward FLOPs/token", fmt::format("{:.4g} (context {})", fwd_flops, s.seq_len));
   row("KV cache/token", fmt::format("{:.0f} KiB fp16, {:.0f} KiB fp8", kv16 / 1024, kv8 / 1024));
   row("Weights", fmt::format("{:.1f} GB bf16", c.total * 2 / 1e9));
-  return Status::Ok();
+  return CommandOutput{j, p.take()};
+}
+
+StatusOr<CommandOutput> RunShow(const Context& ctx, const ModelShowOptions& o, Diagnostics*) {
+  if (!o.hf_config.empty()) {
+    NDT_ASSIGN_OR_RETURN(TransformerSpec s, LoadHfConfigFile(o.hf_config));
+    return ShowModel(s);
+  }
+  if (o.name.empty()) {
+    return Status::InvalidInput("model show needs a NAME (see: ndtwin model list)");
+  }
+  NDT_ASSIGN_OR_RETURN(TransformerSpec s, LoadModel(o.name, ModelsDir(ctx.data_dir)));
+  return ShowModel(s);
 }
 
 }  // namespace
 
-CommandRun SetupModel(CLI::App* sub) {
-  auto opts = std::make_shared<ModelOptions>();
-  CLI::App* list = sub->add_subcommand("list", "List the model presets (data/models/)");
-  list->fallthrough();
-  CLI::App* show = sub->add_subcommand("show", "Every field of one model and derived numbers");
-  show->fallthrough();
-  show->add_option("name", opts->name, "Preset name (e.g. llama2-70b) or a model .yaml file");
-  show->add_option("--hf-config", opts->hf_config, "A Hugging Face config.json instead of NAME");
-  return [opts, list, show](const GlobalOptions& g) -> Status {
-    if (!list->parsed() && !show->parsed()) {
-      return Status::InvalidInput("model needs a subcommand: 'model list' or 'model show NAME'");
-    }
-    const std::string dir = ModelsDir(g.data_dir.empty() ? Catalog::DefaultDataDir() : g.data_dir);
-    if (list->parsed()) return RunList(g, dir);
-    if (!opts->hf_config.empty()) {
-      NDT_ASSIGN_OR_RETURN(TransformerSpec s, LoadHfConfigFile(opts->hf_config));
-      return RunShow(g, s);
-    }
-    if (opts->name.empty()) {
-      return Status::InvalidInput("model show needs a NAME (see: ndtwin model list)");
-    }
-    NDT_ASSIGN_OR_RETURN(TransformerSpec s, LoadModel(opts->name, dir));
-    return RunShow(g, s);
-  };
+Command ModelListCommand() {
+  return MakeCommand<ModelListOptions>("model list", "List the model presets (data/models/)",
+                                       RunList);
+}
+
+Command ModelShowCommand() {
+  return MakeCommand<ModelShowOptions>("model show", "Every field of one model and derived numbers",
+                                       RunShow);
 }
 
 }  // namespace ndt

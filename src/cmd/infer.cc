@@ -1,4 +1,4 @@
-// File: cli/infer.cc
+// File: cmd/infer.cc
 // `ndtwin infer`: simulates an LLM inference service on N VMs of a size (serve/) and prints
 // throughput (output tokens/s total and per GPU, requests/s), TTFT / TPOT / end-to-end latency
 // percentiles, the deployment (chosen knobs marked), KV-cache use, preemptions and the cost per
@@ -10,9 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "cli/commands.h"
-#include "cli/length_flags.h"
-#include "cli/model_flags.h"
+#include "cmd/command.h"
+#include "cmd/common.h"
+#include "cmd/registry.h"
+#include "cmd/text.h"
 #include "compute/compute.h"
 #include "core/units.h"
 #include "hw/catalog.h"
@@ -23,31 +24,52 @@
 namespace ndt {
 namespace {
 
-struct InferFlags {
-  ModelFlags mf;
-  std::string sku, weights = "fp16", kv, scenario = "offline";
-  std::string trace, trace_file, disaggregate, ttft_p99, tpot_p99;
-  int vms = 1, tp = 0, pp = 0, ep = 1, max_batch = 0, max_num_tokens = 0;
-  int requests = 0;
-  double qps = std::nan("");  // NaN: --qps not given
-  LengthFlags lengths;
-  uint64_t seed = 1;
-  // Integer knobs whose omission means "choose": given, they must be in 1..max.
-  struct Knob {
-    CLI::Option* opt;
-    const int* value;
-    int max;
-  };
-  std::vector<Knob> knobs;
-  CLI::Option* trace_flag = nullptr;
-};
-
 // Limits of the integer knobs: beyond any engine (TensorRT-LLM's largest MLPerf batch is 3,584
 // tokens and 2,048 sequences) and what one simulation handles in seconds.
 constexpr int kMaxParallel = 1024;
 constexpr int kMaxBatch = 16384;
 constexpr int kMaxNumTokens = 1 << 20;
 constexpr int kMaxRequests = 1000000;
+
+struct InferFlags : CommandRequest {
+  ModelArgs mf;
+  std::string sku, weights = "fp16", kv, scenario = "offline";
+  std::string trace_file, disaggregate, ttft_p99, tpot_p99;
+  std::optional<std::string> trace;
+  int vms = 1, ep = 1;
+  // Integer knobs whose omission means "choose": given, they must be in 1..max.
+  std::optional<int> tp, pp, max_batch, max_num_tokens, requests;
+  std::optional<double> qps;
+  LengthArgs lengths;
+  uint64_t seed = 1;
+
+  void Declare(OptionList* o) override {
+    o->Add("sku", &sku, "VM size (see: ndtwin sku list)").Required();
+    o->Add("vms", &vms, "Number of VMs (default 1)");
+    mf.Declare(o);
+    o->Add("weights", &weights, "Weight precision: fp16, bf16, fp8, fp4 (default fp16)");
+    o->Add("kv", &kv,
+           "KV-cache precision: fp16, bf16, fp8 (default fp8 for 8/4-bit weights, else fp16)");
+    o->Add("tp", &tp, "Tensor parallel degree (default: best feasible)");
+    o->Add("pp", &pp, "Pipeline parallel degree (default: best feasible)");
+    o->Add("ep", &ep,
+           "Expert parallel degree (MoE): experts split inside the TP group, divides --tp");
+    o->Add("max-batch", &max_batch, "Max sequences in flight per engine (default: best)");
+    o->Add("max-num-tokens", &max_num_tokens, "Max tokens per iteration (default 8192)");
+    o->Add("scenario", &scenario, "offline | server | interactive (default offline)");
+    o->Add("qps", &qps, "Server/interactive: run this Poisson rate instead of searching");
+    o->Add("ttft-p99", &ttft_p99, "p99 TTFT limit, e.g. \"2 s\" (default: the scenario's)");
+    o->Add("tpot-p99", &tpot_p99, "p99 TPOT limit, e.g. \"200 ms\" (default: the scenario's)");
+    lengths.Declare(o);
+    o->Add("requests", &requests, "Requests to simulate (default: automatic)");
+    o->Add("seed", &seed, "Seed of the Poisson arrivals (default 1)");
+    o->Add("trace", &trace, "Write a Perfetto/Chrome trace of engine 0 to FILE").LocalFile();
+    o->Add("trace-file", &trace_file,
+           "Replay arrivals from CSV arrival_s,input_tokens,output_tokens")
+        .LocalFile();
+    o->Add("disaggregate", &disaggregate, "P:D prefill and decode replicas");
+  }
+};
 
 StatusOr<Dtype> ParseDtypeFlag(const std::string& flag, const std::string& v) {
   Dtype d;
@@ -66,27 +88,33 @@ StatusOr<double> ParseLimit(const std::string& flag, const std::string& v) {
   return *s;
 }
 
-Status BuildOptions(const InferFlags& f, const std::string& data_dir, InferOptions* o) {
+Status BuildOptions(const Context& ctx, const InferFlags& f, InferOptions* o) {
   o->vms = f.vms;
-  for (const InferFlags::Knob& k : f.knobs) {
-    if (k.opt->count() > 0 && (*k.value < 1 || *k.value > k.max)) {
-      return Status::InvalidInput(k.opt->get_name() + " must be in 1.." + std::to_string(k.max) +
-                                  " (got " + std::to_string(*k.value) +
+  const std::tuple<const char*, const std::optional<int>*, int> knobs[] = {
+      {"--tp", &f.tp, kMaxParallel},
+      {"--pp", &f.pp, kMaxParallel},
+      {"--max-batch", &f.max_batch, kMaxBatch},
+      {"--max-num-tokens", &f.max_num_tokens, kMaxNumTokens},
+      {"--requests", &f.requests, kMaxRequests}};
+  for (const auto& [name, v, max] : knobs) {
+    if (v->has_value() && (**v < 1 || **v > max)) {
+      return Status::InvalidInput(std::string(name) + " must be in 1.." + std::to_string(max) +
+                                  " (got " + std::to_string(**v) +
                                   "); omit it to choose it automatically");
     }
   }
-  if (f.trace_flag != nullptr && f.trace_flag->count() > 0 && f.trace.empty()) {
+  if (f.trace.has_value() && f.trace->empty()) {
     return Status::InvalidInput("--trace needs a file name (e.g. --trace serve.json)");
   }
-  if (f.tp < 0 || f.pp < 0 || f.ep < 1 || f.max_batch < 0 || f.max_num_tokens < 0) {
+  if (f.ep < 1) {
     return Status::InvalidInput(
         "--tp, --pp, --max-batch, --max-num-tokens must be >= 1 (or omitted), --ep >= 1");
   }
-  o->tp = f.tp;
-  o->pp = f.pp;
+  o->tp = f.tp.value_or(0);
+  o->pp = f.pp.value_or(0);
   o->ep = f.ep;
-  o->max_batch = f.max_batch;
-  o->max_num_tokens = f.max_num_tokens;
+  o->max_batch = f.max_batch.value_or(0);
+  o->max_num_tokens = f.max_num_tokens.value_or(0);
   NDT_ASSIGN_OR_RETURN(o->weights, ParseDtypeFlag("--weights", f.weights));
   if (f.kv.empty()) {
     o->kv = DefaultKv(o->weights);
@@ -99,13 +127,13 @@ Status BuildOptions(const InferFlags& f, const std::string& data_dir, InferOptio
     return Status::InvalidInput("--scenario '" + f.scenario +
                                 "' is not one of offline, server, interactive");
   }
-  const bool qps_given = !std::isnan(f.qps);
-  if (qps_given && !(f.qps > 0)) {
+  const bool qps_given = f.qps.has_value();
+  if (qps_given && !(*f.qps > 0)) {
     return Status::InvalidInput("--qps must be > 0 (omit it to search for the highest rate)");
   }
   // Arrivals packed into nanoseconds leave no steady-state window to measure; no service of the
   // catalog's VMs comes within orders of magnitude of a million requests/s.
-  if (qps_given && f.qps > 1e6) {
+  if (qps_given && *f.qps > 1e6) {
     return Status::InvalidInput(
         "--qps above 1e6 requests/s is beyond any service here; the offline scenario gives the "
         "saturated throughput");
@@ -114,23 +142,22 @@ Status BuildOptions(const InferFlags& f, const std::string& data_dir, InferOptio
     return Status::InvalidInput(
         "--qps needs --scenario server or interactive (offline sends all requests at t = 0)");
   }
-  o->qps = qps_given ? f.qps : 0.0;
+  o->qps = f.qps.value_or(0.0);
   NDT_ASSIGN_OR_RETURN(o->ttft_p99_s, ParseLimit("--ttft-p99", f.ttft_p99));
   NDT_ASSIGN_OR_RETURN(o->tpot_p99_s, ParseLimit("--tpot-p99", f.tpot_p99));
   o->seed = f.seed;
-  if (f.requests < 0) return Status::InvalidInput("--requests must be >= 1");
-  o->requests = f.requests;
+  o->requests = f.requests.value_or(0);
   if (!f.trace_file.empty()) {
     if (f.lengths.fixed() || !f.lengths.dataset.empty()) {
       return Status::InvalidInput(
           "--trace-file gives the requests; drop --dataset/--input-len/--output-len");
     }
-    if (f.lengths.rescale())
+    if (f.lengths.output_tokens_mean.has_value())
       return Status::InvalidInput("--output-tokens-mean does not apply to --trace-file");
     NDT_ASSIGN_OR_RETURN(o->trace, LoadTraceCsv(f.trace_file));
     for (const Request& r : o->trace) o->lengths.push_back({r.input_tokens, r.output_tokens});
   } else {
-    NDT_ASSIGN_OR_RETURN(o->lengths, ResolveLengths(f.lengths, data_dir));
+    NDT_ASSIGN_OR_RETURN(o->lengths, f.lengths.Resolve(ctx));
   }
   if (!f.disaggregate.empty()) {
     int p = 0, d = 0;
@@ -143,7 +170,7 @@ Status BuildOptions(const InferFlags& f, const std::string& data_dir, InferOptio
     o->disaggregate_prefill = p;
     o->disaggregate_decode = d;
   }
-  o->record_trace = !f.trace.empty();
+  o->record_trace = f.trace.has_value();
   return Status::Ok();
 }
 
@@ -218,52 +245,51 @@ nlohmann::ordered_json ToJson(const InferFlags& f, const TransformerSpec& m, con
   return j;
 }
 
-void PrintText(const InferFlags& f, const TransformerSpec& m, const InferResult& r) {
+std::string InferText(const InferFlags& f, const TransformerSpec& m, const InferResult& r) {
+  TextOut p;
   const DeploymentInfo& d = r.deployment;
   auto ms = [](double s) { return s * 1e3; };
-  std::printf("Model:          %s (weights %s, KV %s)\n", m.name.c_str(), DtypeName(d.weights),
-              DtypeName(d.kv));
-  std::printf("Cluster:        %d x %s = %d GPUs\n", f.vms, f.sku.c_str(), d.gpus_total);
+  p("Model:          %s (weights %s, KV %s)\n", m.name.c_str(), DtypeName(d.weights),
+    DtypeName(d.kv));
+  p("Cluster:        %d x %s = %d GPUs\n", f.vms, f.sku.c_str(), d.gpus_total);
   const std::string ep = d.ep > 1 ? " (EP" + std::to_string(d.ep) + " inside TP)" : "";
-  std::printf(
-      "Deployment:     %d %s of TP%d x PP%d%s (%d GPUs used), max batch %d, max tokens "
-      "%d%s%s\n",
-      d.replicas, d.replicas == 1 ? "replica" : "replicas", d.tp, d.pp, ep.c_str(), d.gpus_used,
-      d.max_batch, d.max_num_tokens, d.chosen.empty() ? "" : "; chosen: ", Join(d.chosen).c_str());
+  p("Deployment:     %d %s of TP%d x PP%d%s (%d GPUs used), max batch %d, max tokens "
+    "%d%s%s\n",
+    d.replicas, d.replicas == 1 ? "replica" : "replicas", d.tp, d.pp, ep.c_str(), d.gpus_used,
+    d.max_batch, d.max_num_tokens, d.chosen.empty() ? "" : "; chosen: ", Join(d.chosen).c_str());
   if (d.prefill_replicas > 0) {
-    std::printf("Disaggregated:  %d prefill replicas, %d decode replicas\n", d.prefill_replicas,
-                d.decode_replicas);
+    p("Disaggregated:  %d prefill replicas, %d decode replicas\n", d.prefill_replicas,
+      d.decode_replicas);
   }
-  std::printf("Scenario:       %s", ScenarioName(r.scenario));
+  p("Scenario:       %s", ScenarioName(r.scenario));
   if (r.scenario != Scenario::kOffline) {
-    std::printf(" at %.2f req/s (p99 limits: TTFT %.0f ms, TPOT %.0f ms)", r.qps,
-                ms(r.ttft_limit_s), ms(r.tpot_limit_s));
+    p(" at %.2f req/s (p99 limits: TTFT %.0f ms, TPOT %.0f ms)", r.qps, ms(r.ttft_limit_s),
+      ms(r.tpot_limit_s));
   }
-  std::printf(
-      "\nRequests:       mean input %.1f, mean output %.1f tokens; %lld simulated on %d of %d "
-      "engines\n",
-      r.mean_input_tokens, r.mean_output_tokens, static_cast<long long>(r.requests_simulated),
-      r.engines_simulated, r.engines);
-  std::printf("Throughput:     %.1f output tokens/s (%.1f per GPU), %.2f requests/s\n",
-              r.output_tokens_per_s, r.per_gpu_output_tokens_per_s, r.requests_per_s);
-  std::printf("TTFT:           p50 %.1f ms, p90 %.1f ms, p99 %.1f ms\n", ms(r.stats.ttft_s.p50),
-              ms(r.stats.ttft_s.p90), ms(r.stats.ttft_s.p99));
-  std::printf("TPOT:           p50 %.2f ms, p90 %.2f ms, p99 %.2f ms\n", ms(r.stats.tpot_s.p50),
-              ms(r.stats.tpot_s.p90), ms(r.stats.tpot_s.p99));
-  std::printf("End to end:     p50 %.2f s, p90 %.2f s, p99 %.2f s\n", r.stats.e2e_s.p50,
-              r.stats.e2e_s.p90, r.stats.e2e_s.p99);
-  std::printf("Batch:          mean %.1f sequences per iteration\n", r.mean_batch);
-  std::printf(
-      "KV cache:       %.1f GB per GPU (%lld tokens per replica), mean use %.0f%%, peak %.0f%%, "
-      "%lld preemptions\n",
-      d.memory.kv_bytes_per_gpu / 1e9, static_cast<long long>(d.memory.kv_tokens_per_replica),
-      r.kv_mean_use_frac * 100, r.kv_peak_use_frac * 100, static_cast<long long>(r.preemptions));
+  p("\nRequests:       mean input %.1f, mean output %.1f tokens; %lld simulated on %d of %d "
+    "engines\n",
+    r.mean_input_tokens, r.mean_output_tokens, static_cast<long long>(r.requests_simulated),
+    r.engines_simulated, r.engines);
+  p("Throughput:     %.1f output tokens/s (%.1f per GPU), %.2f requests/s\n", r.output_tokens_per_s,
+    r.per_gpu_output_tokens_per_s, r.requests_per_s);
+  p("TTFT:           p50 %.1f ms, p90 %.1f ms, p99 %.1f ms\n", ms(r.stats.ttft_s.p50),
+    ms(r.stats.ttft_s.p90), ms(r.stats.ttft_s.p99));
+  p("TPOT:           p50 %.2f ms, p90 %.2f ms, p99 %.2f ms\n", ms(r.stats.tpot_s.p50),
+    ms(r.stats.tpot_s.p90), ms(r.stats.tpot_s.p99));
+  p("End to end:     p50 %.2f s, p90 %.2f s, p99 %.2f s\n", r.stats.e2e_s.p50, r.stats.e2e_s.p90,
+    r.stats.e2e_s.p99);
+  p("Batch:          mean %.1f sequences per iteration\n", r.mean_batch);
+  p("KV cache:       %.1f GB per GPU (%lld tokens per replica), mean use %.0f%%, peak %.0f%%, "
+    "%lld preemptions\n",
+    d.memory.kv_bytes_per_gpu / 1e9, static_cast<long long>(d.memory.kv_tokens_per_replica),
+    r.kv_mean_use_frac * 100, r.kv_peak_use_frac * 100, static_cast<long long>(r.preemptions));
   if (r.usd_per_million_tokens) {
-    std::printf("Cost:           $%.3f per million output tokens ($%.2f/h)\n",
-                *r.usd_per_million_tokens, r.usd_per_hour);
+    p("Cost:           $%.3f per million output tokens ($%.2f/h)\n", *r.usd_per_million_tokens,
+      r.usd_per_hour);
   } else {
-    std::printf("Cost:           n/a (no price for this size)\n");
+    p("Cost:           n/a (no price for this size)\n");
   }
+  return p.take();
 }
 
 Trace BuildTrace(const InferResult& r) {
@@ -297,80 +323,41 @@ Trace BuildTrace(const InferResult& r) {
   return t;
 }
 
+StatusOr<CommandOutput> RunInfer(const Context& ctx, const InferFlags& f, Diagnostics* diag) {
+  const Catalog& cat = ctx.catalog;
+  NDT_ASSIGN_OR_RETURN(const SkuSpec* sku, cat.FindSku(f.sku));
+  NDT_ASSIGN_OR_RETURN(TransformerSpec model, f.mf.Resolve(ctx));
+  InferOptions o;
+  NDT_RETURN_IF_ERROR(BuildOptions(ctx, f, &o));
+  // TP splits the attention heads, PP the layers (TensorRT-LLM refuses the same).
+  if (o.tp > 0 &&
+      (model.heads % o.tp != 0 || (model.kv_heads % o.tp != 0 && o.tp % model.kv_heads != 0))) {
+    return Status::Infeasible("--tp " + std::to_string(o.tp) + " does not split " + model.name +
+                              "'s " + std::to_string(model.heads) + " attention heads (" +
+                              std::to_string(model.kv_heads) +
+                              " KV heads); choose a divisor of both");
+  }
+  if (o.pp > 0 && o.pp > model.layers) {
+    return Status::Infeasible("--pp " + std::to_string(o.pp) + " is more stages than " +
+                              model.name + "'s " + std::to_string(model.layers) +
+                              " layers; lower --pp");
+  }
+  if (const std::string note = PrecisionNote(cat.GpuOf(*sku), o.weights); !note.empty()) {
+    diag->Warn(note);
+  }
+  const ServeData data{&cat, &ctx.fabric, &ctx.compute, &ctx.engine, ctx.data_dir};
+  NDT_ASSIGN_OR_RETURN(InferResult r, RunInferenceOn(data, sku->name, model, o));
+  for (const std::string& w : r.warnings) diag->Warn(w);
+  if (!r.caveat.empty()) diag->Warn(r.caveat);
+  if (f.trace.has_value()) NDT_RETURN_IF_ERROR(WriteTrace(BuildTrace(r), *f.trace));
+  return CommandOutput{ToJson(f, model, r), InferText(f, model, r)};
+}
+
 }  // namespace
 
-CommandRun SetupInfer(CLI::App* sub) {
-  auto f = std::make_shared<InferFlags>();
-  sub->add_option("--sku", f->sku, "VM size (see: ndtwin sku list)")->required();
-  sub->add_option("--vms", f->vms, "Number of VMs (default 1)");
-  AddModelFlags(sub, &f->mf);
-  sub->add_option("--weights", f->weights, "Weight precision: fp16, bf16, fp8, fp4 (default fp16)");
-  sub->add_option(
-      "--kv", f->kv,
-      "KV-cache precision: fp16, bf16, fp8 (default fp8 for 8/4-bit weights, else fp16)");
-  auto knob = [&](CLI::Option* opt, const int* v, int max) { f->knobs.push_back({opt, v, max}); };
-  knob(sub->add_option("--tp", f->tp, "Tensor parallel degree (default: best feasible)"), &f->tp,
-       kMaxParallel);
-  knob(sub->add_option("--pp", f->pp, "Pipeline parallel degree (default: best feasible)"), &f->pp,
-       kMaxParallel);
-  sub->add_option("--ep", f->ep,
-                  "Expert parallel degree (MoE): experts split inside the TP group, divides --tp");
-  knob(sub->add_option("--max-batch", f->max_batch,
-                       "Max sequences in flight per engine (default: best)"),
-       &f->max_batch, kMaxBatch);
-  knob(sub->add_option("--max-num-tokens", f->max_num_tokens,
-                       "Max tokens per iteration (default 8192)"),
-       &f->max_num_tokens, kMaxNumTokens);
-  sub->add_option("--scenario", f->scenario, "offline | server | interactive (default offline)");
-  sub->add_option("--qps", f->qps,
-                  "Server/interactive: run this Poisson rate instead of searching");
-  sub->add_option("--ttft-p99", f->ttft_p99,
-                  "p99 TTFT limit, e.g. \"2 s\" (default: the scenario's)");
-  sub->add_option("--tpot-p99", f->tpot_p99,
-                  "p99 TPOT limit, e.g. \"200 ms\" (default: the scenario's)");
-  AddLengthFlags(sub, &f->lengths);
-  knob(sub->add_option("--requests", f->requests, "Requests to simulate (default: automatic)"),
-       &f->requests, kMaxRequests);
-  sub->add_option("--seed", f->seed, "Seed of the Poisson arrivals (default 1)");
-  f->trace_flag =
-      sub->add_option("--trace", f->trace, "Write a Perfetto/Chrome trace of engine 0 to FILE");
-  sub->add_option("--trace-file", f->trace_file,
-                  "Replay arrivals from CSV arrival_s,input_tokens,output_tokens");
-  sub->add_option("--disaggregate", f->disaggregate, "P:D prefill and decode replicas");
-  return [f](const GlobalOptions& g) -> Status {
-    const std::string dir = g.data_dir.empty() ? Catalog::DefaultDataDir() : g.data_dir;
-    NDT_ASSIGN_OR_RETURN(Catalog cat, Catalog::Load(dir));
-    NDT_ASSIGN_OR_RETURN(const SkuSpec* sku, cat.FindSku(f->sku));
-    NDT_ASSIGN_OR_RETURN(TransformerSpec model, ResolveModel(f->mf, dir));
-    InferOptions o;
-    NDT_RETURN_IF_ERROR(BuildOptions(*f, dir, &o));
-    // TP splits the attention heads, PP the layers (TensorRT-LLM refuses the same).
-    if (o.tp > 0 &&
-        (model.heads % o.tp != 0 || (model.kv_heads % o.tp != 0 && o.tp % model.kv_heads != 0))) {
-      return Status::Infeasible("--tp " + std::to_string(o.tp) + " does not split " + model.name +
-                                "'s " + std::to_string(model.heads) + " attention heads (" +
-                                std::to_string(model.kv_heads) +
-                                " KV heads); choose a divisor of both");
-    }
-    if (o.pp > 0 && o.pp > model.layers) {
-      return Status::Infeasible("--pp " + std::to_string(o.pp) + " is more stages than " +
-                                model.name + "'s " + std::to_string(model.layers) +
-                                " layers; lower --pp");
-    }
-    if (const std::string note = PrecisionNote(cat.GpuOf(*sku), o.weights); !note.empty()) {
-      Warn(note);
-    }
-    NDT_ASSIGN_OR_RETURN(InferResult r, RunInferenceOn(cat, sku->name, model, o, dir));
-    for (const std::string& w : r.warnings) Warn(w);
-    if (!r.caveat.empty()) Warn(r.caveat);
-    if (!f->trace.empty()) NDT_RETURN_IF_ERROR(WriteTrace(BuildTrace(r), f->trace));
-    if (g.json) {
-      std::printf("%s\n", ToJson(*f, model, r).dump(2).c_str());
-    } else {
-      PrintText(*f, model, r);
-    }
-    return Status::Ok();
-  };
+Command InferCommand() {
+  return MakeCommand<InferFlags>(
+      "infer", "Simulate an LLM inference service: throughput, TTFT, TPOT", RunInfer);
 }
 
 }  // namespace ndt

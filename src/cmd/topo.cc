@@ -1,4 +1,4 @@
-// File: cli/topo.cc
+// File: cmd/topo.cc
 // `ndtwin topo`: builds the cluster graph of N VMs of a size (topo/builders.h) and prints its
 // summary (GPUs, NVLink domain, per-GPU NVLink and scale-out bandwidth in GB/s per direction,
 // nodes and links by kind, bisection, fat-tree shape, assumed latencies), optionally a Graphviz
@@ -10,8 +10,10 @@
 #include <optional>
 #include <string>
 
-#include "cli/commands.h"
-#include "cli/fabric_flags.h"
+#include "cmd/command.h"
+#include "cmd/common.h"
+#include "cmd/registry.h"
+#include "cmd/text.h"
 #include "hw/catalog.h"
 #include "topo/builders.h"
 #include "topo/summary.h"
@@ -19,14 +21,25 @@
 namespace ndt {
 namespace {
 
-struct TopoOptions {
+struct TopoOptions : CommandRequest {
   std::string sku;
   int vms = 1;
   int gpus_per_vm = 0;
-  FabricFlags fabric;  // tiers 0: the fewest tiers the radix can wire
+  FabricArgs fabric;  // tiers 0: the fewest tiers the radix can wire
   bool no_rail_optimized = false;
   std::string dot;
   std::string path;
+
+  void Declare(OptionList* o) override {
+    o->Add("sku", &sku, "VM size (see: ndtwin sku list)");
+    o->Add("vms", &vms, "Number of VMs (default 1)");
+    o->Add("gpus-per-vm", &gpus_per_vm, "GPUs used per VM (default: all)");
+    fabric.Declare(o);
+    o->Add("no-rail-optimized", &no_rail_optimized,
+           "Put all NICs of a VM on one leaf instead of one leaf per rail");
+    o->Add("dot", &dot, "Write the graph as Graphviz DOT to FILE").LocalFile();
+    o->Add("path", &path, "Print the route between GPU ranks A,B");
+  }
 };
 
 // Parses "A,B" into two distinct ranks below n.
@@ -89,48 +102,43 @@ std::string Us(double s) {
   return buf;
 }
 
-void PrintText(const Cluster& c, const FabricParams& fp) {
+void PrintText(TextOut& p, const Cluster& c, const FabricParams& fp) {
   const SkuSpec& sku = c.sku();
   const FabricLayout& L = c.fabric_layout();
-  std::printf("Cluster:            %d x %s = %d GPUs (%s, %d per VM)\n", c.num_vms(),
-              sku.name.c_str(), c.num_gpus(), c.gpu_spec().name.c_str(), c.gpus_per_vm());
-  std::printf("Intra-VM fabric:    %s\n", IntraVmFabricName(sku.fabric));
-  std::printf("NVLink domain:      %d GPU%s\n", c.nvlink_domain_gpus(),
-              c.nvlink_domain_gpus() == 1 ? " (no NVLink)" : "s");
-  std::printf("NVLink per GPU:     %s GB/s per direction\n", FormatGBps(GpuNvlinkBps(c)).c_str());
-  std::printf("Scale-out per GPU:  %s GB/s per direction\n", FormatGBps(GpuScaleoutBps(c)).c_str());
+  p("Cluster:            %d x %s = %d GPUs (%s, %d per VM)\n", c.num_vms(), sku.name.c_str(),
+    c.num_gpus(), c.gpu_spec().name.c_str(), c.gpus_per_vm());
+  p("Intra-VM fabric:    %s\n", IntraVmFabricName(sku.fabric));
+  p("NVLink domain:      %d GPU%s\n", c.nvlink_domain_gpus(),
+    c.nvlink_domain_gpus() == 1 ? " (no NVLink)" : "s");
+  p("NVLink per GPU:     %s GB/s per direction\n", FormatGBps(GpuNvlinkBps(c)).c_str());
+  p("Scale-out per GPU:  %s GB/s per direction\n", FormatGBps(GpuScaleoutBps(c)).c_str());
   if (L.nics == 0) {
-    std::printf("Scale-out fabric:   none (the size has no InfiniBand)\n");
+    p("Scale-out fabric:   none (the size has no InfiniBand)\n");
   } else {
     const FabricSpec& f = c.spec().fabric;
-    std::printf("Scale-out fabric:   %d-tier fat tree, radix %d, %s, oversubscription %g:1, %s\n",
-                L.tiers, f.switch_radix,
-                L.rails > 1 ? (std::to_string(L.rails) + " rails").c_str() : "1 rail",
-                f.oversubscription, f.ecmp_spread ? "ECMP spread" : "ECMP hashed per GPU pair");
-    std::printf("                    %d NICs of %s GB/s, %d VMs per leaf, %s, %s", L.nics,
-                FormatGBps(L.nic_Bps).c_str(), L.vms_per_leaf,
-                Plural(L.leaves, "leaf", "leaves").c_str(),
-                Plural(L.spines, "spine", "spines").c_str());
+    p("Scale-out fabric:   %d-tier fat tree, radix %d, %s, oversubscription %g:1, %s\n", L.tiers,
+      f.switch_radix, L.rails > 1 ? (std::to_string(L.rails) + " rails").c_str() : "1 rail",
+      f.oversubscription, f.ecmp_spread ? "ECMP spread" : "ECMP hashed per GPU pair");
+    p("                    %d NICs of %s GB/s, %d VMs per leaf, %s, %s", L.nics,
+      FormatGBps(L.nic_Bps).c_str(), L.vms_per_leaf, Plural(L.leaves, "leaf", "leaves").c_str(),
+      Plural(L.spines, "spine", "spines").c_str());
     if (L.tiers == 3) {
-      std::printf(", %s, %s", Plural(L.pods, "pod", "pods").c_str(),
-                  Plural(L.cores, "core", "cores").c_str());
+      p(", %s, %s", Plural(L.pods, "pod", "pods").c_str(),
+        Plural(L.cores, "core", "cores").c_str());
     }
-    std::printf("\n");
-    std::printf("Bisection:          %s GB/s per direction\n", FormatGBps(BisectionBps(c)).c_str());
+    p("\n");
+    p("Bisection:          %s GB/s per direction\n", FormatGBps(BisectionBps(c)).c_str());
   }
-  std::printf("Nodes:              %zu (%s)\n", c.nodes().size(), Counts(c, true).c_str());
-  std::printf("Links:              %d full-duplex (%s)\n", DuplexLinks(c),
-              Counts(c, false).c_str());
-  std::printf(
-      "Assumed latencies:  per link: nvlink %s, pcie %s, c2c %s, cpu_cpu %s, NIC %s, "
-      "IB switch %s (data/fabric.yaml)\n",
-      Us(fp.nvlink_latency_s).c_str(), Us(fp.pcie_latency_s).c_str(), Us(fp.c2c_latency_s).c_str(),
-      Us(fp.cpu_cpu_latency_s).c_str(), Us(fp.nic_latency_s).c_str(),
-      Us(fp.switch_latency_s).c_str());
+  p("Nodes:              %zu (%s)\n", c.nodes().size(), Counts(c, true).c_str());
+  p("Links:              %d full-duplex (%s)\n", DuplexLinks(c), Counts(c, false).c_str());
+  p("Assumed latencies:  per link: nvlink %s, pcie %s, c2c %s, cpu_cpu %s, NIC %s, "
+    "IB switch %s (data/fabric.yaml)\n",
+    Us(fp.nvlink_latency_s).c_str(), Us(fp.pcie_latency_s).c_str(), Us(fp.c2c_latency_s).c_str(),
+    Us(fp.cpu_cpu_latency_s).c_str(), Us(fp.nic_latency_s).c_str(),
+    Us(fp.switch_latency_s).c_str());
   if (L.nics > 0) {
-    std::printf(
-        "Assumed fabric:     radix, VMs per leaf and oversubscription are parameters; "
-        "Azure publishes none (topology.md §6.1)\n");
+    p("Assumed fabric:     radix, VMs per leaf and oversubscription are parameters; "
+      "Azure publishes none (topology.md §6.1)\n");
   }
 }
 
@@ -200,18 +208,17 @@ nlohmann::ordered_json ToJson(const Cluster& c, const FabricParams& fp) {
   return j;
 }
 
-Status Run(const TopoOptions& o, const GlobalOptions& g) {
+StatusOr<CommandOutput> RunTopo(const Context& ctx, const TopoOptions& o, Diagnostics* diag) {
   if (o.sku.empty()) return Status::InvalidInput("--sku is required (see: ndtwin sku list)");
-  const std::string dir = g.data_dir.empty() ? Catalog::DefaultDataDir() : g.data_dir;
-  NDT_ASSIGN_OR_RETURN(Catalog cat, Catalog::Load(dir));
+  const Catalog& cat = ctx.catalog;
+  const FabricParams& fp = ctx.fabric;
   NDT_ASSIGN_OR_RETURN(const SkuSpec* sku, cat.FindSku(o.sku));
-  NDT_ASSIGN_OR_RETURN(FabricParams fp, LoadFabricParams(dir));
   ClusterSpec spec;
   spec.sku = sku;
   spec.gpu = &cat.GpuOf(*sku);
   spec.vms = o.vms;
   spec.gpus_per_vm = o.gpus_per_vm;
-  spec.fabric = ToFabricSpec(o.fabric);
+  spec.fabric = o.fabric.ToSpec();
   spec.fabric.rail_optimized = !o.no_rail_optimized;
   if (spec.fabric.tiers ==
       0) {  // the fewest tiers that wire the VMs; errors then come from 2 tiers
@@ -221,7 +228,7 @@ Status Run(const TopoOptions& o, const GlobalOptions& g) {
     if (!ValidateClusterSpec(spec).ok() && ValidateClusterSpec(three).ok()) spec = three;
   }
   NDT_ASSIGN_OR_RETURN(Cluster c, BuildCluster(spec, fp));
-  if (std::optional<std::string> w = ScaleSetWarning(spec)) Warn(*w);
+  if (std::optional<std::string> w = ScaleSetWarning(spec)) diag->Warn(*w);
 
   std::optional<std::pair<int, int>> ends;
   if (!o.path.empty()) {
@@ -234,41 +241,30 @@ Status Run(const TopoOptions& o, const GlobalOptions& g) {
     WriteDot(c, out);
     if (!out) return Status::InvalidInput("--dot: failed writing '" + o.dot + "'");
   }
-  if (g.json) {
-    nlohmann::ordered_json j = ToJson(c, fp);
-    if (!o.dot.empty()) j["dot_file"] = o.dot;
-    if (ends) {
-      j["path"] = {{"from", ends->first},
-                   {"to", ends->second},
-                   {"paths", RouteJson(c, c.GpuRoute(ends->first, ends->second))}};
-    }
-    std::printf("%s\n", j.dump(2).c_str());
-    return Status::Ok();
+  nlohmann::ordered_json j = ToJson(c, fp);
+  if (!o.dot.empty()) j["dot_file"] = o.dot;
+  if (ends) {
+    j["path"] = {{"from", ends->first},
+                 {"to", ends->second},
+                 {"paths", RouteJson(c, c.GpuRoute(ends->first, ends->second))}};
   }
-  PrintText(c, fp);
-  if (!o.dot.empty()) std::printf("DOT graph:          %s\n", o.dot.c_str());
+  TextOut p;
+  PrintText(p, c, fp);
+  if (!o.dot.empty()) p("DOT graph:          %s\n", o.dot.c_str());
   if (ends) {
     const auto [a, b] = *ends;
-    std::printf("\nRoute from GPU %d (%s) to GPU %d (%s):\n", a, c.node(c.gpu(a).node).name.c_str(),
-                b, c.node(c.gpu(b).node).name.c_str());
-    std::printf("%s", FormatRoute(c, c.GpuRoute(a, b)).c_str());
+    p("\nRoute from GPU %d (%s) to GPU %d (%s):\n", a, c.node(c.gpu(a).node).name.c_str(), b,
+      c.node(c.gpu(b).node).name.c_str());
+    p("%s", FormatRoute(c, c.GpuRoute(a, b)).c_str());
   }
-  return Status::Ok();
+  return CommandOutput{j, p.take()};
 }
 
 }  // namespace
 
-CommandRun SetupTopo(CLI::App* sub) {
-  auto o = std::make_shared<TopoOptions>();
-  sub->add_option("--sku", o->sku, "VM size (see: ndtwin sku list)");
-  sub->add_option("--vms", o->vms, "Number of VMs (default 1)");
-  sub->add_option("--gpus-per-vm", o->gpus_per_vm, "GPUs used per VM (default: all)");
-  AddFabricFlags(sub, &o->fabric);
-  sub->add_flag("--no-rail-optimized", o->no_rail_optimized,
-                "Put all NICs of a VM on one leaf instead of one leaf per rail");
-  sub->add_option("--dot", o->dot, "Write the graph as Graphviz DOT to FILE");
-  sub->add_option("--path", o->path, "Print the route between GPU ranks A,B");
-  return [o](const GlobalOptions& g) -> Status { return Run(*o, g); };
+Command TopoCommand() {
+  return MakeCommand<TopoOptions>(
+      "topo", "Build the cluster graph of N VMs of a size and summarize it", RunTopo);
 }
 
 }  // namespace ndt

@@ -1,0 +1,79 @@
+// File: cmd/common.h
+// Option groups several commands share, each declared once: the model (--model, --model-file,
+// --hf-config or inline sizes), the scale-out fabric (--tiers --radix ...), request lengths
+// (--dataset --input-len --output-len --output-tokens-mean) and where the planners search
+// (--sku/--skus, --gpus/--vms). Each group resolves itself against the Context.
+#ifndef NDTWIN_CMD_COMMON_H_
+#define NDTWIN_CMD_COMMON_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cmd/context.h"
+#include "cmd/options.h"
+#include "core/status.h"
+#include "model/transformer.h"
+#include "serve/request.h"
+#include "topo/cluster.h"
+
+namespace ndt {
+
+// --model NAME, --model-file FILE, --hf-config FILE, or inline --layers/--hidden/...; exactly
+// one. --seq also overrides a preset's, file's or config's sequence length.
+struct ModelArgs {
+  std::string model, model_file, hf_config;
+  std::optional<int64_t> layers, hidden, heads, kv_heads, ffn, vocab, seq;
+  std::optional<std::string> arch;
+
+  void Declare(OptionList* o);
+  // The model the options name; kInvalidInput unless exactly one way is given.
+  StatusOr<TransformerSpec> Resolve(const Context& ctx) const;
+};
+
+// The scale-out fabric: Azure does not publish its fat trees, so these are what-if parameters.
+struct FabricArgs {
+  int tiers = 0;  // 0: the fewest tiers the radix can wire
+  int radix = FabricSpec{}.switch_radix;
+  int vms_per_leaf = 0;
+  double oversubscription = 1.0;
+  bool ecmp_spread = false;
+
+  void Declare(OptionList* o);
+  // As a FabricSpec; tiers stays 0 ("the fewest that fit") for the caller to resolve.
+  FabricSpec ToSpec() const;
+  // Copies the options into spec->fabric; spec->sku must be set (tiers 0 picks the fewest).
+  void Apply(ClusterSpec* spec) const;
+};
+
+// Request lengths: a dataset preset or CSV (default mlperf-llama2-70b) or fixed lengths, every
+// output rescaled to a mean if asked. An explicit 0 is an error, not "the default".
+struct LengthArgs {
+  std::string dataset;
+  std::optional<int> input_len, output_len;
+  std::optional<double> output_tokens_mean;
+
+  void Declare(OptionList* o);
+  bool fixed() const { return input_len.has_value() || output_len.has_value(); }
+  StatusOr<std::vector<RequestLengths>> Resolve(const Context& ctx) const;
+};
+
+// Where both planners search: --sku / --skus and --gpus / --vms.
+struct SizeArgs {
+  std::string sku, skus;
+  int gpus = 0, vms = 0;
+
+  void Declare(OptionList* o);
+  // --sku S, --skus all (the default) or --skus A,B,C; checks --gpus / --vms.
+  StatusOr<std::vector<const SkuSpec*>> Resolve(const Catalog& cat) const;
+};
+
+// "a,b,c" -> {"a", "b", "c"}; "" -> {}.
+std::vector<std::string> SplitCommas(const std::string& list);
+
+// --threads: 0 (all cores) or 1..1024.
+Status CheckThreads(int threads);
+
+}  // namespace ndt
+
+#endif  // NDTWIN_CMD_COMMON_H_

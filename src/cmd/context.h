@@ -1,0 +1,33 @@
+// File: cmd/context.h
+// The data every command reads, loaded once from one data directory and then frozen (leveldb's
+// Env, one level up): the catalog (GPUs, VM sizes, prices), the fabric's assumed latencies,
+// the compute calibration and the serving engine's constants. Commands pass the parts down to
+// the library explicitly; nothing below reads data/ on its own. Thread-safe once loaded.
+#ifndef NDTWIN_CMD_CONTEXT_H_
+#define NDTWIN_CMD_CONTEXT_H_
+
+#include <string>
+
+#include "compute/compute.h"
+#include "core/status.h"
+#include "hw/catalog.h"
+#include "serve/deployment.h"
+#include "topo/fabric_params.h"
+
+namespace ndt {
+
+struct Context {
+  std::string data_dir;  // the directory the rest was loaded from
+  Catalog catalog;
+  FabricParams fabric;
+  ComputeCalibration compute;
+  EngineParams engine;
+
+  // Loads everything from `data_dir` ("" = Catalog::DefaultDataDir(): the built-in data/ or
+  // $NDTWIN_DATA). Errors carry file:line.
+  static StatusOr<Context> Load(const std::string& data_dir);
+};
+
+}  // namespace ndt
+
+#endif  // NDTWIN_CMD_CONTEXT_H_

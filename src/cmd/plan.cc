@@ -1,0 +1,316 @@
+// File: cmd/plan.cc
+// `ndtwin plan train`: which VM size, how many, which parallelism, how long, how much. Flags into
+// a PlanTrainRequest, one call to PlanTraining (plan/plan.h), a table of the best K (or --json).
+// Results on stdout; progress, skipped sizes and the wall time on stderr, so stdout is the same
+// on every run.
+#include "plan/plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cmd/command.h"
+#include "cmd/common.h"
+#include "cmd/registry.h"
+#include "cmd/text.h"
+#include "parallel/cluster_costs.h"
+#include "plan/plan_infer.h"
+#include "serve/request.h"
+
+namespace ndt {
+namespace {
+
+struct PlanTrainFlags : CommandRequest {
+  SizeArgs size;
+  ModelArgs mf;
+  FabricArgs fabric;
+  int64_t gbs = 0;
+  int top = 10, threads = 0;
+  double tokens = 0;
+  std::string objective = "throughput", precision = "bf16", fidelity = "flow";
+
+  void Declare(OptionList* o) override {
+    mf.Declare(o);
+    o->Add("gbs", &gbs, "Global batch (sequences per iteration)").Required();
+    size.Declare(o);
+    o->Add("tokens", &tokens, "Training tokens: time to train and cost");
+    o->Add("objective", &objective, "throughput (default) | cost | time");
+    o->Add("top", &top, "How many configurations to show (default 10)");
+    o->Add("precision", &precision, "bf16 | fp16 | fp8 (default bf16)");
+    o->Add("fidelity", &fidelity, "Re-score the best at analytical | flow (default flow)");
+    o->Add("threads", &threads, "Threads (default: all cores)");
+    fabric.Declare(o);
+  }
+};
+
+StatusOr<PlanTrainRequest> BuildRequest(const PlanTrainFlags& f, const Context& ctx) {
+  PlanTrainRequest req;
+  NDT_ASSIGN_OR_RETURN(req.model, f.mf.Resolve(ctx));
+  NDT_ASSIGN_OR_RETURN(req.skus, f.size.Resolve(ctx.catalog));
+  if (f.tokens < 0) return Status::InvalidInput("--tokens must be >= 0");
+  req.gbs = f.gbs;
+  req.gpus = f.size.gpus;
+  req.vms = f.size.vms;
+  req.tokens = f.tokens;
+  req.top_k = f.top;
+  NDT_RETURN_IF_ERROR(CheckThreads(f.threads));
+  req.threads = f.threads;
+  req.fabric = f.fabric.ToSpec();
+  if (!ParsePlanObjective(f.objective, &req.objective)) {
+    return Status::InvalidInput("--objective '" + f.objective + "'; use throughput, cost or time");
+  }
+  if (!ParseDtype(f.precision, &req.precision) || req.precision == Dtype::kFp32 ||
+      req.precision == Dtype::kFp4) {
+    return Status::InvalidInput("--precision '" + f.precision + "'; use bf16, fp16 or fp8");
+  }
+  if (!ParseFidelity(f.fidelity, &req.fidelity)) {
+    return Status::InvalidInput("--fidelity '" + f.fidelity + "'; use analytical or flow");
+  }
+  return req;
+}
+
+double GiB(double b) { return b / (1024.0 * 1024 * 1024); }
+
+const char* FidelityName(Fidelity f) { return f == Fidelity::kFlow ? "flow" : "analytical"; }
+
+std::string PlanTrainText(const PlanTrainRequest& req, const PlanTrainReport& rep) {
+  TextOut p;
+  const bool tokens = req.tokens > 0;
+  const bool moe = req.model.is_moe();
+  p("%-4s  %-30s  %4s  %5s  %3s  %3s  %4s", "Rank", "Size", "VMs", "GPUs", "tp", "pp", "dp");
+  if (moe) p("  %3s", "ep");
+  p("  %3s  %3s  %-3s  %4s  %-9s  %8s  %10s  %5s  %7s", "vpp", "mbs", "sp", "zero", "recompute",
+    "step s", "tokens/s", "MFU", "GiB/GPU");
+  if (tokens) p("  %8s  %12s", "days", "$");
+  p("\n");
+  for (size_t i = 0; i < rep.results.size(); ++i) {
+    const PlanResult& r = rep.results[i];
+    const Strategy& s = r.strategy;
+    p("%4zu  %-30s  %4d  %5d  %3d  %3d  %4d", i + 1, r.sku.c_str(), r.vms, r.gpus, s.tp, s.pp,
+      s.dp);
+    if (moe) p("  %3d", s.ep);
+    p("  %3d  %3lld  %-3s  %4d  %-9s  %8.4f  %10.0f  %4.1f%%  %7.1f", s.vpp,
+      static_cast<long long>(s.mbs), s.sp ? "on" : "off", s.zero, RecomputeName(s.recompute),
+      r.step_time_s, r.tokens_per_s, 100 * r.mfu, GiB(r.memory_bytes));
+    if (tokens) {
+      p("  %8.2f  %12s", r.time_to_train_s / 86400,
+        r.priced ? std::to_string(static_cast<long long>(r.cost_usd + 0.5)).c_str() : "-");
+    }
+    p("\n");
+  }
+  p("\n%lld configurations evaluated, %lld infeasible", static_cast<long long>(rep.evaluated),
+    static_cast<long long>(rep.infeasible));
+  if (rep.bounded > 0) {
+    p(", %lld skipped (their size cannot reach the top %d even at peak FLOP/s)",
+      static_cast<long long>(rep.bounded), req.top_k);
+  }
+  p("; objective %s", PlanObjectiveName(rep.objective));
+  if (tokens) p(" for %.3g tokens", req.tokens);
+  if (req.fidelity == Fidelity::kAnalytical) {
+    p("; analytical fidelity\n");
+  } else {
+    p("; best %zu re-scored at %s fidelity\n", rep.results.size(), FidelityName(req.fidelity));
+  }
+  return p.take();
+}
+
+nlohmann::ordered_json ToJson(const PlanTrainRequest& req, const PlanTrainReport& rep) {
+  using Json = nlohmann::ordered_json;
+  Json j;
+  j["schema"] = "ndtwin.plan_train/1";
+  j["ndtwin_version"] = NDT_VERSION;
+  j["model"] = req.model.name;
+  j["gbs"] = req.gbs;
+  j["objective"] = PlanObjectiveName(rep.objective);
+  if (req.tokens > 0) j["tokens"] = req.tokens;
+  j["evaluated"] = rep.evaluated;
+  j["infeasible"] = rep.infeasible;
+  j["skipped_by_bound"] = rep.bounded;
+  Json results = Json::array();
+  for (size_t i = 0; i < rep.results.size(); ++i) {
+    const PlanResult& r = rep.results[i];
+    const Strategy& s = r.strategy;
+    Json x;
+    x["rank"] = i + 1;
+    x["sku"] = r.sku;
+    x["vms"] = r.vms;
+    x["gpus"] = r.gpus;
+    x["tp"] = s.tp;
+    x["pp"] = s.pp;
+    x["dp"] = s.dp;
+    x["cp"] = s.cp;
+    x["ep"] = s.ep;
+    x["vpp"] = s.vpp;
+    x["mbs"] = s.mbs;
+    x["sp"] = s.sp;
+    x["zero"] = s.zero;
+    x["recompute"] = RecomputeName(s.recompute);
+    x["precision"] = DtypeName(s.precision);
+    x["step_time_s"] = r.step_time_s;
+    x["tokens_per_s"] = r.tokens_per_s;
+    x["mfu"] = r.mfu;
+    x["memory_bytes_per_gpu"] = r.memory_bytes;
+    x["fidelity"] = FidelityName(r.fidelity);
+    if (req.tokens > 0) {
+      x["time_to_train_s"] = r.time_to_train_s;
+      x["cost_usd"] = r.priced ? Json(r.cost_usd) : Json(nullptr);
+    }
+    results.push_back(x);
+  }
+  j["results"] = results;
+  return j;
+}
+
+StatusOr<CommandOutput> RunPlanTrain(const Context& ctx, const PlanTrainFlags& f,
+                                     Diagnostics* diag) {
+  const auto start = std::chrono::steady_clock::now();
+  NDT_ASSIGN_OR_RETURN(PlanTrainRequest req, BuildRequest(f, ctx));
+  auto progress = [diag](const std::string& line) { diag->Progress(line); };
+  StatusOr<PlanTrainReport> rep = PlanTraining(ctx.catalog, ctx.fabric, ctx.compute, req, progress);
+  if (!rep.ok()) return rep.status();
+  for (const std::string& n : rep->notes) diag->Progress("plan: note: " + n);
+  CommandOutput out{ToJson(req, *rep), PlanTrainText(req, *rep)};
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  diag->Progress(fmt::format("plan: {} configurations scored in {:.2f} s wall ({:.0f}/s){}",
+                             rep->evaluated, wall_s, rep->evaluated / wall_s,
+                             f.threads > 0 ? "" : ", all cores"));
+  return out;
+}
+
+struct PlanInferFlags : CommandRequest {
+  SizeArgs size;
+  std::string weights, scenario = "offline", objective = "throughput";
+  ModelArgs mf;
+  int top = 10, threads = 0, requests = 0;
+  LengthArgs lengths;
+
+  void Declare(OptionList* o) override {
+    mf.Declare(o);
+    size.Declare(o);
+    o->Add("weights", &weights,
+           "Comma-separated precisions (default: each GPU's native fp16/fp8/fp4)");
+    o->Add("scenario", &scenario, "offline (default) | server | interactive");
+    lengths.Declare(o);
+    o->Add("requests", &requests, "Requests to simulate (default: automatic)");
+    o->Add("objective", &objective, "throughput (default) | cost ($/M tokens)");
+    o->Add("top", &top, "How many results to show (default 10)");
+    o->Add("threads", &threads, "Threads (default: all cores)");
+  }
+};
+
+StatusOr<PlanInferRequest> BuildInferRequest(const PlanInferFlags& f, const Context& ctx) {
+  PlanInferRequest req;
+  NDT_ASSIGN_OR_RETURN(req.model, f.mf.Resolve(ctx));
+  NDT_ASSIGN_OR_RETURN(req.skus, f.size.Resolve(ctx.catalog));
+  req.gpus = f.size.gpus;
+  req.vms = f.size.vms;
+  req.top_k = f.top;
+  NDT_RETURN_IF_ERROR(CheckThreads(f.threads));
+  req.threads = f.threads;
+  if (f.objective == "cost") {
+    req.objective = PlanInferObjective::kCost;
+  } else if (f.objective != "throughput") {
+    return Status::InvalidInput("--objective '" + f.objective + "'; use throughput or cost");
+  }
+  for (const std::string& w : SplitCommas(f.weights)) {
+    Dtype d;
+    if (!ParseDtype(w, &d) || d == Dtype::kFp32) {
+      return Status::InvalidInput("--weights '" + w + "'; use a list of fp16, bf16, fp8, fp4");
+    }
+    // A precision named twice is searched once (fp16 and bf16 stay distinct names).
+    if (std::find(req.weights.begin(), req.weights.end(), d) == req.weights.end()) {
+      req.weights.push_back(d);
+    }
+  }
+  InferOptions& o = req.base;
+  if (!ParseScenario(f.scenario, &o.scenario)) {
+    return Status::InvalidInput("--scenario '" + f.scenario +
+                                "' is not one of offline, server, interactive");
+  }
+  o.requests = f.requests;  // PlanInference checks its range
+  NDT_ASSIGN_OR_RETURN(o.lengths, f.lengths.Resolve(ctx));
+  return req;
+}
+
+StatusOr<CommandOutput> RunPlanInfer(const Context& ctx, const PlanInferFlags& f,
+                                     Diagnostics* diag) {
+  const auto start = std::chrono::steady_clock::now();
+  NDT_ASSIGN_OR_RETURN(PlanInferRequest req, BuildInferRequest(f, ctx));
+  auto progress = [diag](const std::string& line) { diag->Progress(line); };
+  const ServeData data{&ctx.catalog, &ctx.fabric, &ctx.compute, &ctx.engine, ctx.data_dir};
+  NDT_ASSIGN_OR_RETURN(PlanInferReport rep, PlanInference(data, req, progress));
+  for (const std::string& n : rep.notes) diag->Progress("plan: note: " + n);
+  nlohmann::ordered_json j;
+  {
+    j["schema"] = "ndtwin.plan_infer/1";
+    j["objective"] = f.objective;
+    j["scenario"] = ScenarioName(req.base.scenario);
+    j["evaluated"] = rep.evaluated;
+    j["infeasible"] = rep.infeasible;
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (const PlanInferResult& r : rep.results) {
+      nlohmann::ordered_json x;
+      x["sku"] = r.sku;
+      x["vms"] = r.vms;
+      x["gpus"] = r.gpus;
+      x["weights"] = DtypeName(r.weights);
+      x["kv"] = DtypeName(r.kv);
+      x["tp"] = r.deployment.tp;
+      x["pp"] = r.deployment.pp;
+      x["replicas"] = r.deployment.replicas;
+      x["max_batch"] = r.deployment.max_batch;
+      x["output_tokens_per_s"] = r.tokens_per_s;
+      x["per_gpu_output_tokens_per_s"] = r.tokens_per_s_per_gpu;
+      x["ttft_p99_s"] = r.ttft_p99_s;
+      x["tpot_p99_s"] = r.tpot_p99_s;
+      x["usd_per_million_tokens"] =
+          r.priced ? nlohmann::ordered_json(r.usd_per_million_tokens) : nlohmann::ordered_json();
+      rows.push_back(x);
+    }
+    j["results"] = rows;
+  }
+  TextOut p;
+  {
+    p("%-4s  %-30s  %4s  %5s  %-5s  %-4s  %3s  %3s  %8s  %9s  %12s  %9s  %9s  %9s\n", "Rank",
+      "Size", "VMs", "GPUs", "W", "KV", "tp", "pp", "replicas", "max batch", "tokens/s", "per GPU",
+      "TTFT p99", "$/M tok");
+    for (size_t i = 0; i < rep.results.size(); ++i) {
+      const PlanInferResult& r = rep.results[i];
+      char cost[32] = "-";
+      if (r.priced) std::snprintf(cost, sizeof cost, "%.3f", r.usd_per_million_tokens);
+      p("%4zu  %-30s  %4d  %5d  %-5s  %-4s  %3d  %3d  %8d  %9d  %12.0f  %9.0f  %8.3fs  %9s\n",
+        i + 1, r.sku.c_str(), r.vms, r.gpus, DtypeName(r.weights), DtypeName(r.kv), r.deployment.tp,
+        r.deployment.pp, r.deployment.replicas, r.deployment.max_batch, r.tokens_per_s,
+        r.tokens_per_s_per_gpu, r.ttft_p99_s, cost);
+    }
+    p("\n%lld (size, precision) pairs evaluated, %lld infeasible; objective %s; "
+      "scenario %s\n",
+      static_cast<long long>(rep.evaluated), static_cast<long long>(rep.infeasible),
+      f.objective.c_str(), ScenarioName(req.base.scenario));
+  }
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  diag->Progress(fmt::format("plan: {} runs in {:.2f} s wall", rep.evaluated, wall_s));
+  return CommandOutput{j, p.take()};
+}
+
+}  // namespace
+
+Command PlanTrainCommand() {
+  return MakeCommand<PlanTrainFlags>("plan train", "Search sizes, VM counts and strategies",
+                                     RunPlanTrain);
+}
+
+Command PlanInferCommand() {
+  return MakeCommand<PlanInferFlags>("plan infer", "Search sizes and weight precisions to serve",
+                                     RunPlanInfer);
+}
+
+}  // namespace ndt
