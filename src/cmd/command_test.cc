@@ -1,0 +1,156 @@
+#include "cmd/command.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace ndt {
+namespace {
+
+const Context& Ctx() {
+  static const Context ctx = *Context::Load(NDT_DATA_DIR);
+  return ctx;
+}
+
+StatusOr<CommandOutput> RunCmd(const std::string& name, const Json& args,
+                               const Context& ctx = Ctx()) {
+  const Command* c = FindCommand(name);
+  NDT_CHECK(c != nullptr, name);
+  Diagnostics diag;
+  return RunJson(*c, ctx, args, &diag);
+}
+
+TEST(Registry, EveryCommandHasAUniqueNameHelpAndDeclaresItsOptions) {
+  std::set<std::string> names;
+  for (const Command& c : Registry()) {
+    EXPECT_TRUE(names.insert(c.name).second) << c.name;
+    EXPECT_FALSE(c.help.empty()) << c.name;
+    OptionList o;
+    c.new_request()->Declare(&o);
+    std::set<std::string> opts;
+    for (const Option& x : o.options()) EXPECT_TRUE(opts.insert(x.name).second) << x.name;
+  }
+  EXPECT_NE(FindCommand("plan train"), nullptr);
+  EXPECT_EQ(FindCommand("plan"), nullptr);
+}
+
+TEST(RunJson, BindsOptionsByNameWithDashesOrUnderscores) {
+  // The same request through dashed and underscored keys gives the same document.
+  Json a = {
+      {"sku", "ND96amsr_A100_v4"}, {"op", "allreduce"}, {"min-bytes", "1M"}, {"max-bytes", "4M"}};
+  Json b = {{"sku", "ND96amsr_A100_v4"},
+            {"op", "allreduce"},
+            {"min_bytes", 1048576},
+            {"max_bytes", "4M"}};
+  StatusOr<CommandOutput> x = RunCmd("collective", a), y = RunCmd("collective", b);
+  ASSERT_TRUE(x.ok()) << x.status().message();
+  ASSERT_TRUE(y.ok()) << y.status().message();
+  EXPECT_EQ(x->json.dump(), y->json.dump());
+  // 1M, 2M, 4M: three rows.
+  EXPECT_EQ(x->json["rows"].size(), 3u);
+}
+
+TEST(RunJson, RejectsUnknownOptionsWrongTypesAndMissingRequiredOnes) {
+  StatusOr<CommandOutput> r =
+      RunCmd("train", {{"sku", "ND96amsr_A100_v4"}, {"gbs", 8}, {"tpp", 2}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
+  EXPECT_NE(r.status().message().find("unknown option 'tpp'"), std::string::npos);
+
+  r = RunCmd("train", {{"sku", "ND96amsr_A100_v4"}, {"gbs", 8.5}, {"model", "llama2-7b"}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("option 'gbs' takes an integer"), std::string::npos);
+
+  r = RunCmd("train", {{"sku", "ND96amsr_A100_v4"}, {"model", "llama2-7b"}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("option 'gbs' is required"), std::string::npos);
+
+  r = RunCmd("topo", {{"sku", "ND96amsr_A100_v4"}, {"ecmp-spread", "yes"}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("takes true or false"), std::string::npos);
+
+  r = RunCmd("sku list", Json::array());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("must be a JSON object"), std::string::npos);
+}
+
+TEST(RunJson, AnOmittedOptionalIsChosenAndAGivenOneIsChecked) {
+  // --mbs omitted: train chooses it (and says so); given 0 it is an error.
+  Json base = {{"sku", "ND96amsr_A100_v4"}, {"model", "llama2-7b"}, {"gbs", 64}, {"zero", 1}};
+  StatusOr<CommandOutput> r = RunCmd("train", base);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  bool chose_mbs = false;
+  for (const Json& c : r->json["strategy"]["chosen"])
+    chose_mbs |= c.get<std::string>().rfind("mbs", 0) == 0;  // "mbs 4"
+  EXPECT_TRUE(chose_mbs);
+  base["mbs"] = 0;
+  r = RunCmd("train", base);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("--mbs must be >= 1"), std::string::npos);
+}
+
+// Copies data/ to a temporary folder with the NIC's link latency at 1000 us instead of 1 us.
+std::string DataWithSlowNics() {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "ndtwin_cmd_test_data";
+  fs::remove_all(dir);
+  fs::copy(NDT_DATA_DIR, dir, fs::copy_options::recursive);
+  std::ifstream in(dir / "fabric.yaml");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  // nic_link:\n    value: "1.0 us" -> "1000 us"
+  const size_t key = text.find("nic_link:");
+  NDT_CHECK(key != std::string::npos, "fabric.yaml has no nic_link latency");
+  const size_t q = text.find("value: \"", key) + 8;
+  const size_t us = text.find(" us\"", q);
+  NDT_CHECK(text.substr(q, us - q) == "1.0", "fabric.yaml's nic_link is not 1.0 us any more");
+  text.replace(q, us - q, "1000");
+  std::ofstream(dir / "fabric.yaml") << text;
+  return dir.string();
+}
+
+TEST(Context, HwDataFabricReachesTrainAsItReachesTopo) {
+  // A thousandfold NIC latency in --hw-data's fabric.yaml must show in topo and slow a training
+  // step whose two pipeline stages sit on two VMs (each activation send crosses the NICs).
+  // Before the Context, train built its cluster from the built-in fabric.yaml whatever
+  // --hw-data said, and the two steps were equal.
+  StatusOr<Context> slow = Context::Load(DataWithSlowNics());
+  ASSERT_TRUE(slow.ok()) << slow.status().message();
+  EXPECT_DOUBLE_EQ(slow->fabric.nic_latency_s, 1000 * Ctx().fabric.nic_latency_s);
+  const Json job = {{"sku", "ND96amsr_A100_v4"},
+                    {"vms", 2},
+                    {"model", "gpt3-1.3b"},
+                    {"gbs", 16},
+                    {"pp", 2},
+                    {"mbs", 1}};
+  StatusOr<CommandOutput> a = RunCmd("train", job), b = RunCmd("train", job, *slow);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  // 16 micro-batches, each sending activations forward and gradients back across the NICs:
+  // at least a millisecond more per step.
+  EXPECT_GT(b->json["step_time_s"].get<double>(), a->json["step_time_s"].get<double>() + 1e-3);
+  StatusOr<CommandOutput> ta = RunCmd("topo", {{"sku", "ND96amsr_A100_v4"}});
+  StatusOr<CommandOutput> tb = RunCmd("topo", {{"sku", "ND96amsr_A100_v4"}}, *slow);
+  ASSERT_TRUE(ta.ok() && tb.ok());
+  EXPECT_DOUBLE_EQ(tb->json["latency_s"]["nic_link"].get<double>(), 1e-3);
+}
+
+TEST(OptionValues, ShowsDefaultsAndNullForOmittedOptionals) {
+  const Command* c = FindCommand("train");
+  ASSERT_NE(c, nullptr);
+  auto req = c->new_request();
+  OptionList o;
+  req->Declare(&o);
+  Json v = OptionValues(o);
+  EXPECT_EQ(v["tp"], 1);
+  EXPECT_TRUE(v["mbs"].is_null());
+  EXPECT_EQ(v["recompute"], "none");
+  EXPECT_EQ(v["sp"], false);
+}
+
+}  // namespace
+}  // namespace ndt
