@@ -1,9 +1,7 @@
 // File: parallel/cluster_costs.h
 // TrainCosts on a real Cluster: operator times from compute/ (calibrated roofline), collective
 // and p2p times from coll/ (NCCL's algorithms and protocols on the Cluster, analytical or flow
-// fidelity). If coll/ refuses a group (an internal gap), a ring model over the group's
-// placement stands in: inside one NVLink domain at the GPU's NVLink bandwidth; across VMs each
-// VM's ranks drive their own rail NICs, bus bandwidth min(NVLink, k * NIC) for k ranks per VM.
+// fidelity). A group coll/ refuses is our bug (NDT_CHECK), never priced by another model.
 // Seconds.
 #ifndef NDTWIN_PARALLEL_CLUSTER_COSTS_H_
 #define NDTWIN_PARALLEL_CLUSTER_COSTS_H_
@@ -29,18 +27,12 @@ class ClusterCosts : public TrainCosts {
   double CommTime(CommKind kind, double bytes, std::span<const int> group) const override;
   double P2pTime(double bytes, int src, int dst) const override;
   double PeakFlops() const override;
-  // The ring stand-in (see the file comment).
-  double RingTime(CommKind kind, double bytes, std::span<const int> group) const;
 
  private:
   const Cluster& cluster_;
   const ComputeCalibration& cal_;
   Dtype precision_;
   Fidelity fidelity_;
-  double nvlink_Bps_ = 0;  // per GPU per direction
-  double nic_Bps_ = 0;     // per GPU per direction (its rail NIC)
-  double nvlink_lat_s_ = 0;
-  double net_lat_s_ = 0;  // GPU to GPU across the fabric, one way
 };
 
 }  // namespace ndt
