@@ -21,7 +21,10 @@ enum class StatusCode {
   kOk = 0,
   kInvalidInput,  // a bad flag, YAML file, unit or value: the user's fault
   kNotFound,      // an unknown name (VM size, model, file)
-  kInfeasible,    // well-formed but impossible (does not fit, does not divide)
+  kInfeasible,    // well-formed but impossible (does not divide, no configuration left)
+  kDoesNotFit,    // well-formed, but the model and its state exceed the GPUs' memory
+  kUnsupported,   // well-formed, but not something the hardware or software does
+  kSloUnmet,      // a service runs, but no rate meets its latency limits
   kInternal,      // our bug
 };
 
@@ -32,9 +35,18 @@ class [[nodiscard]] Status {
   static Status InvalidInput(std::string_view msg) { return {StatusCode::kInvalidInput, msg}; }
   static Status NotFound(std::string_view msg) { return {StatusCode::kNotFound, msg}; }
   static Status Infeasible(std::string_view msg) { return {StatusCode::kInfeasible, msg}; }
+  static Status DoesNotFit(std::string_view msg) { return {StatusCode::kDoesNotFit, msg}; }
+  static Status Unsupported(std::string_view msg) { return {StatusCode::kUnsupported, msg}; }
+  static Status SloUnmet(std::string_view msg) { return {StatusCode::kSloUnmet, msg}; }
   static Status Internal(std::string_view msg) { return {StatusCode::kInternal, msg}; }
 
   bool ok() const { return code_ == StatusCode::kOk; }
+  // A well-formed request that cannot run as asked (infeasible, does not fit, no rate meets the
+  // limits): a normal answer for a search to count, not an error in the input.
+  bool infeasible() const {
+    return code_ == StatusCode::kInfeasible || code_ == StatusCode::kDoesNotFit ||
+           code_ == StatusCode::kSloUnmet;
+  }
   StatusCode code() const { return code_; }
   const std::string& message() const { return msg_; }
 
@@ -42,6 +54,10 @@ class [[nodiscard]] Status {
   Status WithPrefix(std::string_view prefix) const {
     return Status(code_, std::string(prefix) + msg_);
   }
+  // The same reason (code) with another message, for a caller that rewords the advice.
+  Status WithMessage(std::string_view msg) const { return Status(code_, msg); }
+  // The message up to its advice: messages read "<what is wrong>; <how to fix it>".
+  std::string Reason() const { return msg_.substr(0, msg_.find(';')); }
   // Exit code for the CLI: 2 for the user's errors, 1 for ours, 0 for OK.
   int exit_code() const {
     switch (code_) {

@@ -36,3 +36,25 @@ TEST(Status, MapsCodesToExitCodes) {
 
 }  // namespace
 }  // namespace ndt
+
+namespace ndt {
+namespace {
+
+TEST(Status, ReasonsOfAnInfeasibleRequestAreTheirOwnCodes) {
+  // A search counts these as answers (infeasible()), not input errors; each keeps its code
+  // through a reworded message, and Reason() is the message up to its advice.
+  const Status fit = Status::DoesNotFit("does not fit: 90 GiB > 75 GiB; try --zero 1");
+  EXPECT_TRUE(fit.infeasible());
+  EXPECT_TRUE(Status::SloUnmet("no request rate meets p99 TTFT").infeasible());
+  EXPECT_TRUE(Status::Infeasible("gbs does not divide").infeasible());
+  EXPECT_FALSE(Status::InvalidInput("--tp must be >= 1").infeasible());
+  EXPECT_FALSE(Status::Unsupported("--kv fp4").infeasible());
+  EXPECT_EQ(fit.Reason(), "does not fit: 90 GiB > 75 GiB");
+  const Status again = fit.WithMessage(fit.Reason() + "; add --vms");
+  EXPECT_EQ(again.code(), StatusCode::kDoesNotFit);
+  EXPECT_EQ(again.message(), "does not fit: 90 GiB > 75 GiB; add --vms");
+  EXPECT_EQ(again.exit_code(), 2);
+}
+
+}  // namespace
+}  // namespace ndt

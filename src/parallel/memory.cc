@@ -161,7 +161,7 @@ Status CheckFits(const MemoryBreakdown& m, double capacity_bytes, const Strategy
     fixes.push_back("more --tp/--pp");
   }
   for (size_t i = 0; i < fixes.size(); ++i) msg += (i ? ", " : "") + fixes[i];
-  return Status::Infeasible(msg);
+  return Status::DoesNotFit(msg);
 }
 
 }  // namespace ndt

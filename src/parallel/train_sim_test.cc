@@ -361,7 +361,7 @@ TEST(Memory, DoesNotFitNamesTheLargestPart) {
   s = Resolve(m, s, 1);
   MemoryBreakdown b = EstimateMemory(m, s);
   Status st = CheckFits(b, 1e9, s);
-  EXPECT_EQ(st.code(), StatusCode::kInfeasible);
+  EXPECT_EQ(st.code(), StatusCode::kDoesNotFit);
   EXPECT_NE(st.message().find("does not fit"), std::string::npos);
 }
 

@@ -138,7 +138,7 @@ StatusOr<ValidationRow> RunCase(const Env& env, InlineModelArgs a, Strategy s, i
   job.gpu_memory_bytes = env.gpu->memory_bytes;
   job.gpus_per_vm = env.sku->gpus;
   StatusOr<TrainReport> run = RunTraining(job, costs);
-  if (!run.ok() && run.status().code() == StatusCode::kInfeasible) {
+  if (!run.ok() && run.status().infeasible()) {
     ValidationRow row;
     row.suite = "training";
     row.case_id = name + " " + std::to_string(gpus) + " GPUs" +

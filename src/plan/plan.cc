@@ -39,7 +39,7 @@ struct Candidate {
 };
 
 struct Evaluation {
-  Status status;  // kInfeasible: pruned
+  Status status;  // infeasible(): pruned
   PlanResult result;
 };
 
@@ -108,11 +108,10 @@ Evaluation Evaluate(const TransformerSpec& model, const SizeContext& c, const St
   return e;
 }
 
-// The same reason for every tp or size: the message up to its advice ("; try ...").
+// The same reason for every tp or size: memory by its code, else the message up to its advice.
 std::string ReasonOf(const Status& s) {
-  const std::string& m = s.message();
-  if (m.rfind("does not fit", 0) == 0) return "does not fit in GPU memory";
-  return m.substr(0, m.find(';'));
+  if (s.code() == StatusCode::kDoesNotFit) return "does not fit in GPU memory";
+  return s.Reason();
 }
 
 // Builds the contexts of the sizes that can run, with a note for each one skipped.
@@ -355,7 +354,7 @@ StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const FabricParam
     for (Evaluation& e : evals) {
       if (e.status.ok()) {
         ok.push_back(std::move(e.result));
-      } else if (e.status.code() != StatusCode::kInfeasible) {
+      } else if (!e.status.infeasible()) {
         // Not a pruning but a simulator failure (our bug): skip it, say so, keep planning.
         if (errors++ == 0) first_error = ctx[i].sku->name + ": " + e.status.message();
       } else {
@@ -407,12 +406,16 @@ int PlanThreads(int requested) {
 
 Status NoneFeasible(const std::vector<Status>& failures) {
   std::map<std::string, int64_t> counts;
-  for (const Status& st : failures) ++counts[ReasonOf(st)];
+  std::map<std::string, StatusCode> code_of;
+  for (const Status& st : failures) {
+    ++counts[ReasonOf(st)];
+    code_of.emplace(ReasonOf(st), st.code());
+  }
   auto top = counts.begin();
   for (auto it = counts.begin(); it != counts.end(); ++it) {
     if (it->second > top->second) top = it;
   }
-  const bool memory = top->first == "does not fit in GPU memory";
+  const bool memory = code_of[top->first] == StatusCode::kDoesNotFit;
   return Status::Infeasible(
       "no feasible configuration among " + std::to_string(failures.size()) +
       "; most common reason (" + std::to_string(top->second) + "): " + top->first +

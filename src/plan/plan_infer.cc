@@ -34,9 +34,8 @@ std::vector<Dtype> NativeWeights(const GpuSpec& g) {
 Status NoneServes(const std::vector<Status>& failures) {
   enum Kind { kMemory, kSlo, kOther, kKinds };
   auto kind = [](const Status& s) {
-    const std::string& m = s.message();
-    if (m.find("does not fit") != std::string::npos) return kMemory;
-    if (m.rfind("no request rate meets", 0) == 0) return kSlo;
+    if (s.code() == StatusCode::kDoesNotFit) return kMemory;
+    if (s.code() == StatusCode::kSloUnmet) return kSlo;
     return kOther;
   };
   int count[kKinds] = {0, 0, 0};
@@ -45,7 +44,7 @@ Status NoneServes(const std::vector<Status>& failures) {
   std::string example;
   for (const Status& s : failures) {
     if (kind(s) == top) {
-      example = s.message().substr(0, s.message().find(';'));
+      example = s.Reason();
       break;
     }
   }

@@ -46,7 +46,7 @@ StatusOr<MemoryPlan> PlanMemory(const TransformerSpec& model, const GpuSpec& gpu
   std::string where = model.name + " with --weights " + DtypeName(req.weights) + " at TP" +
                       std::to_string(req.tp) + " PP" + std::to_string(req.pp) + " on " + gpu.name;
   if (free_bytes <= 0) {
-    return Status::Infeasible(
+    return Status::DoesNotFit(
         "model does not fit: " + where + " needs " + Gb(p.weight_bytes_per_gpu) + " of weights + " +
         Gb(p.workspace_bytes) + " workspace per GPU, the GPU has " + Gb(p.gpu_memory_bytes) +
         "; use more --tp/--pp or a lower --weights precision (fp8, fp4)");
@@ -65,7 +65,7 @@ StatusOr<MemoryPlan> PlanMemory(const TransformerSpec& model, const GpuSpec& gpu
   p.kv_blocks_per_replica = p.kv_tokens_per_replica / params.block_tokens;
   int64_t need_blocks = (req.max_seq_tokens + params.block_tokens - 1) / params.block_tokens;
   if (p.kv_blocks_per_replica < need_blocks * req.pp) {
-    return Status::Infeasible(
+    return Status::DoesNotFit(
         "model does not fit: " + where + " leaves " + Gb(p.kv_bytes_per_gpu) +
         " of KV cache per GPU, " + std::to_string(p.kv_tokens_per_replica) +
         " tokens per replica, fewer than one request of " + std::to_string(req.max_seq_tokens) +

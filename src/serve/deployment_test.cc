@@ -52,7 +52,7 @@ TEST(Deployment, Fp16WeightsOnOneGpuDoNotFitAndSayHowToFix) {
   r.tp = 1;
   StatusOr<MemoryPlan> m = PlanMemory(Llama2_70b(), Gpu80GB(), r, EngineParams{});
   ASSERT_FALSE(m.ok());
-  EXPECT_EQ(m.status().code(), StatusCode::kInfeasible);
+  EXPECT_EQ(m.status().code(), StatusCode::kDoesNotFit);
   EXPECT_NE(m.status().message().find("138.0 GB of weights"), std::string::npos)
       << m.status().message();
   EXPECT_NE(m.status().message().find("--tp"), std::string::npos);

@@ -299,7 +299,7 @@ StatusOr<InferResult> SearchRate(const Plan& plan, const InferOptions& o, double
   if (best) return *std::move(best);
   NDT_CHECK(light.has_value(), "SearchRate: no rate run");
   if (Meets(*light, ttft, tpot)) return *std::move(light);
-  return Status::Infeasible(
+  return Status::SloUnmet(
       "no request rate meets p99 TTFT <= " + fmt::format("{:g}", ttft) +
       " s and p99 TPOT <= " + fmt::format("{:g}", tpot) + " s with TP" +
       std::to_string(plan.dep.tp) + " PP" + std::to_string(plan.dep.pp) + " batch " +

@@ -304,10 +304,9 @@ StatusOr<Choice> Choose(const InferContext& ctx, const InferOptions& o, double t
   }
   if (slo_error.ok() && o.tp == 0 && o.pp == 0 && !fit_error.ok()) {
     // Every TP x PP the cluster offers was tried: more parallelism is not the fix.
-    const std::string& m = fit_error.message();
-    return Status::Infeasible(m.substr(0, m.find(';')) + "; no TP x PP on " +
-                              std::to_string(total_gpus) +
-                              " GPUs holds it: add --vms, or use lower --weights (fp8, fp4)");
+    return fit_error.WithMessage(fit_error.Reason() + "; no TP x PP on " +
+                                 std::to_string(total_gpus) +
+                                 " GPUs holds it: add --vms, or use lower --weights (fp8, fp4)");
   }
   return slo_error.ok() ? fit_error : slo_error;
 }

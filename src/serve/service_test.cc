@@ -109,7 +109,7 @@ TEST(Service, ImpossibleSloIsAnErrorWithTheNumbers) {
   o.tpot_p99_s = 1e-6;  // below any decode iteration
   StatusOr<InferResult> r = RunInference(f.Context(), o);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), StatusCode::kInfeasible);
+  EXPECT_EQ(r.status().code(), StatusCode::kSloUnmet);
   EXPECT_NE(r.status().message().find("no request rate meets"), std::string::npos)
       << r.status().message();
 }
