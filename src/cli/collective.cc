@@ -36,7 +36,7 @@ struct CollectiveOptions {
   bool collnet = false;
   FabricFlags fabric;
   std::string nccl;         // e.g. "2.18.5"; empty: the pinned release
-  int gpus_per_thread = 0;  // nccl-tests -g; 0: all GPUs on one VM, 1 across VMs
+  int gpus_per_thread = 1;  // nccl-tests -g; 1: one process per GPU
 };
 
 constexpr double kMaxCollectiveBytes = 1099511627776.0;  // 1 TiB per GPU
@@ -121,7 +121,7 @@ Status Run(const CollectiveOptions& o, const GlobalOptions& g) {
         sku->name + " give " + std::to_string(n) +
         "; pass --gpus-per-vm 2 (inside a VM) or --vms 2 --gpus-per-vm 1 (across VMs)");
 
-  if (o.gpus_per_thread < 0 || o.gpus_per_thread > n)
+  if (o.gpus_per_thread < 1 || o.gpus_per_thread > n)
     return Status::InvalidInput("--gpus-per-thread must be 1 to " + std::to_string(n) +
                                 " (nccl-tests -g, at most the job's GPUs), got " +
                                 std::to_string(o.gpus_per_thread) +
@@ -196,7 +196,7 @@ CommandRun SetupCollective(CLI::App* sub) {
                   "2.30.4)");
   sub->add_option("--gpus-per-thread", o->gpus_per_thread,
                   "GPUs one nccl-tests thread launches on (its -g), which sets the host cost of "
-                  "a call (default: all GPUs on 1 VM, 1 across VMs)");
+                  "a call (default 1: one process per GPU, as PyTorch and mpirun launch)");
   AddFabricFlags(sub, &o->fabric);
   return [o](const GlobalOptions& g) -> Status { return Run(*o, g); };
 }
