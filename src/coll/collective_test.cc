@@ -289,6 +289,93 @@ TEST(Coll, HostCostScalesWithTheGpusOneThreadDrives) {
   EXPECT_NEAR(TimeCollective(gb, CollOp::kAllReduce, 1024, All(gb), o)->time_s, 16.2e-6, 1e-12);
 }
 
+TEST(Coll, ErrorsAreInvalidInput) {
+  Env e;
+  Cluster c = e.Build("Standard_ND96amsr_A100_v4", 1);
+  std::vector<int> one = {0};
+  EXPECT_EQ(TimeCollective(c, CollOp::kAllReduce, 1024, one).status().code(),
+            StatusCode::kInvalidInput);
+  std::vector<int> dup = {0, 0};
+  EXPECT_FALSE(TimeCollective(c, CollOp::kAllReduce, 1024, dup).ok());
+  CollOp op;
+  EXPECT_FALSE(ParseCollOp("allsum", &op).ok());
+  CollOptions pat;
+  pat.algo = Algo::kPat;  // PAT needs 1 rank per node
+  EXPECT_FALSE(TimeCollective(c, CollOp::kAllGather, 1 << 20, All(c), pat).ok());
+}
+
+TEST(Coll, SchedulesSendWhatTheyReceive) {
+  Env e;
+  Cluster c = e.Build("Standard_ND96amsr_A100_v4", 4);
+  std::vector<int> g = All(c);
+  for (const Schedule& s :
+       {RingSchedule(c, CollOp::kAllReduce, 1 << 20, std::span<const int>(g.data(), 8)),
+        RingSchedule(c, CollOp::kAllReduce, 1 << 20, g), AllToAllSchedule(1 << 20, g)}) {
+    std::vector<double> sent(c.num_gpus()), recv(c.num_gpus());
+    double total_sent = 0, total_recv = 0;
+    for (const Step& st : s)
+      for (const Transfer& x : st.transfers) {
+        sent[x.src] += x.bytes;
+        recv[x.dst] += x.bytes;
+        total_sent += x.bytes;
+        total_recv += x.bytes;
+      }
+    EXPECT_DOUBLE_EQ(total_sent, total_recv);
+    // Every step is a permutation or all-pairs pattern: each rank sends what it receives.
+    for (int r = 0; r < c.num_gpus(); ++r) EXPECT_DOUBLE_EQ(sent[r], recv[r]) << r;
+  }
+}
+
+TEST(Coll, ClosedFormEqualsFlowReplayWithoutContention) {
+  Env e;
+  for (int vms : {1, 4}) {
+    Cluster c = e.Build("Standard_ND96amsr_A100_v4", vms);
+    std::vector<int> g = All(c);
+    Schedule s = RingSchedule(c, CollOp::kAllReduce, 1 << 28, g);
+    double closed = EvaluateClosedForm(c, s);
+    EXPECT_NEAR(EvaluateOnNetwork(c, s, NetFidelity::kFlow) / closed, 1.0, 0.01) << vms;
+    EXPECT_NEAR(EvaluateOnNetwork(c, s, NetFidelity::kAnalytical) / closed, 1.0, 0.01) << vms;
+    CollOptions flow;
+    flow.fidelity = Fidelity::kFlow;
+    double ta = TimeCollective(c, CollOp::kAllReduce, 1 << 28, g)->time_s;
+    double tf = TimeCollective(c, CollOp::kAllReduce, 1 << 28, g, flow)->time_s;
+    EXPECT_NEAR(tf / ta, 1.0, 0.01) << vms;
+  }
+}
+
+TEST(Coll, OversubscriptionSlowsAllToAllAcrossLeavesByItsRatio) {
+  Env e;
+  // 8 VMs, 4 per leaf group: half of every rank's all_to_all traffic leaves its leaf group.
+  // Non-blocking: a leaf's uplinks carry all of its NICs' crossing traffic at NIC rate, so the
+  // NIC is the bottleneck. Oversubscription 2 halves the uplinks: crossing traffic runs at half
+  // the NIC rate, and with half the bytes crossing the step takes ~ 2x its NIC-bound time
+  // for that share. Expect a slowdown between 1.3x and 2.05x on the network time.
+  FabricSpec fab;
+  fab.vms_per_leaf = 4;
+  Cluster nb = e.Build("Standard_ND96amsr_A100_v4", 8, fab);
+  fab.oversubscription = 2;
+  Cluster os = e.Build("Standard_ND96amsr_A100_v4", 8, fab);
+  std::vector<int> g = All(nb);
+  Schedule s = AllToAllSchedule(1 << 30, g);
+  double t_nb = EvaluateOnNetwork(nb, s, NetFidelity::kFlow);
+  double t_os = EvaluateOnNetwork(os, s, NetFidelity::kFlow);
+  EXPECT_GT(t_os / t_nb, 1.3);
+  EXPECT_LT(t_os / t_nb, 2.05);
+  // A ring crosses each leaf boundary with one flow per rail: no uplink is shared, so the ring
+  // all_reduce is not slowed (NCCL rings are bisection-light).
+  CollOptions flow;
+  flow.fidelity = Fidelity::kFlow;
+  double r_nb = TimeCollective(nb, CollOp::kAllReduce, 1 << 30, g, flow)->time_s;
+  double r_os = TimeCollective(os, CollOp::kAllReduce, 1 << 30, g, flow)->time_s;
+  EXPECT_NEAR(r_os / r_nb, 1.0, 0.01);
+}
+
+}  // namespace
+}  // namespace ndt
+
+namespace ndt {
+namespace {
+
 TEST(Coll, HostOverheadHidesUnderLongKernels) {
   Env e;
   Cluster c = e.Build("Standard_ND96amsr_A100_v4", 1);
