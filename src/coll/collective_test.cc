@@ -370,12 +370,6 @@ TEST(Coll, OversubscriptionSlowsAllToAllAcrossLeavesByItsRatio) {
   EXPECT_NEAR(r_os / r_nb, 1.0, 0.01);
 }
 
-}  // namespace
-}  // namespace ndt
-
-namespace ndt {
-namespace {
-
 TEST(Coll, HostOverheadHidesUnderLongKernels) {
   Env e;
   Cluster c = e.Build("Standard_ND96amsr_A100_v4", 1);
@@ -432,6 +426,67 @@ TEST(Coll, TunerPicksByNcclsOwnModelNotByCalibratedTime) {
   EXPECT_NEAR(r2.time_s, 3e-6 + 40.6e-6 + 2 * mib / (220.8e9 * 8 / 14 * 0.59), 1e-9);
   // v2.30: Ring LL at 87.7 bus: 15 + 2 MiB / 50.11 GB/s = 56.85 us < LL128's 57.2 -> LL.
   EXPECT_EQ(TimeCollective(c, CollOp::kAllReduce, 2 * mib, g)->proto, Proto::kLL);
+}
+
+}  // namespace
+}  // namespace ndt
+
+namespace ndt {
+namespace {
+
+TEST(Coll, Nvl72RackRunsNvlsOnThirtyTwoHeadsAtNcclsGraphSpeed) {
+  // 18 ND GB200 v6 VMs = one NVL72 rack, one NVLink domain (NCCL's MNNVL: one node of 72 ranks).
+  // NCCL's NVLS graph has at most NCCL_MAX_NVLS_ARITY = 32 heads (search.cc maxChannels =
+  // min(32, GPUs)); a head's path takes its speed twice on its own NVLink and once on each other
+  // GPU's, so the speed is the first Blackwell intra speed s with 33 s <= 18 x 40.1 = 721.8: 20.
+  Env e;
+  const Cluster rack = e.Build("Standard_ND128isr_NDR_GB200_v6", 18);
+  const NcclTopo t = *AnalyzeGroup(rack, All(rack));
+  EXPECT_EQ(t.n, 72);
+  EXPECT_EQ(t.nodes, 1);
+  EXPECT_EQ(t.nvls_heads, 32);
+  EXPECT_EQ(t.nvls_channels, 24);
+  EXPECT_DOUBLE_EQ(t.nvls_graph_GBps, 20);
+  // NCCL's tuner: 32 x 20 x 0.74 x 31/32 x 2 = 917.6 GB/s bus, algbw 917.6 x 72/142 = 465.26.
+  const double G = 1 << 30;
+  const AlgoEstimate est =
+      EstimateNccl(t, CollOp::kAllReduce, Algo::kNvls, Proto::kSimple, 8 * G, false);
+  ASSERT_TRUE(est.ok);
+  EXPECT_NEAR(est.algbw_GBps, 917.6 * 72 / 142, 1e-9);
+  // The multimem bound with 32 heads, 721.8 x 0.74 x 32/33 = 517.95, is above it; the ring
+  // (16 x 45 x 72/142 = 365.1) below: NCCL's model stands.
+  EXPECT_NEAR(AchievedAlgbwGBps(t, CollOp::kAllReduce, Algo::kNvls, est), 917.6 * 72 / 142, 1e-9);
+  // The kernel's loop is 24 channels x 32 heads x 128 KiB = 96 MiB (8 GiB >= 64 x 768 x 128 KiB
+  // = 6 GiB keeps 128 KiB chunks): 86 loops.
+  const NvlsLoop l = NvlsLoops(t, 8 * G);
+  EXPECT_EQ(l.chunk_bytes, 131072);
+  EXPECT_EQ(l.loop_bytes, 96.0 * (1 << 20));
+  EXPECT_EQ(l.loops, 86);
+  // 8 GiB: 3 gap + 25 latency + 8 GiB / 465.26 GB/s (18,462.7) + 86 x 3.4 (292.4) + fill 2 x
+  // (2 x 96 MiB / 8 TB/s + 3.4) (57.1) = 18,840 us: bus bandwidth 8 GiB / 18,840 us x 142/72 =
+  // 899.2 GB/s (the old model, 72 heads and 24 CTAs x 721.8/24: 1,002.6). Blackwell's ring
+  // efficiency (0.915) does not apply to NVLS.
+  const CollResult r = *TimeCollective(rack, CollOp::kAllReduce, 8 * G, All(rack));
+  EXPECT_EQ(r.algo, Algo::kNvls);
+  EXPECT_NEAR(r.busbw_Bps / 1e9, 899.2, 0.1);
+}
+
+TEST(Coll, BlackwellRingPaysItsFittedStepAndEfficiency) {
+  // 4 GB200s, Ring forced, 16 MiB: NCCL 2.25's tuner runs Simple (16 channels x 45 GB/s: 480
+  // GB/s algbw). Blackwell's fit: 0.915 of it, 1 us per ring step, 6 steps in the one 256 MiB
+  // loop. Time = 3 gap + 28.8 latency (8.4 + 6 x 3.4) + 16 MiB / (480 x 0.915) GB/s (38.20) + 6
+  // = 76.0 us (the sweep: 76.0).
+  Env e;
+  const Cluster gb = e.Build("Standard_ND128isr_NDR_GB200_v6", 1);
+  CollOptions o;
+  o.algo = Algo::kRing;
+  o.nccl_version = 22501;
+  const double S = 16.0 * (1 << 20);
+  const CollResult r = *TimeCollective(gb, CollOp::kAllReduce, S, All(gb), o);
+  EXPECT_EQ(r.proto, Proto::kSimple);
+  EXPECT_NEAR(r.time_s * 1e6, 3 + 28.8 + S / (480e3 * 0.915) + 6, 1e-6);
+  // Across racks the NICs set the pace and the A100 constants stand: 2 GB200 VMs in different
+  // NVLink domains are not Blackwell-NVLink groups (CalibrationFor, calibration_test.cc).
 }
 
 }  // namespace
