@@ -38,7 +38,7 @@ struct CollectiveOptions : CommandRequest {
   bool collnet = false;
   FabricArgs fabric;
   std::string nccl;         // e.g. "2.18.5"; empty: the pinned release
-  int gpus_per_thread = 0;  // nccl-tests -g; 0: all GPUs on one VM, 1 across VMs
+  int gpus_per_thread = 1;  // nccl-tests -g; 1: one process per GPU
 
   void Declare(OptionList* o) override {
     o->Add("sku", &sku, "VM size (see: ndtwin sku list)");
@@ -57,7 +57,7 @@ struct CollectiveOptions : CommandRequest {
            "NCCL release whose tuner picks algorithm and protocol, e.g. 2.18.5 (default 2.30.4)");
     o->Add("gpus-per-thread", &gpus_per_thread,
            "GPUs one nccl-tests thread launches on (its -g), which sets the host cost of a call "
-           "(default: all GPUs on 1 VM, 1 across VMs)");
+           "(default 1: one process per GPU, as PyTorch and mpirun launch)");
     fabric.Declare(o);
   }
 };
@@ -143,7 +143,7 @@ StatusOr<CommandOutput> RunCollective(const Context& ctx, const CollectiveOption
         sku->name + " give " + std::to_string(n) +
         "; pass --gpus-per-vm 2 (inside a VM) or --vms 2 --gpus-per-vm 1 (across VMs)");
 
-  if (o.gpus_per_thread < 0 || o.gpus_per_thread > n)
+  if (o.gpus_per_thread < 1 || o.gpus_per_thread > n)
     return Status::InvalidInput("--gpus-per-thread must be 1 to " + std::to_string(n) +
                                 " (nccl-tests -g, at most the job's GPUs), got " +
                                 std::to_string(o.gpus_per_thread) +

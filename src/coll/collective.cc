@@ -45,12 +45,19 @@ Status CheckGroup(const Cluster& c, CollOp op, double bytes, std::span<const int
   return Status::Ok();
 }
 
-// Achieved / NCCL-model bandwidth of a protocol: bw_efficiency, x ll128_bw_ratio for LL128.
+// Achieved / NCCL-model bandwidth of a protocol: bw_efficiency, x ll128_bw_ratio for LL128 and
+// x ll_bw_ratio for LL (1 but on Blackwell, CalibrationFor). NVLS inside one NVLink domain runs
+// at its own efficiency (NCCL's nvlsEfficiency, or Hopper's fit): the switches' multimem engine
+// sets its pace, not the SM-driven copies that bw_efficiency was fitted on.
 // The LL128 ratio was fitted on one NVSwitch node, where LL128 runs at NVLink rates and the
 // GPUs' flag-polling stores set its pace; between nodes the NICs (12x slower per channel) set
 // it, and the fit says nothing about that regime, so NCCL's own LL128 model stands there.
-double ProtoRatio(Proto p, const NcclCalibration& cal, const NcclTopo& t) {
-  return cal.bw_efficiency * (p == Proto::kLL128 && t.nodes == 1 ? cal.ll128_bw_ratio : 1.0);
+double ProtoRatio(Algo a, Proto p, const NcclCalibration& cal, const NcclTopo& t) {
+  if (t.nodes != 1) return cal.bw_efficiency;
+  if (a == Algo::kNvls) return 1.0;  // its rate is the NVLS efficiency (AchievedAlgbwGBps)
+  return cal.bw_efficiency * (p == Proto::kLL128 ? cal.ll128_bw_ratio
+                              : p == Proto::kLL  ? cal.ll_bw_ratio
+                                                 : 1.0);
 }
 
 // Ring/Simple step synchronisation that NCCL's tuner leaves out: the kernel walks the buffer in
@@ -67,19 +74,11 @@ double LoopSync(const NcclTopo& t, CollOp op, Algo a, Proto p, double bytes,
 }
 
 // Host time of one call in nccl-tests' loop: one enqueue and launch per GPU the thread drives
-// (CollOptions::gpus_per_thread; by default all ranks of a group inside one VM, else 1); 0 when
-// the workload's host runs ahead (host_hidden).
-double HostCallS(const Cluster& c, std::span<const int> group, const NcclCalibration& cal,
-                 const CollOptions& o) {
+// (CollOptions::gpus_per_thread, 1 by default: one process per GPU); 0 when the workload's host
+// runs ahead (host_hidden).
+double HostCallS(const NcclCalibration& cal, const CollOptions& o) {
   if (o.host_hidden) return 0.0;
-  int g = o.gpus_per_thread;
-  if (g <= 0) {
-    const int vm = c.gpu(group[0]).vm;
-    const bool one_vm =
-        std::all_of(group.begin(), group.end(), [&](int r) { return c.gpu(r).vm == vm; });
-    g = one_vm ? static_cast<int>(group.size()) : 1;
-  }
-  return g * cal.call_overhead_per_gpu_s;
+  return std::max(1, o.gpus_per_thread) * cal.call_overhead_per_gpu_s;
 }
 
 // Time of one call in nccl-tests' back-to-back loop (src/common.cu BenchTime: iterations are
@@ -175,8 +174,8 @@ StatusOr<CollResult> TimeCollective(const Cluster& c, CollOp op, double bytes,
                                 NcclVersionName(kOldestNcclVersion) + " to 2." +
                                 std::to_string(kNewestNcclVersion / 100 % 100) + ".x");
   t.nccl_version = o.nccl_version;
-  const NcclCalibration cal;
-  const double host_s = HostCallS(c, group, cal, o);
+  const NcclCalibration cal = CalibrationFor(t, c.sku().cpu);
+  const double host_s = HostCallS(cal, o);
   const int n = static_cast<int>(group.size());
   StatusOr<CollResult> out = Status::Internal("unset");
   if (op == CollOp::kAllToAll || op == CollOp::kSendRecv) {
@@ -205,8 +204,8 @@ StatusOr<CollResult> TimeCollective(const Cluster& c, CollOp op, double bytes,
         if (!found || model_us < best_model_us) {
           found = true;
           best_model_us = model_us;
-          const double bw_s =
-              bytes / (AchievedAlgbwGBps(t, op, a, e) * 1e9 * ProtoRatio(p, cal, t));
+          const double bw_s = bytes / (AchievedAlgbwGBps(t, op, a, e, cal.nvls_efficiency) * 1e9 *
+                                       ProtoRatio(a, p, cal, t));
           const double stretch = Stretch(c, op, a, bytes, bw_s, group, t, o, &stretch_cache);
           best.time_s =
               CallTime(cal, host_s,

@@ -73,10 +73,11 @@ struct CollOptions {
   // so the host cost is hidden and a call costs its device time (kernel gap + latency + bytes/bw).
   bool host_hidden = false;
   // GPUs one host thread enqueues each call on (nccl-tests -g): its host cost is that many
-  // ncclAllReduce enqueues and kernel launches. 0: nccl-tests as it is usually run, all GPUs of
-  // the group from one process when the group lies in one VM (Azure's AI-benchmarking-guide runs
-  // `all_reduce_perf -g <GPUs of the VM>`), one GPU per MPI rank when it spans VMs.
-  int gpus_per_thread = 0;
+  // enqueues and kernel launches. 1, the default: one process per GPU, as PyTorch, Megatron-LM,
+  // TensorRT-LLM and `mpirun -np <GPUs> ..._perf -g 1` run. A single-process sweep over a whole
+  // VM (Azure's AI-benchmarking-guide runs `all_reduce_perf -g <GPUs of the VM>`) passes the
+  // VM's GPUs. Values below 1 count as 1.
+  int gpus_per_thread = 1;
 };
 
 struct CollResult {

@@ -217,7 +217,11 @@ StatusOr<NcclTopo> AnalyzeGroup(const Cluster& c, std::span<const int> group) {
   t.ring_channels = std::min(channels, 64);
   t.bw_intra_GBps = speed;
   t.bw_inter_GBps = t.nodes > 1 ? speed : 0;
-  if (t.nvls) t.nvls_channels = t.arch >= 3 ? (t.nodes > 1 ? 32 : 24) : 16;
+  if (t.nvls) {
+    t.nvls_channels = t.arch >= 3 ? (t.nodes > 1 ? 32 : 24) : 16;
+    t.nvls_heads = std::min(kNvlsMaxArity, t.ppn);
+    t.nvls_graph_GBps = FirstFit(IntraSpeeds(t.arch), t.total_intra_GBps / (t.nvls_heads + 1));
+  }
   return t;
 }
 
@@ -231,7 +235,8 @@ int RingSimpleLoops(const NcclTopo& t, double bytes) {
 NvlsLoop NvlsLoops(const NcclTopo& t, double bytes) {
   NDT_CHECK(t.nvls_channels > 0 && t.n > 0, "NvlsLoops: no NVLS channels");
   NvlsLoop l;
-  const double ops = static_cast<double>(t.nvls_channels) * t.n;  // channels x heads
+  const int heads = t.nvls_heads > 0 ? t.nvls_heads : t.n;
+  const double ops = static_cast<double>(t.nvls_channels) * heads;  // channels x heads
   double chunk = kNvlsMaxChunkBytes;
   if (bytes < 64 * ops * chunk && chunk > 65536) chunk = 65536;
   if (bytes < 8 * ops * chunk && chunk > 32768) chunk = 32768;
@@ -359,12 +364,19 @@ AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, 
     }
   } else if (algo == Algo::kNvls || algo == Algo::kNvlsTree) {
     if (C < 2) return no("NVLS needs at least 2 channels");
-    double intra = t.total_intra_GBps / C * kNvlsEff[t.arch] * (C - 1.0) / C;
+    // NCCL prices NVLS per channel of its NVLS graph (tuning.cc): graph channels x bwIntra x
+    // efficiency x (channels-1)/channels, x2 for all_reduce. Inside one NVLink domain the graph
+    // has one channel per head at the searched speed (NcclTopo::nvls_heads, nvls_graph_GBps);
+    // across nodes the graph follows the NICs and is taken as C channels sharing the NVLink.
+    const double gc = N == 1 && t.nvls_heads > 0 ? t.nvls_heads : C;
+    if (gc < 2) return no("NVLS needs at least 2 channels");
+    const double gbw = N == 1 && t.nvls_heads > 0 ? t.nvls_graph_GBps : t.total_intra_GBps / C;
+    double intra = gbw * kNvlsEff[t.arch] * (gc - 1.0) / gc;
     intra = ar ? intra * 2 : intra * (ppn - 1.0) / ppn;
     double inter = N > 1 ? t.bw_inter_GBps * (algo == Algo::kNvlsTree && N <= 2 ? 2 : 1) : 1e30;
     double per = std::min(intra, inter);
     if (algo == Algo::kNvlsTree) per = std::min(per, kPerChMaxNvlsTree[t.arch][ni]);
-    B = C * per;
+    B = gc * per;
   }
   if (B <= 0) return no("bandwidth 0 in NCCL's model for this combination");
   double A;
@@ -425,9 +437,12 @@ AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, 
 
 namespace {
 
-// Bound 1 of AchievedAlgbwGBps: NVLS multimem reduce + multicast over n ranks of one node.
+// Bound 1 of AchievedAlgbwGBps: NVLS multimem reduce + multicast over n ranks of one node. Only
+// the h = min(n, 32) heads reduce: a head's 1/h slice leaves and the sum comes back on top of
+// the S every rank serves and receives, S + S/h each way.
 double NvlsIntraAlgbwGBps(const NcclTopo& t, int n) {
-  return t.total_intra_GBps * kNvlsEff[t.arch] * n / (n + 1.0);
+  const double h = std::min(n, kNvlsMaxArity);
+  return t.total_intra_GBps * kNvlsEff[t.arch] * h / (h + 1.0);
 }
 
 // Bound 3: bytes per direction through one node's NICs per byte of the buffer (0: no bound).
@@ -454,11 +469,14 @@ double NicBytesPerByte(const NcclTopo& t, CollOp op, Algo algo) {
 
 }  // namespace
 
-double AchievedAlgbwGBps(const NcclTopo& t, CollOp op, Algo algo, const AlgoEstimate& e) {
+double AchievedAlgbwGBps(const NcclTopo& t, CollOp op, Algo algo, const AlgoEstimate& e,
+                         double nvls_eff) {
   double a = e.algbw_GBps;
   if (algo == Algo::kNvls && op == CollOp::kAllReduce && t.nodes == 1 && t.n > 1) {
     const AlgoEstimate ring = EstimateNccl(t, op, Algo::kRing, Proto::kSimple, 1 << 30, false);
-    a = std::min(a, std::max(NvlsIntraAlgbwGBps(t, t.n), ring.ok ? ring.algbw_GBps : 0.0));
+    const double scale = nvls_eff > 0 ? nvls_eff / kNvlsEff[t.arch] : 1.0;
+    a = std::max(std::min(a, NvlsIntraAlgbwGBps(t, t.n)) * scale, ring.ok ? ring.algbw_GBps : 0.0);
+    return a;  // one NVLink domain: no NICs
   }
   if (algo == Algo::kNvlsTree) a = std::min(a, NvlsIntraAlgbwGBps(t, t.ppn));
   if (t.nics_per_node > 0) {  // set across nodes only
@@ -466,6 +484,20 @@ double AchievedAlgbwGBps(const NcclTopo& t, CollOp op, Algo algo, const AlgoEsti
     if (f > 0) a = std::min(a, t.nics_per_node * t.nic_GBps / f);
   }
   return a;
+}
+
+NcclCalibration CalibrationFor(const NcclTopo& t, const std::string& host_cpu) {
+  NcclCalibration c;
+  if (t.arch == 3 && t.nodes == 1) {
+    c.ll_bw_ratio = kBlackwellLlBwRatio;
+    c.ll128_bw_ratio = kBlackwellLl128BwRatio;
+    c.bw_efficiency = kBlackwellBwEfficiency;
+    c.simple_step_sync_s = kBlackwellSimpleStepSyncS;
+  }
+  if (t.arch == 2) c.nvls_efficiency = kHopperNvlsEfficiency;
+  if (host_cpu.find("Grace") != std::string::npos)
+    c.call_overhead_per_gpu_s = kGraceCallOverheadPerGpuS;
+  return c;
 }
 
 }  // namespace ndt

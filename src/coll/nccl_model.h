@@ -15,9 +15,11 @@
 
 namespace ndt {
 
-// Constants fitted on /work/shared/validation/calibration/nccl_allreduce_ndm_a100_v4_1vm.csv.
-// Values and the fitting procedure are recorded in data/calibration/nccl.yaml; a test checks the
-// file and these defaults agree.
+// Constants fitted on the calibration sweeps (validation/calibration/): the A100 sweep
+// (nccl_allreduce_ndm_a100_v4_1vm.csv) sets the defaults below; Azure's H100/H200/GB200 single-VM
+// sweeps (nccl_allreduce_azure_1vm_h100_h200_gb200.csv) set the per-architecture and per-host
+// values that CalibrationFor applies. Values and the fitting procedure are recorded in
+// data/calibration/nccl.yaml; a test checks the file and these values agree.
 struct NcclCalibration {
   // Achieved / NCCL-model bandwidth of every algorithm (1.0).
   double bw_efficiency = 1.0;
@@ -34,7 +36,32 @@ struct NcclCalibration {
   double simple_step_sync_s = 10e-6;
   // LL128 achieved / NCCL-model bandwidth (0.59).
   double ll128_bw_ratio = 0.59;
+  // Ring LL achieved / NCCL-model bandwidth (1: the A100 fit needed none).
+  double ll_bw_ratio = 1.0;
+  // NVLS efficiency of the achieved bandwidth inside one NVLink domain, in place of NCCL's
+  // nvlsEfficiency (0: NCCL's own, 0.85 Hopper, 0.74 Blackwell).
+  double nvls_efficiency = 0;
 };
+
+// Blackwell NVLink 5 inside one NVLink domain, fitted on the GB200 sweep (4 GPUs, Ring forced,
+// NCCL 2.25.1): NCCL's tuner runs Ring LL to 4 MiB, LL128 at 8 MiB, Simple from 16 MiB.
+inline constexpr double kBlackwellLlBwRatio = 0.84;
+inline constexpr double kBlackwellLl128BwRatio = 1.01;
+inline constexpr double kBlackwellBwEfficiency = 0.915;
+inline constexpr double kBlackwellSimpleStepSyncS = 1e-6;
+// Hopper NVLS all_reduce inside one NVLink domain, fitted on the H100 and H200 sweeps (NVLS
+// forced, NCCL 2.18.5 and 2.20.5).
+inline constexpr double kHopperNvlsEfficiency = 0.894;
+// Host cost per GPU a thread drives on a Grace host (GB200 sweep, -g 4).
+inline constexpr double kGraceCallOverheadPerGpuS = 4.05e-6;
+
+// The calibration for a group on a host CPU (SkuSpec::cpu): the A100 fit, with Blackwell's
+// NVLink 5 constants for a Blackwell group inside one NVLink domain (where they were fitted;
+// across domains the NICs set the pace), Hopper's NVLS efficiency for a Hopper group, and
+// Grace's launch cost on a Grace host. Other hosts (Xeon 8480C) keep the A100 host's EPYC value:
+// their sweeps ran forced NVLS, whose small sizes are device-bound, so they do not show it.
+struct NcclTopo;
+NcclCalibration CalibrationFor(const NcclTopo& t, const std::string& host_cpu);
 
 // NCCL device-code constants of the Simple ring (src/device/all_reduce.h, common.h, via
 // data/nccl.yaml): 4 MiB Simple buffer in NCCL_STEPS = 8 steps; a chunk is
@@ -67,7 +94,15 @@ struct NcclTopo {
   // 24 for 200 Gb/s HDR, 96 for 800 Gb/s XDR). 0 on one node.
   int nics_per_node = 0;
   double nic_GBps = 0;
-  int nvls_channels = 0;
+  int nvls_channels = 0;  // CTAs the NVLS kernel runs on (nvls.cc: 16 SM90, 24/32 SM100)
+  // NCCL's NVLS graph inside one NVLink domain (search.cc NCCL_TOPO_PATTERN_NVLS): one graph
+  // channel per head GPU, at most NCCL_MAX_NVLS_ARITY = 32 (maxChannels = min(32, GPUs)), all
+  // required (minChannels = maxChannels on one node); each head's search path takes its speed
+  // twice on its own NVLink and once on every other GPU's, so the speed is the first of the
+  // intra search speeds s with (heads + 1) x s <= the GPU's NVLink total. 8 H100: 8 heads at
+  // 40 GB/s; an NVL72 rack: 32 heads at 20 GB/s. 0 without NVLS.
+  int nvls_heads = 0;
+  double nvls_graph_GBps = 0;
   bool amd_cpu = false;
   int nccl_version = kPinnedNcclVersion;  // major*10000 + minor*100 + patch (tuner revision)
 };
@@ -99,16 +134,17 @@ AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, 
                           bool collnet);
 
 // The algorithm bandwidth a choice achieves where the physics differs from the tuner's model
-// (otherwise e.algbw_GBps). Three bounds, none fitted:
-// 1. NVLS all_reduce inside one NVLink domain: each rank reduces its 1/n slice with
-//    multimem.ld_reduce (the switches pull that slice from all n ranks) and multicasts the result
-//    with multimem.st, so S + S/n leave and S/n + S arrive per rank:
-//    A = per-rank NVLink bandwidth x NVLS efficiency x n / (n + 1). NCCL's tuner counts
-//    2 x bw x eff x (C-1)/C x n / (2(n-1)), 20% more on 8 H100. Checked against NCCL
-//    maintainers' published figures (nccl-tests #212: 8x H100 NVLS all_reduce peaks near
-//    480 GB/s bus bandwidth, algbw ~275; the model gives 490 / 280). With few ranks this bound
-//    falls below the ring's, and forced-NVLS runs on 2-4 H100s report the ring's 365-370 GB/s
-//    bus bandwidth (NVIDIA/nccl #1455), so the achieved bandwidth is the larger of the two.
+// (otherwise e.algbw_GBps). Three bounds:
+// 1. NVLS all_reduce inside one NVLink domain: each of the h = min(n, 32) heads reduces a 1/h
+//    slice with multimem.ld_reduce (the switches pull that slice from all n ranks) and
+//    multicasts the result with multimem.st, so S + S/h leave and S/h + S arrive per head:
+//    A <= per-rank NVLink bandwidth x NVLS efficiency x h / (h + 1). And no more than NCCL's
+//    own NVLS model of its graph (EstimateNccl: heads x graph speed x efficiency x (h-1)/h x 2
+//    as bus bandwidth): 8 H100s 476 GB/s bus bandwidth at NCCL's 0.85 (the bound: 490); an
+//    NVL72 rack, whose 32 heads search at 20 GB/s (33 x 20 <= 721.8), 918 (the bound: 1,021).
+//    With few ranks these fall below the ring's, and forced-NVLS runs on 2-4 H100s report the
+//    ring's 365-370 GB/s bus bandwidth (NVIDIA/nccl #1455), so the achieved bandwidth is the
+//    larger of the two.
 // 2. NVLS+Tree: inside each node the same multimem reduce and multicast (S + S/ppn each way per
 //    rank), so no more than bound 1 with n = ppn.
 // 3. Across nodes, the bytes each node's NICs must carry per direction, as a multiple of the
@@ -122,8 +158,11 @@ AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, 
 //    8 NICs of 400 Gb/s can carry; NCCL's maintainers quote 370-380 GB/s for multi-node H100
 //    all_reduce with NVLS+Tree and without SHARP (NVIDIA/nccl #1649, GTC 2024), and a user
 //    measured 430 on 2 nodes and 320 beyond (8x 400G RoCE, NVIDIA/nccl #1221).
-// Never above the tuner's estimate.
-double AchievedAlgbwGBps(const NcclTopo& t, CollOp op, Algo algo, const AlgoEstimate& e);
+// Never above the tuner's estimate, except for bound 1's ring floor, and where `nvls_eff` > 0
+// (NcclCalibration::nvls_efficiency, fitted for Hopper) replaces NCCL's nvlsEfficiency in
+// bound 1 and in the NVLS graph model.
+double AchievedAlgbwGBps(const NcclTopo& t, CollOp op, Algo algo, const AlgoEstimate& e,
+                         double nvls_eff = 0);
 
 // Loops of NCCL's Simple ring kernel for a buffer of `bytes` (nccl-tests size): each loop moves
 // 2 x ring_channels x n chunks of kSimpleChunkSteps x buffer/kNcclSteps bytes and runs every
@@ -138,12 +177,14 @@ int RingSimpleLoops(const NcclTopo& t, double bytes);
 // 32 KiB; the kernel (src/device/all_reduce.h, NVLS) walks the buffer in loops of
 // concurrentOps x chunk bytes, each channel taking heads x chunk of a loop. On 8 H100s
 // (16 channels): 128 KiB from 1 GiB up, 64 KiB from 64 MiB, 32 KiB from 8 MiB, 16 KiB below.
+// Heads are t.nvls_heads (at most 32: on an NVL72 rack 40 of the 72 ranks reduce nothing).
 struct NvlsLoop {
   double chunk_bytes = 0;
   double loop_bytes = 0;
   int loops = 0;  // ceil(bytes / loop_bytes); 0 for 0 bytes
 };
 inline constexpr double kNvlsMaxChunkBytes = 128.0 * 1024;
+inline constexpr int kNvlsMaxArity = 32;  // NCCL_MAX_NVLS_ARITY (src/include/device.h)
 // REQUIRES: t.nvls_channels > 0, t.n > 0.
 NvlsLoop NvlsLoops(const NcclTopo& t, double bytes);
 

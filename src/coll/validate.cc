@@ -110,6 +110,25 @@ StatusOr<std::optional<Algo>> ForcedAlgo(const std::string& column, const std::s
   return std::optional<Algo>();
 }
 
+StatusOr<int> GpusPerThreadOf(const std::string& column, const std::string& source,
+                              int gpus_per_vm) {
+  if (!column.empty()) {
+    int g = 0;
+    size_t used = 0;
+    try {
+      g = std::stoi(column, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != column.size() || g < 1 || g > gpus_per_vm)
+      return Status::InvalidInput("gpus_per_thread '" + column + "' must be a number from 1 to " +
+                                  std::to_string(gpus_per_vm) + " (GPUs of a VM)");
+    return g;
+  }
+  if (Has(source, "AI-benchmarking-guide")) return gpus_per_vm;
+  return 1;
+}
+
 StatusOr<std::vector<ValidationRow>> ValidateCollectives(const Catalog& cat, const FabricParams& fp,
                                                          const std::string& shared_dir) {
   namespace fs = std::filesystem;
@@ -179,6 +198,10 @@ StatusOr<std::vector<ValidationRow>> ValidateCollectives(const Catalog& cat, con
           col.count("algorithm") ? get("algorithm") : "", col.count("note") ? get("note") : "");
       if (!algo.ok()) return Status::InvalidInput(where + ": " + algo.status().message());
       opts.algo = *algo;
+      StatusOr<int> g = GpusPerThreadOf(col.count("gpus_per_thread") ? get("gpus_per_thread") : "",
+                                        col.count("source") ? get("source") : "", gpus / nodes);
+      if (!g.ok()) return Status::InvalidInput(where + ": " + g.status().message());
+      opts.gpus_per_thread = *g;
       StatusOr<CollResult> forced = TimeCollective(c, op, bytes, group, opts);
       if (!forced.ok() && opts.algo) {  // not offered here: NCCL's own choice
         opts.algo.reset();

@@ -11,9 +11,10 @@
 // from files under validation/calibration/ are marked calibration = true. A "software" column
 // naming "NCCL x.y.z" selects that release's tuner (NcclVersionOf); otherwise the pinned one.
 // A sweep that forced an algorithm (NCCL_ALGO) is priced with it (ForcedAlgo), falling back to
-// NCCL's choice where the system does not offer it. nccl-tests' host cost follows its usual
-// launch: one thread on all GPUs of one VM (-g G, as Azure's AI-benchmarking-guide runs it), one
-// MPI rank per GPU across VMs (CollOptions::gpus_per_thread).
+// NCCL's choice where the system does not offer it. nccl-tests' host cost follows the launch the
+// sweep's source used (GpusPerThreadOf): a "gpus_per_thread" column, else one thread on all GPUs
+// of a VM for Azure's AI-benchmarking-guide (its script runs `-g <GPUs of the VM>`), else one
+// process per GPU (CollOptions::gpus_per_thread).
 #ifndef NDTWIN_COLL_VALIDATE_H_
 #define NDTWIN_COLL_VALIDATE_H_
 
@@ -49,6 +50,14 @@ int NcclVersionOf(const std::string& software);
 // as NCCL's default ("NCCL default"). nullopt: NCCL's own choice. Error (kInvalidInput): an
 // "algorithm" column that names no algorithm.
 StatusOr<std::optional<Algo>> ForcedAlgo(const std::string& column, const std::string& note);
+
+// GPUs one nccl-tests thread drove in a sweep (its -g): `column` (a "gpus_per_thread" column)
+// when not empty; else the VM's GPUs when `source` names Azure's AI-benchmarking-guide, whose
+// NCCLBandwidth.py runs `all_reduce_perf -b 8 -e 8G -f 2 -g <GPUs of the VM>` in one process;
+// else 1 (one process per GPU, what mpirun-launched sweeps do). Error (kInvalidInput): a column
+// that is not a number from 1 to gpus_per_vm.
+StatusOr<int> GpusPerThreadOf(const std::string& column, const std::string& source,
+                              int gpus_per_vm);
 
 }  // namespace ndt
 
