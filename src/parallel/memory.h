@@ -3,11 +3,12 @@
 // Adam: 16-bit weights 2 B/param, 16-bit gradients 2 B/param,
 // fp32 master weights + two moments 12 B/param; ZeRO 1 divides the optimizer by DP, 2 also the
 // gradients, 3 also the weights), activations (Korthikanti et al. 2022 per layer, model/), times
-// the micro-batches a schedule keeps in flight on the first stage (1F1B: min(pp, m) micro-batches
-// of L/pp layers; interleaved: pp*vpp + pp - 1 chunk-micro-batches of L/(pp*vpp) layers; GPipe:
-// all m), plus the recompute working set of one layer, the output logits, communication buffers
-// and a fixed workspace. Framework allowances (CUDA context, allocator slack) are assumptions
-// named below. Bytes.
+// the peak of what the stage's schedule keeps in flight, walked pass by pass (parallel/schedule.h:
+// a forward stores its chunk's activations, the backward frees them; equal chunks give 1F1B's
+// min(pp - stage, m) micro-batches, interleaved's (pp - stage - 1) * 2 + (vpp - 1) * pp + 1 chunk
+// passes, GPipe's m; unequal chunks count what each really holds), plus the recompute working set
+// of one layer, the output logits, communication buffers and a fixed workspace. Framework
+// allowances (CUDA context, allocator slack) are assumptions named below. Bytes.
 #ifndef NDTWIN_PARALLEL_MEMORY_H_
 #define NDTWIN_PARALLEL_MEMORY_H_
 
@@ -46,6 +47,8 @@ double StageParamsPerGpu(const TransformerSpec& model, const Strategy& s, int st
 
 // Memory of the stage that needs the most. REQUIRES: s resolved (ResolveStrategy).
 MemoryBreakdown EstimateMemory(const TransformerSpec& model, const Strategy& s);
+// Memory of pipeline stage `stage` (0 .. pp - 1). REQUIRES: s resolved.
+MemoryBreakdown StageMemoryOf(const TransformerSpec& model, const Strategy& s, int stage);
 
 // OK if `m` fits in `capacity_bytes` * kUsableMemoryFrac; otherwise kInfeasible naming the
 // largest parts and what would make it fit (more TP/PP, recompute, ZeRO, smaller mbs).

@@ -236,8 +236,12 @@ ChunkCost Lowering::Chunk(int stage, int chunk) {
     extra.params = p;
     extra.bwd_compute_s += GradAccum(p);
     add(extra);
-    // Head backward runs first, embedding backward last.
-    if (last_v) {
+    // Head backward runs first, embedding backward last; a chunk with no layer (the ends of
+    // Llama 3's layout) is its embedding or head alone.
+    if (cc.layer_bwd_s.empty()) {
+      cc.layer_bwd_s.push_back(extra.bwd_s());
+      cc.layer_params.push_back(p);
+    } else if (last_v) {
       cc.layer_bwd_s.front() += extra.bwd_s();
       cc.layer_params.front() += p;
     } else {
