@@ -14,9 +14,7 @@
 namespace ndt {
 namespace {
 
-constexpr double kWeightBytesPerParam = 2;      // bf16/fp16 weights (fp8 GEMMs keep bf16 copies)
-constexpr double kGradBytesPerParam = 2;        // 16-bit gradients
-constexpr double kOptimizerBytesPerParam = 12;  // fp32 master + Adam m and v
+constexpr double kWeightBytesPerParam = 2;  // bf16/fp16 weights (fp8 GEMMs keep bf16 copies)
 // NCCL channel buffers over the communicators a rank belongs to (assumption: ~4 MiB per
 // channel-peer, a few dozen of them).
 constexpr double kNcclBuffersBytes = 256.0 * 1024 * 1024;
@@ -64,8 +62,9 @@ MemoryBreakdown StageMemory(const TransformerSpec& m, const Strategy& s, int sta
   b.params_per_gpu = params;
   const int shards = s.weight_replicas();  // ZeRO shards over DP x CP
   b.weights_bytes = params * kWeightBytesPerParam / (s.zero >= 3 ? shards : 1);
-  b.gradients_bytes = params * kGradBytesPerParam / (s.zero >= 2 ? shards : 1);
-  b.optimizer_bytes = params * kOptimizerBytesPerParam / (s.zero >= 1 ? shards : 1);
+  b.gradients_bytes = params * GradBytesPerParam(s.precision) / (s.zero >= 2 ? shards : 1);
+  b.optimizer_bytes =
+      params * OptimizerStateBytesPerParam(s.precision) / (s.zero >= 1 ? shards : 1);
 
   const double seq = static_cast<double>(m.seq_len) / s.cp;
   const double b_mb = static_cast<double>(s.mbs);
@@ -117,6 +116,12 @@ std::string GiB(double bytes) {
 }
 
 }  // namespace
+
+double GradBytesPerParam(Dtype precision) { return precision == Dtype::kFp16 ? 2.0 : 4.0; }
+
+double OptimizerStateBytesPerParam(Dtype precision) {
+  return precision == Dtype::kFp16 ? 16.0 : 12.0;
+}
 
 double StageParamsPerGpu(const TransformerSpec& m, const Strategy& s, int stage) {
   const ParamCounts pc = CountParams(m);

@@ -275,6 +275,8 @@ StatusOr<TrainSimResult> Lowering::Run() {
     for (int c = 0; c < vpp; ++c) chunks[st].push_back(Chunk(st, c));
   }
   const double p2p_s = P2p();
+  // Gradients reduce in their buffer's type (fp32 main_grad for bf16); weights gather in 16-bit.
+  const double grad_bytes = GradBytesPerParam(s_.precision);
   if (o_.closed_form) {
     std::vector<StageTail> tails(pp);
     const CommKind kind = s_.zero >= 1 ? CommKind::kReduceScatter : CommKind::kAllReduce;
@@ -287,8 +289,8 @@ StatusOr<TrainSimResult> Lowering::Run() {
       adam.bytes = OptimizerBytesPerParam() * params / (s_.zero >= 1 ? s_.weight_replicas() : 1);
       t.optimizer_s = c_.OpsTime({adam});
       if (s_.weight_replicas() > 1 && s_.zero < 3) {
-        t.dp_full_s = Comm(kind, params * 2.0, dp_group_);
-        t.dp_bucket_s = Comm(kind, std::min(params, o_.dp_bucket_params) * 2.0, dp_group_);
+        t.dp_full_s = Comm(kind, params * grad_bytes, dp_group_);
+        t.dp_bucket_s = Comm(kind, std::min(params, o_.dp_bucket_params) * grad_bytes, dp_group_);
         if (s_.zero >= 1) t.gather_s = Comm(CommKind::kAllGather, params * 2.0, dp_group_);
       }
     }
@@ -391,8 +393,8 @@ StatusOr<TrainSimResult> Lowering::Run() {
           acc += cc.layer_params[l];
           stage_params += cc.layer_params[l];
           if (acc >= o_.dp_bucket_params || l + 1 == cc.layer_params.size()) {
-            const TaskId t = g.AddTask(res[st].dp, Comm(grad_kind, acc * 2.0, dp_group_), kDp,
-                                       trace ? "grad bucket c" + std::to_string(c) : "");
+            const TaskId t = g.AddTask(res[st].dp, Comm(grad_kind, acc * grad_bytes, dp_group_),
+                                       kDp, trace ? "grad bucket c" + std::to_string(c) : "");
             g.AddDep(s_.overlap_dp ? last_layers[st][c][l] : last_compute[st], t);
             dp_tasks.push_back(t);
             acc = 0;

@@ -9,7 +9,8 @@
 // recompute adds the forward (full) or the attention core (selective) to the backward; without
 // gradient_accumulation_fusion each backward also pays a memory-bound add of its gradients. PP
 // activations travel on p2p streams (scatter/gather over the TP ranks' NICs across VMs). DP
-// gradients are reduced per layer bucket as the last micro-batch's backward produces them
+// gradients (fp32 for bf16, memory.h GradBytesPerParam) are reduced per layer bucket as the last
+// micro-batch's backward produces them
 // (all-reduce; ZeRO >= 1: reduce-scatter, then all-gather of the updated weights), then the
 // optimizer step (memory-bound: 38 B/param moved, 52 with fp16 loss scaling). Seconds and FLOPs.
 #ifndef NDTWIN_PARALLEL_TRAIN_SIM_H_

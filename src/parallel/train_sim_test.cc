@@ -299,7 +299,9 @@ TEST(Memory, UnevenStagesHoldEveryParameterOnce) {
 }
 
 TEST(Memory, OptimizerStatesFollowTheZeroStage) {
-  // 16 B/param split 2 (weights) + 2 (grads) + 12 (optimizer); ZeRO-1 divides the 12 by dp.
+  // bf16 (the default): 18 B/param = 2 (weights) + 4 (fp32 main_grad) + 12 (fp32 master, m, v);
+  // ZeRO-1 divides the 12 by dp: 6 + 12/d, Megatron's distributed-optimizer table. fp16: fp16
+  // gradients (2) and an fp32 gradient copy in the optimizer (16): 4 + 16/d.
   TransformerSpec m = SmallGpt();
   Strategy s;
   s.gbs = 8;
@@ -308,14 +310,38 @@ TEST(Memory, OptimizerStatesFollowTheZeroStage) {
   const double p = CountParams(m).total;
   EXPECT_NEAR(z0.params_per_gpu, p, 1e-6 * p);
   EXPECT_NEAR(z0.weights_bytes, 2 * p, 1e-6 * p);
+  EXPECT_NEAR(z0.gradients_bytes, 4 * p, 1e-6 * p);
   EXPECT_NEAR(z0.optimizer_bytes, 12 * p, 1e-6 * p);
   s.zero = 1;
   MemoryBreakdown z1 = EstimateMemory(m, s);
   EXPECT_NEAR(z1.optimizer_bytes, 12 * p / 8, 1e-6 * p);
-  EXPECT_NEAR(z1.gradients_bytes, 2 * p, 1e-6 * p);
+  EXPECT_NEAR(z1.gradients_bytes, 4 * p, 1e-6 * p);
+  s.zero = 2;
+  EXPECT_NEAR(EstimateMemory(m, s).gradients_bytes, 4 * p / 8, 1e-6 * p);
   s.zero = 3;
   MemoryBreakdown z3 = EstimateMemory(m, s);
   EXPECT_NEAR(z3.weights_bytes, 2 * p / 8, 1e-6 * p);
+  s.zero = 1;
+  s.precision = Dtype::kFp16;
+  MemoryBreakdown h1 = EstimateMemory(m, s);
+  EXPECT_NEAR(h1.gradients_bytes, 2 * p, 1e-6 * p);
+  EXPECT_NEAR(h1.optimizer_bytes, 16 * p / 8, 1e-6 * p);
+}
+
+TEST(TrainSim, Bf16GradientsReduceInFp32) {
+  // Two data-parallel GPUs, everything else free: the only communication is the gradient
+  // all-reduce, of 4 B/param in bf16 (fp32 main_grad) and 2 in fp16, so the DP part of the
+  // step doubles with bf16 (overlap off, so nothing hides it).
+  TransformerSpec m = SmallGpt();
+  Strategy s;
+  s.gbs = 2;
+  s.overlap_dp = false;
+  s = Resolve(m, s, 2);
+  FakeCosts costs(1e9);  // slow bus: DP time dominates
+  const double bf16 = SimulateTrainingStep(m, s, costs, {}).value().breakdown.dp_comm_s;
+  s.precision = Dtype::kFp16;
+  const double fp16 = SimulateTrainingStep(m, s, costs, {}).value().breakdown.dp_comm_s;
+  EXPECT_NEAR(bf16 / fp16, 2.0, 1e-6);
 }
 
 TEST(Memory, ZeroShardsOverContextParallelRanksToo) {
