@@ -17,6 +17,7 @@
 
 #include "core/status.h"
 #include "model/transformer.h"
+#include "parallel/context_parallel.h"
 
 namespace ndt {
 
@@ -63,6 +64,9 @@ struct Strategy {
   // false: a separate memory-bound add per micro-batch over the stage's gradients, as PyTorch's
   // autograd (AccumulateGrad) and Megatron-LM 2021's DDP did (see train_sim.h).
   bool grad_accum_fusion = true;
+  // How context-parallel ranks exchange K and V (parallel/context_parallel.h): Megatron-core's
+  // ring of P2P sends overlapped with attention, or Llama 3's exposed all-gather.
+  CpComm cp_comm = CpComm::kRing;
   // Fastest to slowest varying; default Megatron's.
   std::array<Axis, 4> order = {Axis::kTp, Axis::kCp, Axis::kDp, Axis::kPp};
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/check.h"
+#include "parallel/context_parallel.h"
 #include "parallel/memory.h"
 #include "parallel/schedule.h"
 #include "parallel/step_estimate.h"
@@ -144,13 +145,15 @@ const LayerCost& Lowering::Layer(int64_t l) {
     lc.bwd_ep_s = lc.fwd_ep_s;
   }
   if (s_.cp > 1) {
-    // Ring attention: cp - 1 steps passing this rank's K and V block to the next rank,
-    // overlapped with the attention of the block in hand.
-    const double kv = 2.0 * tokens_ * static_cast<double>(m_.kv_heads) *
-                      static_cast<double>(m_.head_dim) * 2.0 / std::max(1, s_.tp);
-    const double ring = (s_.cp - 1) * c_.P2pTime(kv, cp_group_[0], cp_group_[1]);
-    lc.fwd_cp_s = std::max(0.0, ring - attn_s);
-    lc.bwd_cp_s = std::max(0.0, 2 * ring - 2 * attn_s);
+    std::vector<Op> attn_bwd;
+    for (const Op& op : bwd) {
+      if (IsAttentionCore(op)) attn_bwd.push_back(op);
+    }
+    const CpLayerComm cp =
+        CpLayerCost(s_.cp_comm, CpKvBytes(m_, static_cast<double>(s_.mbs), s_.tp, s_.cp), attn_s,
+                    c_.OpsTime(attn_bwd), cp_group_, c_);
+    lc.fwd_cp_s = cp.fwd_exposed_s;
+    lc.bwd_cp_s = cp.bwd_exposed_s;
   }
   if (s_.recompute == Recompute::kFull) {
     lc.bwd_compute_s += lc.fwd_compute_s;
