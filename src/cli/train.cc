@@ -32,7 +32,7 @@ struct TrainFlags {
   bool sp = false, no_dp_overlap = false, no_flash_attn = false, uneven_stages = false,
        tp_overlap = false, no_grad_accum_fusion = false;
   std::string recompute = "none", precision = "bf16", fidelity = "analytical", schedule = "1f1b";
-  std::string order, trace;
+  std::string order, trace, cp_comm = "ring";
   double tokens = 0;
   CLI::Option *dp_flag = nullptr, *mbs_flag = nullptr, *vpp_flag = nullptr, *trace_flag = nullptr,
               *schedule_flag = nullptr;
@@ -87,6 +87,9 @@ Status BuildStrategy(const TrainFlags& f, TrainJob* job) {
   }
   if (!f.order.empty()) {
     NDT_ASSIGN_OR_RETURN(s.order, ParseOrder(f.order));
+  }
+  if (!ParseCpComm(f.cp_comm, &s.cp_comm)) {
+    return Status::InvalidInput("--cp-comm '" + f.cp_comm + "'; use ring or all_gather");
   }
   if (f.tokens < 0) return Status::InvalidInput("--tokens must be >= 0");
   job->tokens = f.tokens;
@@ -250,6 +253,8 @@ CommandRun SetupTrain(CLI::App* sub) {
   f->vpp_flag =
       sub->add_option("--vpp", f->vpp, "Model chunks per stage, interleaved 1F1B (default: best)");
   sub->add_option("--cp", f->cp, "Context parallel degree (default 1)");
+  sub->add_option("--cp-comm", f->cp_comm,
+                  "ring (P2P, overlapped with attention; default) | all_gather (Llama 3)");
   sub->add_option("--ep", f->ep, "Expert parallel degree, MoE (default 1)");
   sub->add_flag("--sp", f->sp, "Sequence parallelism (with --tp > 1)");
   sub->add_flag("--tp-overlap", f->tp_overlap,
