@@ -19,7 +19,7 @@
 namespace ndt {
 namespace {
 
-enum Tag { kFwd = 0, kBwd = 1, kP2p = 2, kDp = 3, kOpt = 4 };
+enum Tag { kFwd = 0, kBwd = 1, kP2p = 2, kDp = 3, kOpt = 4, kCp = 5 };
 
 class Lowering {
  public:
@@ -208,6 +208,7 @@ ChunkCost Lowering::Chunk(int stage, int chunk) {
     const LayerCost& lc = Layer(l);
     add(lc);
     cc.layer_bwd_s.push_back(lc.bwd_s());
+    cc.layer_bwd_cp_s.push_back(lc.bwd_cp_s);
     cc.layer_params.push_back(lc.params);
   }
   const bool last_v = v == s_.pp * s_.vpp - 1;
@@ -243,6 +244,7 @@ ChunkCost Lowering::Chunk(int stage, int chunk) {
     // Llama 3's layout) is its embedding or head alone.
     if (cc.layer_bwd_s.empty()) {
       cc.layer_bwd_s.push_back(extra.bwd_s());
+      cc.layer_bwd_cp_s.push_back(0.0);
       cc.layer_params.push_back(p);
     } else if (last_v) {
       cc.layer_bwd_s.front() += extra.bwd_s();
@@ -333,26 +335,36 @@ StatusOr<TrainSimResult> Lowering::Run() {
       const int v = ps.chunk * pp + st;
       const bool sends = ps.forward ? v + 1 < nv : v > 0;
       const double block_s = !s_.overlap_p2p && sends ? p2p_s : 0.0;
+      // A pass's exposed CP exchange is its own span on the compute stream, after the pass's
+      // kernels (same total; the trace shows it).
+      auto add_pass = [&](double total_s, double cp_s, int tag, const char* what,
+                          const char* cp_what) -> std::pair<TaskId, TaskId> {
+        const TaskId t = g.AddTask(res[st].compute, total_s - cp_s + block_s, tag,
+                                   name(what, ps.chunk, ps.micro_batch));
+        if (cp_s <= 0) return {t, t};
+        return {t, g.AddTask(res[st].compute, cp_s, kCp, name(cp_what, ps.chunk, ps.micro_batch))};
+      };
       if (ps.forward) {
-        const TaskId t = g.AddTask(res[st].compute, cc.sum.fwd_s() + block_s, kFwd,
-                                   name("fwd", ps.chunk, ps.micro_batch));
-        pass[st][1][idx] = {t, t};
+        pass[st][1][idx] = add_pass(cc.sum.fwd_s(), cc.sum.fwd_cp_s, kFwd, "fwd", "cp fwd");
       } else if (ps.micro_batch == m - 1 && s_.weight_replicas() > 1) {
         // The last backward of a chunk: one task per layer, so DP buckets can start early.
         TaskId first = -1, last = -1;
         for (size_t l = 0; l < cc.layer_bwd_s.size(); ++l) {
           const double extra = l + 1 == cc.layer_bwd_s.size() ? block_s : 0.0;
-          last = g.AddTask(res[st].compute, cc.layer_bwd_s[l] + extra, kBwd,
-                           trace ? name("bwd", ps.chunk, ps.micro_batch) + " L" + std::to_string(l)
-                                 : std::string());
+          const double cp_s = cc.layer_bwd_cp_s[l];
+          const std::string layer = trace ? " L" + std::to_string(l) : std::string();
+          last = g.AddTask(res[st].compute, cc.layer_bwd_s[l] - cp_s + extra, kBwd,
+                           trace ? name("bwd", ps.chunk, ps.micro_batch) + layer : std::string());
           if (first < 0) first = last;
+          if (cp_s > 0) {
+            last = g.AddTask(res[st].compute, cp_s, kCp,
+                             trace ? name("cp bwd", ps.chunk, ps.micro_batch) + layer : "");
+          }
           last_layers[st][ps.chunk].push_back(last);
         }
         pass[st][0][idx] = {first, last};
       } else {
-        const TaskId t = g.AddTask(res[st].compute, cc.sum.bwd_s() + block_s, kBwd,
-                                   name("bwd", ps.chunk, ps.micro_batch));
-        pass[st][0][idx] = {t, t};
+        pass[st][0][idx] = add_pass(cc.sum.bwd_s(), cc.sum.bwd_cp_s, kBwd, "bwd", "cp bwd");
       }
     }
     last_compute[st] = g.tasks().empty() ? 0 : static_cast<TaskId>(g.tasks().size() - 1);
@@ -434,7 +446,8 @@ StatusOr<TrainSimResult> Lowering::Run() {
   const double last_bwd_end = tl.spans[opt_task[0]].start_s;
   double compute_end = 0;
   for (TaskId t : g.queue(res[0].compute)) {
-    if (g.tasks()[t].tag == kBwd) compute_end = std::max(compute_end, tl.spans[t].end_s);
+    if (g.tasks()[t].tag == kBwd || g.tasks()[t].tag == kCp)
+      compute_end = std::max(compute_end, tl.spans[t].end_s);
   }
   bd.dp_comm_s += std::max(0.0, last_bwd_end - compute_end) +
                   std::max(0.0, r.step_time_s - tl.spans[opt_task[0]].end_s);
@@ -443,7 +456,7 @@ StatusOr<TrainSimResult> Lowering::Run() {
   StepFlops(m_, s_, chunks, &r);  // every GPU of a stage does the same work
   if (trace) {
     r.stream_names = {"compute", "pp send fwd", "pp send bwd", "dp comm"};
-    static const char* kCat[] = {"forward", "backward", "pp", "dp", "optimizer"};
+    static const char* kCat[] = {"forward", "backward", "pp", "dp", "optimizer", "cp"};
     r.spans.reserve(g.tasks().size());
     for (TaskId t = 0; t < static_cast<TaskId>(g.tasks().size()); ++t) {
       const Task& task = g.tasks()[t];

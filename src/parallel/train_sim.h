@@ -43,7 +43,7 @@ struct StepSpan {
   int stage = 0;
   int stream = 0;        // index into TrainSimResult::stream_names
   std::string name;      // "fwd mb3 c1"
-  std::string category;  // "forward", "backward", "pp", "dp", "optimizer"
+  std::string category;  // "forward", "backward", "pp", "dp", "optimizer", "cp" (exposed CP)
   double start_s = 0;
   double dur_s = 0;
 };
