@@ -5,7 +5,8 @@
 // is simulated once and every collective is priced for its whole group (TrainCosts).
 // Per (stage, chunk) pass: layer operators (compute/) + Megatron TP communication (2 all-reduces
 // per layer per pass, or with SP 2 all-gathers + 2 reduce-scatters) + EP all-to-all (dispatch
-// and combine per MoE layer) + CP ring K/V exchange exposed beyond the attention it overlaps;
+// and combine per MoE layer) + the exposed CP K/V exchange (ring or all-gather,
+// parallel/context_parallel.h);
 // recompute adds the forward (full) or the attention core (selective) to the backward; without
 // gradient_accumulation_fusion each backward also pays a memory-bound add of its gradients. PP
 // activations travel on p2p streams (scatter/gather over the TP ranks' NICs across VMs). DP
