@@ -36,7 +36,7 @@ struct TrainRequest : CommandRequest {
        tp_overlap = false, no_grad_accum_fusion = false;
   std::string recompute = "none", precision = "bf16", fidelity = "analytical";
   std::optional<std::string> schedule, trace;
-  std::string order;
+  std::string order, cp_comm = "ring";
   double tokens = 0;
 
   void Declare(OptionList* o) override {
@@ -50,6 +50,8 @@ struct TrainRequest : CommandRequest {
     o->Add("dp", &dp, "Data parallel degree (default: GPUs / (tp*pp*cp))");
     o->Add("vpp", &vpp, "Model chunks per stage, interleaved 1F1B (default: best)");
     o->Add("cp", &cp, "Context parallel degree (default 1)");
+    o->Add("cp-comm", &cp_comm,
+           "ring (P2P, overlapped with attention; default) | all_gather (Llama 3)");
     o->Add("ep", &ep, "Expert parallel degree, MoE (default 1)");
     o->Add("sp", &sp, "Sequence parallelism (with --tp > 1)");
     o->Add("tp-overlap", &tp_overlap,
@@ -124,6 +126,9 @@ Status BuildStrategy(const TrainRequest& f, TrainJob* job) {
   }
   if (!f.order.empty()) {
     NDT_ASSIGN_OR_RETURN(s.order, ParseOrder(f.order));
+  }
+  if (!ParseCpComm(f.cp_comm, &s.cp_comm)) {
+    return Status::InvalidInput("--cp-comm '" + f.cp_comm + "'; use ring or all_gather");
   }
   if (f.tokens < 0) return Status::InvalidInput("--tokens must be >= 0");
   job->tokens = f.tokens;

@@ -327,7 +327,10 @@ std::vector<Op> BackwardOps(const std::vector<Op>& fwd) {
       Op b = f;
       b.name = f.name + "_bwd";
       b.pass = Pass::kBackward;
-      b.flop = 2 * f.flop;
+      // FlashAttention's backward recomputes the scores S = QK^T it never stored, then forms dV,
+      // dP, dQ and dK: five matmuls where the forward has two, 2.5x its FLOPs (Dao 2023,
+      // FlashAttention-2 section 3.1.2; its benchmarks count backward FLOPs the same way).
+      b.flop = (f.kind == OpKind::kAttention ? 2.5 : 2.0) * f.flop;
       b.bytes = f.kind == OpKind::kEmbedding ? f.bytes : 2 * f.bytes;
       if (f.backward_bytes > 0) b.bytes = f.backward_bytes;
       b.backward_bytes = 0;

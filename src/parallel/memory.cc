@@ -9,12 +9,12 @@
 #include <utility>
 #include <vector>
 
+#include "parallel/schedule.h"
+
 namespace ndt {
 namespace {
 
-constexpr double kWeightBytesPerParam = 2;      // bf16/fp16 weights (fp8 GEMMs keep bf16 copies)
-constexpr double kGradBytesPerParam = 2;        // 16-bit gradients
-constexpr double kOptimizerBytesPerParam = 12;  // fp32 master + Adam m and v
+constexpr double kWeightBytesPerParam = 2;  // bf16/fp16 weights (fp8 GEMMs keep bf16 copies)
 // NCCL channel buffers over the communicators a rank belongs to (assumption: ~4 MiB per
 // channel-peer, a few dozen of them).
 constexpr double kNcclBuffersBytes = 256.0 * 1024 * 1024;
@@ -35,21 +35,24 @@ LayerRange StageChunk(const TransformerSpec& m, const Strategy& s, int stage, in
   return ChunkLayers(m.layers, s.pp, s.vpp, chunk * s.pp + stage);
 }
 
-double InflightMicrobatches(const Strategy& s, int stage) {
-  const double m = static_cast<double>(s.micro_batches());
-  switch (s.schedule) {
-    case PipeSchedule::kGpipe:
-      return m;
-    case PipeSchedule::kOneFOneB:
-      return std::min<double>(s.pp - stage, m);
-    case PipeSchedule::kInterleaved: {
-      // Megatron warm-up: (pp - stage - 1) * 2 + (vpp - 1) * pp chunk passes, plus the one in
-      // steady state; in units of whole-stage micro-batches (one chunk = 1/vpp of a stage).
-      const double chunks = (s.pp - stage - 1) * 2.0 + (s.vpp - 1.0) * s.pp + 1.0;
-      return std::min(chunks, m * s.vpp) / s.vpp;
-    }
+// Peak of the activations a stage holds, walking its schedule as Megatron-core runs it
+// (parallel/schedule.h, which follows get_pp_rank_microbatches): a forward pass of (chunk,
+// micro-batch) stores that chunk's activations, its backward frees them; the peak is reached
+// right after a forward. chunk_bytes[c]: one micro-batch through chunk c. With equal chunks this
+// is Korthikanti et al.'s count (1F1B: pp - stage micro-batches; interleaved: (pp - stage - 1) * 2
+// + (vpp - 1) * pp + 1 chunk passes, i.e. the first stage holds 1 + (pp - 1) / (pp * vpp) times
+// 1F1B's); with unequal chunks it counts what is really held, e.g. a first chunk that holds only
+// the embedding (Llama 3's layout) adds almost nothing for its extra warm-up passes.
+double PeakActivations(const Strategy& s, int stage, const std::vector<double>& chunk_bytes) {
+  const std::vector<PipeStep> steps =
+      StageSchedule(s.schedule, s.pp, s.vpp, s.micro_batches(), stage);
+  double cur = 0, peak = 0;
+  for (const PipeStep& ps : steps) {
+    const double b = chunk_bytes[static_cast<size_t>(ps.chunk)];
+    cur += ps.forward ? b : -b;
+    peak = std::max(peak, cur);
   }
-  return m;
+  return peak;
 }
 
 MemoryBreakdown StageMemory(const TransformerSpec& m, const Strategy& s, int stage) {
@@ -59,17 +62,19 @@ MemoryBreakdown StageMemory(const TransformerSpec& m, const Strategy& s, int sta
   b.params_per_gpu = params;
   const int shards = s.weight_replicas();  // ZeRO shards over DP x CP
   b.weights_bytes = params * kWeightBytesPerParam / (s.zero >= 3 ? shards : 1);
-  b.gradients_bytes = params * kGradBytesPerParam / (s.zero >= 2 ? shards : 1);
-  b.optimizer_bytes = params * kOptimizerBytesPerParam / (s.zero >= 1 ? shards : 1);
+  b.gradients_bytes = params * GradBytesPerParam(s.precision) / (s.zero >= 2 ? shards : 1);
+  b.optimizer_bytes =
+      params * OptimizerStateBytesPerParam(s.precision) / (s.zero >= 1 ? shards : 1);
 
   const double seq = static_cast<double>(m.seq_len) / s.cp;
   const double b_mb = static_cast<double>(s.mbs);
   double per_mb = 0;  // activations of one micro-batch through the whole stage
+  std::vector<double> chunk_bytes(static_cast<size_t>(s.vpp), 0.0);
   double recompute_working_set = 0;
   for (int c = 0; c < s.vpp; ++c) {
     const LayerRange r = StageChunk(m, s, stage, c);
     for (int64_t l = r.first; l < r.first + r.count; ++l) {
-      per_mb +=
+      chunk_bytes[static_cast<size_t>(c)] +=
           ActivationBytesPerLayer(m, l, b_mb, seq, s.tp, s.sp, s.recompute, s.flash_attention);
       if (s.recompute != Recompute::kNone) {
         // The recompute's working set during one layer's backward: the whole layer's
@@ -84,8 +89,10 @@ MemoryBreakdown StageMemory(const TransformerSpec& m, const Strategy& s, int sta
       }
     }
   }
-  b.inflight_microbatches = InflightMicrobatches(s, stage);
-  b.activations_bytes = per_mb * b.inflight_microbatches + recompute_working_set;
+  for (double c : chunk_bytes) per_mb += c;
+  const double held = PeakActivations(s, stage, chunk_bytes);
+  b.inflight_microbatches = per_mb > 0 ? held / per_mb : 0;
+  b.activations_bytes = held + recompute_working_set;
   if (stage == s.pp - 1) {
     // fp32 logits and their gradient for one micro-batch, vocabulary split by TP.
     b.activations_bytes += 2.0 * 4.0 * b_mb * seq * static_cast<double>(m.vocab) / s.tp;
@@ -110,6 +117,12 @@ std::string GiB(double bytes) {
 
 }  // namespace
 
+double GradBytesPerParam(Dtype precision) { return precision == Dtype::kFp16 ? 2.0 : 4.0; }
+
+double OptimizerStateBytesPerParam(Dtype precision) {
+  return precision == Dtype::kFp16 ? 16.0 : 12.0;
+}
+
 double StageParamsPerGpu(const TransformerSpec& m, const Strategy& s, int stage) {
   const ParamCounts pc = CountParams(m);
   double p = 0;
@@ -124,6 +137,10 @@ double StageParamsPerGpu(const TransformerSpec& m, const Strategy& s, int stage)
     p += (m.tied_embeddings ? (s.pp > 1 ? pc.embedding : 0.0) : pc.lm_head) / s.tp;
   }
   return p;
+}
+
+MemoryBreakdown StageMemoryOf(const TransformerSpec& m, const Strategy& s, int stage) {
+  return StageMemory(m, s, stage);
 }
 
 MemoryBreakdown EstimateMemory(const TransformerSpec& m, const Strategy& s) {

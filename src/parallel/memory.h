@@ -1,13 +1,15 @@
 // File: parallel/memory.h
 // Memory per GPU of one training job: weights, gradients and optimizer states (mixed-precision
-// Adam: 16-bit weights 2 B/param, 16-bit gradients 2 B/param,
-// fp32 master weights + two moments 12 B/param; ZeRO 1 divides the optimizer by DP, 2 also the
-// gradients, 3 also the weights), activations (Korthikanti et al. 2022 per layer, model/), times
-// the micro-batches a schedule keeps in flight on the first stage (1F1B: min(pp, m) micro-batches
-// of L/pp layers; interleaved: pp*vpp + pp - 1 chunk-micro-batches of L/(pp*vpp) layers; GPipe:
-// all m), plus the recompute working set of one layer, the output logits, communication buffers
-// and a fixed workspace. Framework allowances (CUDA context, allocator slack) are assumptions
-// named below. Bytes.
+// Adam: 16-bit weights 2 B/param, gradients 2 B/param (fp16) or 4 (fp32 main_grad, bf16/fp8),
+// fp32 master weights + two moments 12 B/param (16 for fp16: + an fp32 gradient copy); ZeRO 1
+// divides the optimizer by DP, 2 also the gradients, 3 also the weights), activations (Korthikanti
+// et al. 2022 per layer, model/), times the peak of what the stage's schedule keeps in flight,
+// walked pass by pass (parallel/schedule.h: a forward stores its chunk's activations, the backward
+// frees them; equal chunks give 1F1B's min(pp - stage, m) micro-batches, interleaved's (pp - stage
+// - 1) * 2 + (vpp - 1) * pp + 1 chunk passes, GPipe's m; unequal chunks count what each really
+// holds), plus the recompute working set of one layer, the output logits, communication buffers and
+// a fixed workspace. Framework allowances (CUDA context, allocator slack) are assumptions named
+// below. Bytes.
 #ifndef NDTWIN_PARALLEL_MEMORY_H_
 #define NDTWIN_PARALLEL_MEMORY_H_
 
@@ -23,6 +25,17 @@ namespace ndt {
 // fraction of HBM the caching allocator can use before fragmentation bites.
 inline constexpr double kFrameworkWorkspaceBytes = 2.0 * 1024 * 1024 * 1024;  // 2 GiB
 inline constexpr double kUsableMemoryFrac = 0.95;
+
+// Bytes per parameter of the gradient buffer, which is also what the data-parallel reduction
+// moves (Megatron-LM / Megatron-core): fp16 training keeps fp16 gradients; bf16 (and fp8, whose
+// master gradients are bf16-or-wider) accumulate and reduce them in an fp32 main_grad (Megatron
+// forces accumulate_allreduce_grads_in_fp32 for bf16; Llama 3 also accumulates and
+// reduce-scatters gradients in fp32, Llama 3 paper section 3.3.4).
+double GradBytesPerParam(Dtype precision);
+// Bytes per parameter of the optimizer states: fp32 master weights, Adam m and v (12), plus for
+// fp16 the fp32 copy of the gradients the optimizer makes (16). Megatron's distributed-optimizer
+// table: fp16 4 + 16/d, bf16 6 + 12/d bytes per parameter.
+double OptimizerStateBytesPerParam(Dtype precision);
 
 struct MemoryBreakdown {
   double weights_bytes = 0;
@@ -46,6 +59,8 @@ double StageParamsPerGpu(const TransformerSpec& model, const Strategy& s, int st
 
 // Memory of the stage that needs the most. REQUIRES: s resolved (ResolveStrategy).
 MemoryBreakdown EstimateMemory(const TransformerSpec& model, const Strategy& s);
+// Memory of pipeline stage `stage` (0 .. pp - 1). REQUIRES: s resolved.
+MemoryBreakdown StageMemoryOf(const TransformerSpec& model, const Strategy& s, int stage);
 
 // OK if `m` fits in `capacity_bytes` * kUsableMemoryFrac; otherwise kInfeasible naming the
 // largest parts and what would make it fit (more TP/PP, recompute, ZeRO, smaller mbs).

@@ -32,9 +32,10 @@ struct LayerCost {
 };
 
 struct ChunkCost {
-  LayerCost sum;                     // all layers + embedding / LM head
-  std::vector<double> layer_bwd_s;   // per layer (backward order), embedding/head folded in
-  std::vector<double> layer_params;  // same order
+  LayerCost sum;                       // all layers + embedding / LM head
+  std::vector<double> layer_bwd_s;     // per layer (backward order), embedding/head folded in
+  std::vector<double> layer_bwd_cp_s;  // the exposed CP part of each (same order)
+  std::vector<double> layer_params;    // same order
 };
 
 // What happens after a stage's last backward, per stage.

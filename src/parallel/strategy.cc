@@ -165,9 +165,15 @@ Status ResolveStrategy(const TransformerSpec& model, int num_gpus, int nvlink_do
                               "; choose pp and vpp whose product divides the layers, or "
                               "--uneven-stages (fewer layers on the first and last stages)");
   }
-  if (model.layers < nv) {
+  // With uneven stages the first and the last virtual stage may hold no layer, only the
+  // embedding and the LM head and loss (Llama 3 405B: 126 layers on 16 x 8 virtual stages;
+  // Megatron-core's account_for_embedding/loss_in_pipeline_split); every other one needs one.
+  const int64_t min_layers = s->uneven_stages ? std::max<int64_t>(1, nv - 2) : nv;
+  if (model.layers < min_layers) {
     return Status::Infeasible("pp*vpp = " + Str(nv) + " virtual stages for " + Str(model.layers) +
-                              " layers; each needs at least one layer: lower --pp or --vpp");
+                              " layers; each needs at least one layer" +
+                              (s->uneven_stages ? " (the first and last may hold none)" : "") +
+                              ": lower --pp or --vpp");
   }
   const int64_t mp = static_cast<int64_t>(s->tp) * s->pp * s->cp;
   if (s->dp == 0) {

@@ -17,6 +17,7 @@
 
 #include "core/status.h"
 #include "model/transformer.h"
+#include "parallel/context_parallel.h"
 
 namespace ndt {
 
@@ -63,6 +64,9 @@ struct Strategy {
   // false: a separate memory-bound add per micro-batch over the stage's gradients, as PyTorch's
   // autograd (AccumulateGrad) and Megatron-LM 2021's DDP did (see train_sim.h).
   bool grad_accum_fusion = true;
+  // How context-parallel ranks exchange K and V (parallel/context_parallel.h): Megatron-core's
+  // ring of P2P sends overlapped with attention, or Llama 3's exposed all-gather.
+  CpComm cp_comm = CpComm::kRing;
   // Fastest to slowest varying; default Megatron's.
   std::array<Axis, 4> order = {Axis::kTp, Axis::kCp, Axis::kDp, Axis::kPp};
 
@@ -79,7 +83,9 @@ struct Strategy {
 // When pp * vpp does not divide the layers, every virtual stage gets ceil(L / (pp * vpp)) and the
 // excess is taken one layer at a time from the ends inwards (v = 0, last, 1, last - 1, ...): the
 // stages that also carry the embedding and the LM head get fewer, as Llama 3 405B ran its 126
-// layers on 16 stages (7, 8 x 14, 7; Llama 3 paper, section 3.3.2).
+// layers on 16 stages (7, 8 x 14, 7; Llama 3 paper, section 3.3.2). With one layer per virtual
+// stage and two to spare (126 on 16 x 8) the first virtual stage holds only the embedding and the
+// last only the LM head and loss: count 0, as Llama 3 ran it.
 struct LayerRange {
   int64_t first = 0;
   int64_t count = 0;
@@ -91,7 +97,7 @@ LayerRange ChunkLayers(int64_t layers, int pp, int vpp, int v);
 StatusOr<std::array<Axis, 4>> ParseOrder(const std::string& text);
 
 // Fills dp (if 0) from num_gpus, sets the schedule from vpp, then checks every divisibility:
-// heads % tp, kv_heads % tp, layers % (pp * vpp) (or, with uneven_stages, layers >= pp * vpp),
+// heads % tp, kv_heads % tp, layers % (pp * vpp) (or, with uneven_stages, layers >= pp * vpp - 2),
 // gbs % (dp * mbs),
 // experts % ep, dp % ep, tp * pp * cp * dp == num_gpus, seq % cp, interleaved needs micro-batches %
 // pp == 0, zero in 0..3, sp needs tp > 1. Appends non-fatal advice to `warnings` (e.g. TP spanning

@@ -25,10 +25,12 @@ StatusOr<TrainReport> RunTraining(const TrainJob& job, const TrainCosts& costs) 
   std::vector<int> vpp_list = {job.strategy.vpp};
   if (!job.vpp_given) {
     vpp_list.clear();
-    const int64_t per_stage = m.layers / std::max(1, job.strategy.pp);
+    const int64_t pp = std::max(1, job.strategy.pp);
     // Chunk counts that split the layers evenly; with uneven stages, every count that leaves
-    // each virtual stage a layer (ChunkLayers puts the spare layers in the middle).
-    for (int v = 1; v <= per_stage && v <= 16 && job.strategy.pp > 1; ++v) {
+    // each inner virtual stage a layer (the first and last may hold only the embedding and the
+    // LM head: ChunkLayers, ResolveStrategy).
+    const int64_t max_v = job.strategy.uneven_stages ? (m.layers + 2) / pp : m.layers / pp;
+    for (int v = 1; v <= max_v && v <= 16 && job.strategy.pp > 1; ++v) {
       if (job.strategy.uneven_stages ||
           m.layers % (static_cast<int64_t>(job.strategy.pp) * v) == 0) {
         vpp_list.push_back(v);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/check.h"
+#include "parallel/context_parallel.h"
 #include "parallel/memory.h"
 #include "parallel/schedule.h"
 #include "parallel/step_estimate.h"
@@ -18,7 +19,7 @@
 namespace ndt {
 namespace {
 
-enum Tag { kFwd = 0, kBwd = 1, kP2p = 2, kDp = 3, kOpt = 4 };
+enum Tag { kFwd = 0, kBwd = 1, kP2p = 2, kDp = 3, kOpt = 4, kCp = 5 };
 
 class Lowering {
  public:
@@ -144,13 +145,15 @@ const LayerCost& Lowering::Layer(int64_t l) {
     lc.bwd_ep_s = lc.fwd_ep_s;
   }
   if (s_.cp > 1) {
-    // Ring attention: cp - 1 steps passing this rank's K and V block to the next rank,
-    // overlapped with the attention of the block in hand.
-    const double kv = 2.0 * tokens_ * static_cast<double>(m_.kv_heads) *
-                      static_cast<double>(m_.head_dim) * 2.0 / std::max(1, s_.tp);
-    const double ring = (s_.cp - 1) * c_.P2pTime(kv, cp_group_[0], cp_group_[1]);
-    lc.fwd_cp_s = std::max(0.0, ring - attn_s);
-    lc.bwd_cp_s = std::max(0.0, 2 * ring - 2 * attn_s);
+    std::vector<Op> attn_bwd;
+    for (const Op& op : bwd) {
+      if (IsAttentionCore(op)) attn_bwd.push_back(op);
+    }
+    const CpLayerComm cp =
+        CpLayerCost(s_.cp_comm, CpKvBytes(m_, static_cast<double>(s_.mbs), s_.tp, s_.cp), attn_s,
+                    c_.OpsTime(attn_bwd), cp_group_, c_);
+    lc.fwd_cp_s = cp.fwd_exposed_s;
+    lc.bwd_cp_s = cp.bwd_exposed_s;
   }
   if (s_.recompute == Recompute::kFull) {
     lc.bwd_compute_s += lc.fwd_compute_s;
@@ -205,6 +208,7 @@ ChunkCost Lowering::Chunk(int stage, int chunk) {
     const LayerCost& lc = Layer(l);
     add(lc);
     cc.layer_bwd_s.push_back(lc.bwd_s());
+    cc.layer_bwd_cp_s.push_back(lc.bwd_cp_s);
     cc.layer_params.push_back(lc.params);
   }
   const bool last_v = v == s_.pp * s_.vpp - 1;
@@ -236,8 +240,13 @@ ChunkCost Lowering::Chunk(int stage, int chunk) {
     extra.params = p;
     extra.bwd_compute_s += GradAccum(p);
     add(extra);
-    // Head backward runs first, embedding backward last.
-    if (last_v) {
+    // Head backward runs first, embedding backward last; a chunk with no layer (the ends of
+    // Llama 3's layout) is its embedding or head alone.
+    if (cc.layer_bwd_s.empty()) {
+      cc.layer_bwd_s.push_back(extra.bwd_s());
+      cc.layer_bwd_cp_s.push_back(0.0);
+      cc.layer_params.push_back(p);
+    } else if (last_v) {
       cc.layer_bwd_s.front() += extra.bwd_s();
       cc.layer_params.front() += p;
     } else {
@@ -271,6 +280,8 @@ StatusOr<TrainSimResult> Lowering::Run() {
     for (int c = 0; c < vpp; ++c) chunks[st].push_back(Chunk(st, c));
   }
   const double p2p_s = P2p();
+  // Gradients reduce in their buffer's type (fp32 main_grad for bf16); weights gather in 16-bit.
+  const double grad_bytes = GradBytesPerParam(s_.precision);
   if (o_.closed_form) {
     std::vector<StageTail> tails(pp);
     const CommKind kind = s_.zero >= 1 ? CommKind::kReduceScatter : CommKind::kAllReduce;
@@ -283,8 +294,8 @@ StatusOr<TrainSimResult> Lowering::Run() {
       adam.bytes = OptimizerBytesPerParam() * params / (s_.zero >= 1 ? s_.weight_replicas() : 1);
       t.optimizer_s = c_.OpsTime({adam});
       if (s_.weight_replicas() > 1 && s_.zero < 3) {
-        t.dp_full_s = Comm(kind, params * 2.0, dp_group_);
-        t.dp_bucket_s = Comm(kind, std::min(params, o_.dp_bucket_params) * 2.0, dp_group_);
+        t.dp_full_s = Comm(kind, params * grad_bytes, dp_group_);
+        t.dp_bucket_s = Comm(kind, std::min(params, o_.dp_bucket_params) * grad_bytes, dp_group_);
         if (s_.zero >= 1) t.gather_s = Comm(CommKind::kAllGather, params * 2.0, dp_group_);
       }
     }
@@ -324,26 +335,36 @@ StatusOr<TrainSimResult> Lowering::Run() {
       const int v = ps.chunk * pp + st;
       const bool sends = ps.forward ? v + 1 < nv : v > 0;
       const double block_s = !s_.overlap_p2p && sends ? p2p_s : 0.0;
+      // A pass's exposed CP exchange is its own span on the compute stream, after the pass's
+      // kernels (same total; the trace shows it).
+      auto add_pass = [&](double total_s, double cp_s, int tag, const char* what,
+                          const char* cp_what) -> std::pair<TaskId, TaskId> {
+        const TaskId t = g.AddTask(res[st].compute, total_s - cp_s + block_s, tag,
+                                   name(what, ps.chunk, ps.micro_batch));
+        if (cp_s <= 0) return {t, t};
+        return {t, g.AddTask(res[st].compute, cp_s, kCp, name(cp_what, ps.chunk, ps.micro_batch))};
+      };
       if (ps.forward) {
-        const TaskId t = g.AddTask(res[st].compute, cc.sum.fwd_s() + block_s, kFwd,
-                                   name("fwd", ps.chunk, ps.micro_batch));
-        pass[st][1][idx] = {t, t};
+        pass[st][1][idx] = add_pass(cc.sum.fwd_s(), cc.sum.fwd_cp_s, kFwd, "fwd", "cp fwd");
       } else if (ps.micro_batch == m - 1 && s_.weight_replicas() > 1) {
         // The last backward of a chunk: one task per layer, so DP buckets can start early.
         TaskId first = -1, last = -1;
         for (size_t l = 0; l < cc.layer_bwd_s.size(); ++l) {
           const double extra = l + 1 == cc.layer_bwd_s.size() ? block_s : 0.0;
-          last = g.AddTask(res[st].compute, cc.layer_bwd_s[l] + extra, kBwd,
-                           trace ? name("bwd", ps.chunk, ps.micro_batch) + " L" + std::to_string(l)
-                                 : std::string());
+          const double cp_s = cc.layer_bwd_cp_s[l];
+          const std::string layer = trace ? " L" + std::to_string(l) : std::string();
+          last = g.AddTask(res[st].compute, cc.layer_bwd_s[l] - cp_s + extra, kBwd,
+                           trace ? name("bwd", ps.chunk, ps.micro_batch) + layer : std::string());
           if (first < 0) first = last;
+          if (cp_s > 0) {
+            last = g.AddTask(res[st].compute, cp_s, kCp,
+                             trace ? name("cp bwd", ps.chunk, ps.micro_batch) + layer : "");
+          }
           last_layers[st][ps.chunk].push_back(last);
         }
         pass[st][0][idx] = {first, last};
       } else {
-        const TaskId t = g.AddTask(res[st].compute, cc.sum.bwd_s() + block_s, kBwd,
-                                   name("bwd", ps.chunk, ps.micro_batch));
-        pass[st][0][idx] = {t, t};
+        pass[st][0][idx] = add_pass(cc.sum.bwd_s(), cc.sum.bwd_cp_s, kBwd, "bwd", "cp bwd");
       }
     }
     last_compute[st] = g.tasks().empty() ? 0 : static_cast<TaskId>(g.tasks().size() - 1);
@@ -387,8 +408,8 @@ StatusOr<TrainSimResult> Lowering::Run() {
           acc += cc.layer_params[l];
           stage_params += cc.layer_params[l];
           if (acc >= o_.dp_bucket_params || l + 1 == cc.layer_params.size()) {
-            const TaskId t = g.AddTask(res[st].dp, Comm(grad_kind, acc * 2.0, dp_group_), kDp,
-                                       trace ? "grad bucket c" + std::to_string(c) : "");
+            const TaskId t = g.AddTask(res[st].dp, Comm(grad_kind, acc * grad_bytes, dp_group_),
+                                       kDp, trace ? "grad bucket c" + std::to_string(c) : "");
             g.AddDep(s_.overlap_dp ? last_layers[st][c][l] : last_compute[st], t);
             dp_tasks.push_back(t);
             acc = 0;
@@ -425,7 +446,8 @@ StatusOr<TrainSimResult> Lowering::Run() {
   const double last_bwd_end = tl.spans[opt_task[0]].start_s;
   double compute_end = 0;
   for (TaskId t : g.queue(res[0].compute)) {
-    if (g.tasks()[t].tag == kBwd) compute_end = std::max(compute_end, tl.spans[t].end_s);
+    if (g.tasks()[t].tag == kBwd || g.tasks()[t].tag == kCp)
+      compute_end = std::max(compute_end, tl.spans[t].end_s);
   }
   bd.dp_comm_s += std::max(0.0, last_bwd_end - compute_end) +
                   std::max(0.0, r.step_time_s - tl.spans[opt_task[0]].end_s);
@@ -434,7 +456,7 @@ StatusOr<TrainSimResult> Lowering::Run() {
   StepFlops(m_, s_, chunks, &r);  // every GPU of a stage does the same work
   if (trace) {
     r.stream_names = {"compute", "pp send fwd", "pp send bwd", "dp comm"};
-    static const char* kCat[] = {"forward", "backward", "pp", "dp", "optimizer"};
+    static const char* kCat[] = {"forward", "backward", "pp", "dp", "optimizer", "cp"};
     r.spans.reserve(g.tasks().size());
     for (TaskId t = 0; t < static_cast<TaskId>(g.tasks().size()); ++t) {
       const Task& task = g.tasks()[t];

@@ -5,11 +5,13 @@
 // is simulated once and every collective is priced for its whole group (TrainCosts).
 // Per (stage, chunk) pass: layer operators (compute/) + Megatron TP communication (2 all-reduces
 // per layer per pass, or with SP 2 all-gathers + 2 reduce-scatters) + EP all-to-all (dispatch
-// and combine per MoE layer) + CP ring K/V exchange exposed beyond the attention it overlaps;
+// and combine per MoE layer) + the exposed CP K/V exchange (ring or all-gather,
+// parallel/context_parallel.h);
 // recompute adds the forward (full) or the attention core (selective) to the backward; without
 // gradient_accumulation_fusion each backward also pays a memory-bound add of its gradients. PP
 // activations travel on p2p streams (scatter/gather over the TP ranks' NICs across VMs). DP
-// gradients are reduced per layer bucket as the last micro-batch's backward produces them
+// gradients (fp32 for bf16, memory.h GradBytesPerParam) are reduced per layer bucket as the last
+// micro-batch's backward produces them
 // (all-reduce; ZeRO >= 1: reduce-scatter, then all-gather of the updated weights), then the
 // optimizer step (memory-bound: 38 B/param moved, 52 with fp16 loss scaling). Seconds and FLOPs.
 #ifndef NDTWIN_PARALLEL_TRAIN_SIM_H_
@@ -42,7 +44,7 @@ struct StepSpan {
   int stage = 0;
   int stream = 0;        // index into TrainSimResult::stream_names
   std::string name;      // "fwd mb3 c1"
-  std::string category;  // "forward", "backward", "pp", "dp", "optimizer"
+  std::string category;  // "forward", "backward", "pp", "dp", "optimizer", "cp" (exposed CP)
   double start_s = 0;
   double dur_s = 0;
 };
