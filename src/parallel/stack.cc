@@ -107,6 +107,10 @@ Status ParseTraining(const YamlMap& knobs, const YamlMap& traits, SoftwareStack*
     NDT_ASSIGN_OR_RETURN(z3.copy_out_per_rank,
                          BoolEntry(traits, "traits", "zero3_copy_out_per_rank", st));
   }
+  if (z3.gather == Zero3Gather::kPerBlock) {
+    NDT_ASSIGN_OR_RETURN(z3.block_copy_out,
+                         BoolEntry(traits, "traits", "zero3_block_copy_out", st));
+  }
   NDT_ASSIGN_OR_RETURN(std::string rd,
                        ChoiceEntry(traits, "traits", "zero3_grad_reduce_dtype", kReduceDtypes, st));
   z3.grad_reduce_bytes_per_param = rd == "fp32" ? 4.0 : 2.0;

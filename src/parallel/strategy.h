@@ -54,6 +54,10 @@ struct Zero3Traits {
   // kPerTensor: the gathered tensor is copied out of NCCL's flat buffer in one copy kernel per
   // rank (torch.distributed.all_gather into a list of world-size tensors, PyTorch <= 1.10).
   bool copy_out_per_rank = false;
+  // kPerBlock: the gathered block is copied out of the flat all-gather buffer into the
+  // parameters by one memory-bound kernel on the compute stream, before the block runs
+  // (FSDP2's foreach_all_gather_copy_out, in wait_for_unshard).
+  bool block_copy_out = false;
 };
 
 struct Strategy {

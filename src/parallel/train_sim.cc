@@ -220,9 +220,18 @@ const LayerCost& Lowering::Layer(int64_t l) {
       // exceeds the layer's own compute is exposed (the reduce-scatter all of it without
       // overlap_dp).
       const double gather = Comm(CommKind::kAllGather, p * 2.0, dp_group_);
-      lc.fwd_zero_s = std::max(0.0, gather - fwd_busy);
-      lc.bwd_zero_s = s_.overlap_dp ? std::max(0.0, gather + scatter - bwd_busy)
-                                    : std::max(0.0, gather - bwd_busy) + scatter;
+      double copy_out = 0;  // Zero3Traits::block_copy_out: read and write the 16-bit block
+      if (s_.zero3.block_copy_out) {
+        Op copy;
+        copy.name = "all_gather copy-out";
+        copy.kind = OpKind::kElementwise;
+        copy.bytes = 4.0 * p;
+        copy_out = c_.OpsTime({copy});
+      }
+      lc.fwd_zero_s = std::max(0.0, gather - fwd_busy) + copy_out;
+      lc.bwd_zero_s = (s_.overlap_dp ? std::max(0.0, gather + scatter - bwd_busy)
+                                     : std::max(0.0, gather - bwd_busy) + scatter) +
+                      copy_out;
     }
   }
   return layer_cache_.emplace(moe, lc).first->second;
