@@ -63,7 +63,7 @@ struct SoftwareStack {
   std::string file;  // the YAML it came from
 };
 
-// Today's training stack: what `train` and `plan train` use when no --stack is given.
+// Today's training stack: what `train` uses when no --stack is given.
 inline constexpr const char* kDefaultTrainStack = "megatron-core-2024";
 
 // Parses one stack file; errors carry file:line.
