@@ -16,6 +16,7 @@
 #include "compute/compute.h"
 #include "hw/catalog.h"
 #include "parallel/cluster_costs.h"
+#include "parallel/stack.h"
 #include "report/trace.h"
 #include "topo/builders.h"
 
@@ -32,13 +33,19 @@ struct TrainFlags {
   bool sp = false, no_dp_overlap = false, no_flash_attn = false, uneven_stages = false,
        tp_overlap = false, no_grad_accum_fusion = false;
   std::string recompute = "none", precision = "bf16", fidelity = "analytical", schedule = "1f1b";
-  std::string order, trace;
+  std::string order, trace, stack = kDefaultTrainStack;
   double tokens = 0;
   CLI::Option *dp_flag = nullptr, *mbs_flag = nullptr, *vpp_flag = nullptr, *trace_flag = nullptr,
               *schedule_flag = nullptr;
+  // Knobs a software stack sets unless the user gives them.
+  CLI::Option *sp_flag = nullptr, *tp_overlap_flag = nullptr, *recompute_flag = nullptr,
+              *zero_flag = nullptr, *precision_flag = nullptr, *no_flash_flag = nullptr,
+              *no_dp_overlap_flag = nullptr, *no_fusion_flag = nullptr;
 };
 
-Status BuildStrategy(const TrainFlags& f, TrainJob* job) {
+bool Given(const CLI::Option* o) { return o != nullptr && o->count() > 0; }
+
+Status BuildStrategy(const TrainFlags& f, const std::string& data_dir, TrainJob* job) {
   Strategy& s = job->strategy;
   if (f.gbs < 1) return Status::InvalidInput("--gbs (global batch, sequences) must be >= 1");
   for (const auto& [opt, v] :
@@ -58,13 +65,7 @@ Status BuildStrategy(const TrainFlags& f, TrainJob* job) {
   s.dp = f.dp;
   s.cp = f.cp;
   s.ep = f.ep;
-  s.sp = f.sp;
   s.uneven_stages = f.uneven_stages;
-  s.tp_overlap = f.tp_overlap;
-  s.zero = f.zero;
-  s.overlap_dp = !f.no_dp_overlap;
-  s.flash_attention = !f.no_flash_attn;
-  s.grad_accum_fusion = !f.no_grad_accum_fusion;
   job->mbs_given = f.mbs > 0;
   s.mbs = f.mbs > 0 ? f.mbs : 1;
   job->vpp_given = f.vpp > 0 || f.pp == 1;
@@ -88,6 +89,19 @@ Status BuildStrategy(const TrainFlags& f, TrainJob* job) {
   if (!f.order.empty()) {
     NDT_ASSIGN_OR_RETURN(s.order, ParseOrder(f.order));
   }
+  // The stack fills every knob the user did not give (parallel/stack.h).
+  StrategyKnobs user;
+  if (Given(f.sp_flag)) user.sp = f.sp;
+  if (Given(f.tp_overlap_flag)) user.tp_overlap = f.tp_overlap;
+  if (Given(f.zero_flag)) user.zero = f.zero;
+  if (Given(f.recompute_flag)) user.recompute = s.recompute;
+  if (Given(f.precision_flag)) user.precision = s.precision;
+  if (Given(f.no_flash_flag)) user.flash_attention = false;
+  if (Given(f.no_dp_overlap_flag)) user.overlap_dp = false;
+  if (Given(f.no_fusion_flag)) user.grad_accum_fusion = false;
+  NDT_ASSIGN_OR_RETURN(std::vector<SoftwareStack> stacks, LoadStacks(data_dir));
+  NDT_ASSIGN_OR_RETURN(SoftwareStack stack, FindStack(stacks, f.stack, StackKind::kTraining));
+  ApplyTrainStack(stack, user, &s);
   if (f.tokens < 0) return Status::InvalidInput("--tokens must be >= 0");
   job->tokens = f.tokens;
   job->want_trace = !f.trace.empty();
@@ -96,12 +110,12 @@ Status BuildStrategy(const TrainFlags& f, TrainJob* job) {
 
 double GiB(double b) { return b / (1024.0 * 1024 * 1024); }
 
-std::string StrategyLine(const Strategy& s) {
-  char buf[256];
+std::string StrategyLine(const std::string& stack, const Strategy& s) {
+  char buf[320];
   std::snprintf(buf, sizeof buf,
-                "tp %d, pp %d, dp %d, cp %d, ep %d, vpp %d, sp %s, zero %d, recompute %s, "
+                "%s: tp %d, pp %d, dp %d, cp %d, ep %d, vpp %d, sp %s, zero %d, recompute %s, "
                 "mbs %lld, gbs %lld (%lld micro-batch%s), %s, %s",
-                s.tp, s.pp, s.dp, s.cp, s.ep, s.vpp, s.sp ? "on" : "off", s.zero,
+                stack.c_str(), s.tp, s.pp, s.dp, s.cp, s.ep, s.vpp, s.sp ? "on" : "off", s.zero,
                 RecomputeName(s.recompute), static_cast<long long>(s.mbs),
                 static_cast<long long>(s.gbs), static_cast<long long>(s.micro_batches()),
                 s.micro_batches() == 1 ? "" : "es", PipeScheduleName(s.schedule),
@@ -110,14 +124,15 @@ std::string StrategyLine(const Strategy& s) {
          (s.uneven_stages ? ", uneven stages" : "");
 }
 
-void PrintText(const TrainJob& job, const SkuSpec& sku, const TrainReport& r) {
+void PrintText(const TrainJob& job, const std::string& stack, const SkuSpec& sku,
+               const TrainReport& r) {
   const TimeBreakdown& b = r.sim.breakdown;
   const MemoryBreakdown& m = r.memory;
   const double t = r.sim.step_time_s;
   std::printf("Job:           %s, seq %lld, on %d x %s (%d GPUs)\n", job.model.name.c_str(),
               static_cast<long long>(job.model.seq_len), job.num_gpus / job.gpus_per_vm,
               sku.name.c_str(), job.num_gpus);
-  std::printf("Strategy:      %s\n", StrategyLine(r.strategy).c_str());
+  std::printf("Strategy:      %s\n", StrategyLine(stack, r.strategy).c_str());
   if (!r.chosen.empty()) {
     std::string c;
     for (const std::string& x : r.chosen) c += (c.empty() ? "" : ", ") + x;
@@ -158,7 +173,8 @@ void PrintText(const TrainJob& job, const SkuSpec& sku, const TrainReport& r) {
   }
 }
 
-nlohmann::ordered_json ToJson(const TrainJob& job, const SkuSpec& sku, const TrainReport& r) {
+nlohmann::ordered_json ToJson(const TrainJob& job, const std::string& stack, const SkuSpec& sku,
+                              const TrainReport& r) {
   using Json = nlohmann::ordered_json;
   const Strategy& s = r.strategy;
   const MemoryBreakdown& m = r.memory;
@@ -193,7 +209,8 @@ nlohmann::ordered_json ToJson(const TrainJob& job, const SkuSpec& sku, const Tra
                         {"optimizer_s", b.optimizer_s}};
   Json chosen = Json::array();
   for (const std::string& c : r.chosen) chosen.push_back(c);
-  j["strategy"] = Json{{"tp", s.tp},
+  j["strategy"] = Json{{"stack", stack},
+                       {"tp", s.tp},
                        {"pp", s.pp},
                        {"dp", s.dp},
                        {"cp", s.cp},
@@ -251,24 +268,32 @@ CommandRun SetupTrain(CLI::App* sub) {
       sub->add_option("--vpp", f->vpp, "Model chunks per stage, interleaved 1F1B (default: best)");
   sub->add_option("--cp", f->cp, "Context parallel degree (default 1)");
   sub->add_option("--ep", f->ep, "Expert parallel degree, MoE (default 1)");
-  sub->add_flag("--sp", f->sp, "Sequence parallelism (with --tp > 1)");
-  sub->add_flag("--tp-overlap", f->tp_overlap,
-                "Overlap TP communication with the GEMMs (Megatron --tp-comm-overlap; needs --sp)");
+  f->sp_flag = sub->add_flag("--sp", f->sp, "Sequence parallelism (with --tp > 1)");
+  f->tp_overlap_flag = sub->add_flag(
+      "--tp-overlap", f->tp_overlap,
+      "Overlap TP communication with the GEMMs (Megatron --tp-comm-overlap; needs --sp)");
   sub->add_flag("--uneven-stages", f->uneven_stages,
                 "Allow layers not divisible by pp*vpp: the first and last stages get fewer");
-  sub->add_option("--recompute", f->recompute, "none | selective | full (default none)");
-  sub->add_option("--zero", f->zero, "ZeRO stage 0-3 (default 0)");
-  sub->add_option("--precision", f->precision, "bf16 | fp16 | fp8 (default bf16)");
+  f->recompute_flag = sub->add_option("--recompute", f->recompute,
+                                      "none | selective | full (default: the stack's)");
+  f->zero_flag = sub->add_option("--zero", f->zero, "ZeRO stage 0-3 (default: the stack's)");
+  f->precision_flag =
+      sub->add_option("--precision", f->precision, "bf16 | fp16 | fp8 (default: the stack's)");
+  sub->add_option("--stack", f->stack,
+                  "Software stack, a dated preset of knobs and traits from data/stacks/ (default " +
+                      std::string(kDefaultTrainStack) + "); flags beat it");
   f->schedule_flag =
       sub->add_option("--schedule", f->schedule, "gpipe | 1f1b (default; interleaved with --vpp)");
   sub->add_option("--fidelity", f->fidelity, "analytical | flow (default analytical)");
   sub->add_option("--order", f->order, "Rank order, fastest first (default tp,cp,ep,dp,pp)");
-  sub->add_flag("--no-flash-attn", f->no_flash_attn,
-                "Unfused attention (Megatron-LM before FlashAttention)");
-  sub->add_flag("--no-dp-overlap", f->no_dp_overlap, "Reduce gradients after the backward");
-  sub->add_flag("--no-grad-accum-fusion", f->no_grad_accum_fusion,
-                "Accumulate weight gradients in a separate kernel per micro-batch (before "
-                "Megatron-LM's gradient_accumulation_fusion)");
+  f->no_flash_flag = sub->add_flag("--no-flash-attn", f->no_flash_attn,
+                                   "Unfused attention (Megatron-LM before FlashAttention)");
+  f->no_dp_overlap_flag =
+      sub->add_flag("--no-dp-overlap", f->no_dp_overlap, "Reduce gradients after the backward");
+  f->no_fusion_flag =
+      sub->add_flag("--no-grad-accum-fusion", f->no_grad_accum_fusion,
+                    "Accumulate weight gradients in a separate kernel per micro-batch (before "
+                    "Megatron-LM's gradient_accumulation_fusion)");
   sub->add_option("--tokens", f->tokens, "Training tokens: print time to train and cost");
   f->trace_flag =
       sub->add_option("--trace", f->trace, "Write a Chrome/Perfetto trace of the step to FILE");
@@ -285,7 +310,7 @@ CommandRun SetupTrain(CLI::App* sub) {
     }
     TrainJob job;
     job.model = model;
-    NDT_RETURN_IF_ERROR(BuildStrategy(*f, &job));
+    NDT_RETURN_IF_ERROR(BuildStrategy(*f, dir, &job));
     const GpuSpec& gpu = cat.GpuOf(*sku);
     if (f->vms > 1 && !sku->infiniband && sku->nvlink_domain_gpus <= sku->gpus) {
       return Status::InvalidInput(sku->name +
@@ -312,9 +337,9 @@ CommandRun SetupTrain(CLI::App* sub) {
     for (const std::string& w : r.warnings) Warn(w);
     if (!f->trace.empty()) NDT_RETURN_IF_ERROR(WriteTrace(BuildTrace(r), f->trace));
     if (g.json) {
-      std::printf("%s\n", ToJson(job, *sku, r).dump(2).c_str());
+      std::printf("%s\n", ToJson(job, f->stack, *sku, r).dump(2).c_str());
     } else {
-      PrintText(job, *sku, r);
+      PrintText(job, f->stack, *sku, r);
     }
     return Status::Ok();
   };
