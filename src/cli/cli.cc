@@ -53,6 +53,9 @@ void AddCliOption(CLI::App* sub, Option& o) {
         using T = std::remove_pointer_t<decltype(p)>;
         if constexpr (std::is_same_v<T, bool>) {
           return sub->add_flag(flag, *p, o.help);
+        } else if constexpr (std::is_same_v<T, std::optional<bool>>) {
+          return sub->add_flag_callback(
+              flag, [p] { *p = true; }, o.help);
         } else if constexpr (std::is_same_v<T, std::optional<int>> ||
                              std::is_same_v<T, std::optional<int64_t>> ||
                              std::is_same_v<T, std::optional<double>> ||

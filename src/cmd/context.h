@@ -1,8 +1,9 @@
 // File: cmd/context.h
 // The data every command reads, loaded once from one data directory and then frozen (leveldb's
 // Env, one level up): the catalog (GPUs, VM sizes, prices), the fabric's assumed latencies,
-// the compute calibration and the serving engine's constants. Commands pass the parts down to
-// the library explicitly; nothing below reads data/ on its own. Thread-safe once loaded.
+// the compute calibration, the serving engine's constants and the named software stacks. Commands
+// pass the parts down to the library explicitly; nothing below reads data/ on its own. Thread-safe
+// once loaded.
 #ifndef NDTWIN_CMD_CONTEXT_H_
 #define NDTWIN_CMD_CONTEXT_H_
 
@@ -11,6 +12,7 @@
 #include "compute/compute.h"
 #include "core/status.h"
 #include "hw/catalog.h"
+#include "parallel/stack.h"
 #include "serve/deployment.h"
 #include "topo/fabric_params.h"
 
@@ -22,6 +24,7 @@ struct Context {
   FabricParams fabric;
   ComputeCalibration compute;
   EngineParams engine;
+  std::vector<SoftwareStack> stacks;  // data/stacks/*.yaml, in file-name order
 
   // Loads everything from `data_dir` ("" = Catalog::DefaultDataDir(): the built-in data/ or
   // $NDTWIN_DATA). Errors carry file:line.

@@ -122,6 +122,13 @@ Status Bind(const Json& v, const std::string& name, const OptionField& field) {
           NDT_RETURN_IF_ERROR(ReadString(v, name, &x));
           *p = x;
           return Status::Ok();
+        } else if constexpr (std::is_same_v<T, std::optional<bool>>) {
+          if (!v.is_boolean()) {
+            return Status::InvalidInput("option '" + name + "' takes true or false (got " +
+                                        v.dump() + ")");
+          }
+          *p = v.get<bool>();
+          return Status::Ok();
         } else {
           static_assert(kAlwaysFalse<T>, "an option type without a JSON reader");
         }
@@ -142,7 +149,7 @@ const char* Option::type_name() const {
         } else if constexpr (std::is_same_v<T, double> ||
                              std::is_same_v<T, std::optional<double>>) {
           return "float";
-        } else if constexpr (std::is_same_v<T, bool>) {
+        } else if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, std::optional<bool>>) {
           return "flag";
         } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
           return "list";
@@ -196,7 +203,8 @@ Json OptionValues(const OptionList& options) {
           if constexpr (std::is_same_v<T, std::optional<int>> ||
                         std::is_same_v<T, std::optional<int64_t>> ||
                         std::is_same_v<T, std::optional<double>> ||
-                        std::is_same_v<T, std::optional<std::string>>) {
+                        std::is_same_v<T, std::optional<std::string>> ||
+                        std::is_same_v<T, std::optional<bool>>) {
             j[o.name] = p->has_value() ? Json(**p) : Json(nullptr);
           } else {
             j[o.name] = *p;

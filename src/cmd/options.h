@@ -35,7 +35,7 @@ using Json = nlohmann::ordered_json;
 using OptionField =
     std::variant<int*, int64_t*, uint64_t*, double*, std::string*, bool*, std::vector<std::string>*,
                  std::optional<int>*, std::optional<int64_t>*, std::optional<double>*,
-                 std::optional<std::string>*>;
+                 std::optional<std::string>*, std::optional<bool>*>;
 
 struct Option {
   std::string name;  // dashed, without "--": "min-bytes"

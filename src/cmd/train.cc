@@ -17,6 +17,7 @@
 #include "compute/compute.h"
 #include "hw/catalog.h"
 #include "parallel/cluster_costs.h"
+#include "parallel/stack.h"
 #include "report/trace.h"
 #include "topo/builders.h"
 
@@ -30,11 +31,14 @@ struct TrainRequest : CommandRequest {
   int vms = 1;
   int64_t gbs = 0;
   std::optional<int64_t> mbs;
-  int tp = 1, pp = 1, cp = 1, ep = 1, zero = 0;
+  int tp = 1, pp = 1, cp = 1, ep = 1;
   std::optional<int> dp, vpp;
-  bool sp = false, no_dp_overlap = false, no_flash_attn = false, uneven_stages = false,
-       tp_overlap = false, no_grad_accum_fusion = false;
-  std::string recompute = "none", precision = "bf16", fidelity = "analytical";
+  bool uneven_stages = false;
+  // Knobs a software stack sets unless given (parallel/stack.h).
+  std::optional<bool> sp, tp_overlap, no_dp_overlap, no_flash_attn, no_grad_accum_fusion;
+  std::optional<int> zero;
+  std::optional<std::string> recompute, precision;
+  std::string stack = kDefaultTrainStack, fidelity = "analytical";
   std::optional<std::string> schedule, trace;
   std::string order, cp_comm = "ring";
   double tokens = 0;
@@ -58,9 +62,13 @@ struct TrainRequest : CommandRequest {
            "Overlap TP communication with the GEMMs (Megatron --tp-comm-overlap; needs --sp)");
     o->Add("uneven-stages", &uneven_stages,
            "Allow layers not divisible by pp*vpp: the first and last stages get fewer");
-    o->Add("recompute", &recompute, "none | selective | full (default none)");
-    o->Add("zero", &zero, "ZeRO stage 0-3 (default 0)");
-    o->Add("precision", &precision, "bf16 | fp16 | fp8 (default bf16)");
+    o->Add("recompute", &recompute, "none | selective | full (default: the stack's)");
+    o->Add("zero", &zero, "ZeRO stage 0-3 (default: the stack's)");
+    o->Add("precision", &precision, "bf16 | fp16 | fp8 (default: the stack's)");
+    o->Add("stack", &stack,
+           std::string("Software stack, a dated preset of knobs and traits from data/stacks/ "
+                       "(default ") +
+               kDefaultTrainStack + "); flags beat it");
     o->Add("schedule", &schedule, "gpipe | 1f1b (default; interleaved with --vpp)");
     o->Add("fidelity", &fidelity, "analytical | flow (default analytical)");
     o->Add("order", &order, "Rank order, fastest first (default tp,cp,ep,dp,pp)");
@@ -76,7 +84,8 @@ struct TrainRequest : CommandRequest {
   }
 };
 
-Status BuildStrategy(const TrainRequest& f, TrainJob* job) {
+Status BuildStrategy(const TrainRequest& f, const std::vector<SoftwareStack>& stacks,
+                     TrainJob* job) {
   Strategy& s = job->strategy;
   if (f.gbs < 1) return Status::InvalidInput("--gbs (global batch, sequences) must be >= 1");
   for (const auto& [name, v] :
@@ -97,24 +106,36 @@ Status BuildStrategy(const TrainRequest& f, TrainJob* job) {
   s.dp = f.dp.value_or(0);
   s.cp = f.cp;
   s.ep = f.ep;
-  s.sp = f.sp;
   s.uneven_stages = f.uneven_stages;
-  s.tp_overlap = f.tp_overlap;
-  s.zero = f.zero;
-  s.overlap_dp = !f.no_dp_overlap;
-  s.flash_attention = !f.no_flash_attn;
-  s.grad_accum_fusion = !f.no_grad_accum_fusion;
   job->mbs_given = f.mbs.has_value();
   s.mbs = f.mbs.value_or(1);
   job->vpp_given = f.vpp.has_value() || f.pp == 1;
   s.vpp = f.vpp.value_or(1);
-  if (!ParseRecompute(f.recompute, &s.recompute)) {
-    return Status::InvalidInput("--recompute '" + f.recompute + "'; use none, selective or full");
+  // The stack fills every knob the user did not give (parallel/stack.h).
+  StrategyKnobs user;
+  if (f.recompute.has_value()) {
+    Recompute r;
+    if (!ParseRecompute(*f.recompute, &r)) {
+      return Status::InvalidInput("--recompute '" + *f.recompute +
+                                  "'; use none, selective or full");
+    }
+    user.recompute = r;
   }
-  if (!ParseDtype(f.precision, &s.precision) || s.precision == Dtype::kFp32 ||
-      s.precision == Dtype::kFp4) {
-    return Status::InvalidInput("--precision '" + f.precision + "'; use bf16, fp16 or fp8");
+  if (f.precision.has_value()) {
+    Dtype d;
+    if (!ParseDtype(*f.precision, &d) || d == Dtype::kFp32 || d == Dtype::kFp4) {
+      return Status::InvalidInput("--precision '" + *f.precision + "'; use bf16, fp16 or fp8");
+    }
+    user.precision = d;
   }
+  if (f.sp.has_value()) user.sp = *f.sp;
+  if (f.tp_overlap.has_value()) user.tp_overlap = *f.tp_overlap;
+  if (f.zero.has_value()) user.zero = *f.zero;
+  if (f.no_flash_attn.has_value()) user.flash_attention = false;
+  if (f.no_dp_overlap.has_value()) user.overlap_dp = false;
+  if (f.no_grad_accum_fusion.has_value()) user.grad_accum_fusion = false;
+  NDT_ASSIGN_OR_RETURN(SoftwareStack stack, FindStack(stacks, f.stack, StackKind::kTraining));
+  ApplyTrainStack(stack, user, &s);
   const std::string schedule = f.schedule.value_or("1f1b");
   if (!ParsePipeSchedule(schedule, &s.schedule)) {
     return Status::InvalidInput("--schedule '" + schedule +
@@ -138,12 +159,12 @@ Status BuildStrategy(const TrainRequest& f, TrainJob* job) {
 
 double GiB(double b) { return b / (1024.0 * 1024 * 1024); }
 
-std::string StrategyLine(const Strategy& s) {
-  char buf[256];
+std::string StrategyLine(const std::string& stack, const Strategy& s) {
+  char buf[320];
   std::snprintf(buf, sizeof buf,
-                "tp %d, pp %d, dp %d, cp %d, ep %d, vpp %d, sp %s, zero %d, recompute %s, "
+                "%s: tp %d, pp %d, dp %d, cp %d, ep %d, vpp %d, sp %s, zero %d, recompute %s, "
                 "mbs %lld, gbs %lld (%lld micro-batch%s), %s, %s",
-                s.tp, s.pp, s.dp, s.cp, s.ep, s.vpp, s.sp ? "on" : "off", s.zero,
+                stack.c_str(), s.tp, s.pp, s.dp, s.cp, s.ep, s.vpp, s.sp ? "on" : "off", s.zero,
                 RecomputeName(s.recompute), static_cast<long long>(s.mbs),
                 static_cast<long long>(s.gbs), static_cast<long long>(s.micro_batches()),
                 s.micro_batches() == 1 ? "" : "es", PipeScheduleName(s.schedule),
@@ -152,7 +173,8 @@ std::string StrategyLine(const Strategy& s) {
          (s.uneven_stages ? ", uneven stages" : "");
 }
 
-std::string TrainText(const TrainJob& job, const SkuSpec& sku, const TrainReport& r) {
+std::string TrainText(const TrainJob& job, const std::string& stack, const SkuSpec& sku,
+                      const TrainReport& r) {
   TextOut p;
   const TimeBreakdown& b = r.sim.breakdown;
   const MemoryBreakdown& m = r.memory;
@@ -160,7 +182,7 @@ std::string TrainText(const TrainJob& job, const SkuSpec& sku, const TrainReport
   p("Job:           %s, seq %lld, on %d x %s (%d GPUs)\n", job.model.name.c_str(),
     static_cast<long long>(job.model.seq_len), job.num_gpus / job.gpus_per_vm, sku.name.c_str(),
     job.num_gpus);
-  p("Strategy:      %s\n", StrategyLine(r.strategy).c_str());
+  p("Strategy:      %s\n", StrategyLine(stack, r.strategy).c_str());
   if (!r.chosen.empty()) {
     std::string c;
     for (const std::string& x : r.chosen) c += (c.empty() ? "" : ", ") + x;
@@ -199,7 +221,8 @@ std::string TrainText(const TrainJob& job, const SkuSpec& sku, const TrainReport
   return p.take();
 }
 
-nlohmann::ordered_json ToJson(const TrainJob& job, const SkuSpec& sku, const TrainReport& r) {
+nlohmann::ordered_json ToJson(const TrainJob& job, const std::string& stack, const SkuSpec& sku,
+                              const TrainReport& r) {
   using Json = nlohmann::ordered_json;
   const Strategy& s = r.strategy;
   const MemoryBreakdown& m = r.memory;
@@ -234,7 +257,8 @@ nlohmann::ordered_json ToJson(const TrainJob& job, const SkuSpec& sku, const Tra
                         {"optimizer_s", b.optimizer_s}};
   Json chosen = Json::array();
   for (const std::string& c : r.chosen) chosen.push_back(c);
-  j["strategy"] = Json{{"tp", s.tp},
+  j["strategy"] = Json{{"stack", stack},
+                       {"tp", s.tp},
                        {"pp", s.pp},
                        {"dp", s.dp},
                        {"cp", s.cp},
@@ -287,7 +311,7 @@ StatusOr<CommandOutput> RunTrain(const Context& ctx, const TrainRequest& f, Diag
   }
   TrainJob job;
   job.model = model;
-  NDT_RETURN_IF_ERROR(BuildStrategy(f, &job));
+  NDT_RETURN_IF_ERROR(BuildStrategy(f, ctx.stacks, &job));
   const GpuSpec& gpu = cat.GpuOf(*sku);
   if (f.vms > 1 && !sku->infiniband && sku->nvlink_domain_gpus <= sku->gpus) {
     return Status::InvalidInput(sku->name +
@@ -312,7 +336,7 @@ StatusOr<CommandOutput> RunTrain(const Context& ctx, const TrainRequest& f, Diag
   NDT_ASSIGN_OR_RETURN(TrainReport r, RunTraining(job, costs));
   for (const std::string& w : r.warnings) diag->Warn(w);
   if (f.trace.has_value()) NDT_RETURN_IF_ERROR(WriteTrace(BuildTrace(r), *f.trace));
-  return CommandOutput{ToJson(job, *sku, r), TrainText(job, *sku, r)};
+  return CommandOutput{ToJson(job, f.stack, *sku, r), TrainText(job, f.stack, *sku, r)};
 }
 
 }  // namespace

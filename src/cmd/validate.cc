@@ -84,7 +84,7 @@ StatusOr<std::vector<ValidationRow>> RunSuite(const std::string& suite, const Co
                                               const std::string& shared_dir) {
   if (suite == "collectives") return ValidateCollectives(ctx.catalog, ctx.fabric, shared_dir);
   if (suite == "training") {
-    return ValidateTraining(ctx.catalog, ctx.fabric, ctx.compute, shared_dir);
+    return ValidateTraining(ctx.catalog, ctx.fabric, ctx.compute, ctx.stacks, shared_dir);
   }
   const ServeData data{&ctx.catalog, &ctx.fabric, &ctx.compute, &ctx.engine, ctx.data_dir};
   return ValidateInference(data, shared_dir);

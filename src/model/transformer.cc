@@ -264,6 +264,54 @@ double LayerParams(const TransformerSpec& m, int64_t i) {
          (m.IsMoeLayer(i) ? c.moe_mlp_per_layer : c.dense_mlp_per_layer);
 }
 
+std::vector<ParamTensor> LayerTensors(const TransformerSpec& m, int64_t i) {
+  std::vector<ParamTensor> t;
+  const double h = static_cast<double>(m.hidden);
+  const double norm_params = NormParams(m);
+  auto norm = [&] {  // LayerNorm: weight and bias; RMSNorm: weight
+    if (m.norm == NormType::kLayerNorm) {
+      t.push_back({h, false, false});
+      t.push_back({h, false, false});
+    } else {
+      t.push_back({norm_params, false, false});
+    }
+  };
+  norm();
+  const double attn_matrix = AttentionMatrixParams(m);
+  if (m.attention == AttentionKind::kMla) {
+    const double o = static_cast<double>(m.heads) * m.mla.v_head_dim * h;
+    t.push_back({attn_matrix - o, true, false});
+    const double inner = AttentionBiasAndNormParams(m);
+    if (inner > 0) t.push_back({inner, false, false});
+    t.push_back({o, true, false});
+  } else {
+    const double q = static_cast<double>(m.heads) * m.head_dim;
+    const double qkv = q + 2.0 * static_cast<double>(m.kv_heads) * m.head_dim;
+    t.push_back({h * qkv, true, false});
+    if (m.biases) t.push_back({qkv, true, false});
+    t.push_back({q * h, true, false});
+    if (m.biases) t.push_back({h, false, false});
+  }
+  norm();
+  auto mlp = [&](double ffn, bool expert) {
+    const double up = (m.activation == Activation::kSwiglu ? 2.0 : 1.0) * ffn;
+    t.push_back({h * up, true, expert});
+    if (m.biases) t.push_back({up, true, expert});
+    t.push_back({ffn * h, true, expert});
+    if (m.biases) t.push_back({h, false, expert});
+  };
+  if (m.IsMoeLayer(i)) {
+    t.push_back({RouterParams(m), false, false});
+    const double eff = static_cast<double>(m.moe.expert_ffn_hidden);
+    for (int64_t e = 0; e < m.moe.experts + m.moe.shared_experts; ++e) {
+      mlp(eff, e < m.moe.experts);
+    }
+  } else {
+    mlp(static_cast<double>(m.ffn_hidden), false);
+  }
+  return t;
+}
+
 double ForwardFlopsPerToken(const TransformerSpec& m, double context_len) {
   double matrix = LmHeadMatrixParams(m);
   for (int64_t i = 0; i < m.layers; ++i) matrix += ActiveLayerMatrixParams(m, i);

@@ -144,6 +144,19 @@ struct ParamCounts {
 ParamCounts CountParams(const TransformerSpec& spec);
 // Parameters of layer i (attention + MLP/MoE + norms).
 double LayerParams(const TransformerSpec& spec, int64_t i);
+// One parameter tensor of a layer as Megatron-LM / DeepSpeed GPT modules hold it (fused QKV
+// weight, its bias, the output projection, each norm's weight and bias, the MLP's fused
+// up(/gate) weight and bias, the down weight and bias; MoE: the router, then each expert's up and
+// down weights; MLA: its low-rank projections as one tensor each side). `params` is the element
+// count of the whole tensor; `tp_split` whether Megatron's tensor parallelism splits it (norm
+// weights and the row-parallel biases are replicated); `expert` whether expert parallelism does.
+struct ParamTensor {
+  double params = 0;
+  bool tp_split = true;
+  bool expert = false;
+};
+// The tensors of layer i, in forward order; their params sum to LayerParams(spec, i).
+std::vector<ParamTensor> LayerTensors(const TransformerSpec& spec, int64_t i);
 
 // ---- FLOPs ----
 // Forward FLOPs of one token at position-averaged context `context_len` (GEMMs 2 per MAC over

@@ -243,5 +243,36 @@ TEST(Yaml, UnknownKeyIsRejected) {
   EXPECT_NE(s.status().message().find("experts: unknown key"), std::string::npos);
 }
 
+// LayerTensors splits each layer into the tensors a GPT module holds; they must add up to
+// LayerParams for every kind of layer (MHA + GeLU with biases, GQA + SwiGLU, MoE, MLA).
+TEST(LayerTensors, SumToLayerParams) {
+  for (const char* name : {"gpt3-175b", "llama2-70b", "mixtral-8x7b", "deepseek-v3"}) {
+    const TransformerSpec s = Preset(name);
+    for (int64_t i : {int64_t{0}, s.layers - 1}) {
+      double sum = 0;
+      for (const ParamTensor& t : LayerTensors(s, i)) sum += t.params;
+      EXPECT_NEAR(sum, LayerParams(s, i), 1e-6 * LayerParams(s, i)) << name << " layer " << i;
+    }
+  }
+}
+
+// GPT-3 175B (h = 12288, LayerNorm, biases, 4h GeLU MLP): 12 tensors per layer, as Megatron's
+// ParallelTransformerLayer holds them: LN1 w, b; QKV weight 3h^2 = 452,984,832, QKV bias 3h;
+// proj weight h^2 = 150,994,944, proj bias h; LN2 w, b; fc1 weight 4h^2 = 603,979,776, its bias
+// 4h; fc2 weight 4h^2, its bias h. Four of them exceed 1e5 elements (DeepSpeed's default
+// persistence threshold).
+TEST(LayerTensors, Gpt3LayerHasTwelveTensorsFourLarge) {
+  const std::vector<ParamTensor> t = LayerTensors(Preset("gpt3-175b"), 0);
+  ASSERT_EQ(t.size(), 12u);
+  const double h = 12288;
+  EXPECT_DOUBLE_EQ(t[2].params, 3 * h * h);
+  EXPECT_DOUBLE_EQ(t[4].params, h * h);
+  EXPECT_DOUBLE_EQ(t[8].params, 4 * h * h);
+  EXPECT_DOUBLE_EQ(t[10].params, 4 * h * h);
+  int large = 0;
+  for (const ParamTensor& x : t) large += x.params >= 1e5 ? 1 : 0;
+  EXPECT_EQ(large, 4);
+}
+
 }  // namespace
 }  // namespace ndt

@@ -32,6 +32,21 @@ bool ParsePipeSchedule(const std::string& s, PipeSchedule* out) {
   return true;
 }
 
+const char* Zero3GatherName(Zero3Gather g) {
+  return g == Zero3Gather::kPerTensor ? "per_tensor" : "per_block";
+}
+
+bool ParseZero3Gather(const std::string& s, Zero3Gather* out) {
+  if (s == "per_block") {
+    *out = Zero3Gather::kPerBlock;
+  } else if (s == "per_tensor") {
+    *out = Zero3Gather::kPerTensor;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 const char* DimName(Axis d) {
   switch (d) {
     case Axis::kTp:

@@ -29,6 +29,38 @@ bool ParsePipeSchedule(const std::string& s, PipeSchedule* out);
 enum class Axis { kTp = 0, kCp = 1, kDp = 2, kPp = 3 };
 const char* DimName(Axis d);
 
+// How ZeRO-3 / FSDP moves the sharded 16-bit weights: an implementation trait of the software
+// stack (parallel/stack.h, data/stacks/), not a choice of the strategy.
+enum class Zero3Gather {
+  // One all-gather per transformer block, prefetched one block ahead on its own stream, so only
+  // what exceeds the block's compute is exposed; gradients reduce-scattered per block, overlapped
+  // with the next block's backward (PyTorch FSDP/FSDP2, Megatron-core's custom FSDP).
+  kPerBlock,
+  // One all-gather per parameter tensor over every DP rank (DeepSpeed ZeRO-3 as of 2021): a
+  // tensor smaller than persistence_threshold_params stays whole on every rank (no gather); one no
+  // larger than prefetch_bucket_params is prefetched behind the compute; every larger one is
+  // gathered on the critical path when its module runs, in the forward, again in the recomputed
+  // forward, and again in the backward (DeepSpeed releases a tensor after each module's forward).
+  // Gradients reduce-scatter overlapped with the backward only with overlap_dp.
+  kPerTensor,
+};
+const char* Zero3GatherName(Zero3Gather g);
+bool ParseZero3Gather(const std::string& s, Zero3Gather* out);
+
+struct Zero3Traits {
+  Zero3Gather gather = Zero3Gather::kPerBlock;
+  double persistence_threshold_params = 0;  // kPerTensor: elements; smaller tensors stay whole
+  double prefetch_bucket_params = 0;  // kPerTensor: elements; larger tensors are not prefetched
+  double grad_reduce_bytes_per_param = 2;  // element size of the gradient reduce-scatter
+  // kPerTensor: the gathered tensor is copied out of NCCL's flat buffer in one copy kernel per
+  // rank (torch.distributed.all_gather into a list of world-size tensors, PyTorch <= 1.10).
+  bool copy_out_per_rank = false;
+  // kPerBlock: the gathered block is copied out of the flat all-gather buffer into the
+  // parameters by one memory-bound kernel on the compute stream, before the block runs
+  // (FSDP2's foreach_all_gather_copy_out, in wait_for_unshard).
+  bool block_copy_out = false;
+};
+
 struct Strategy {
   int tp = 1;
   int pp = 1;
@@ -67,6 +99,7 @@ struct Strategy {
   // How context-parallel ranks exchange K and V (parallel/context_parallel.h): Megatron-core's
   // ring of P2P sends overlapped with attention, or Llama 3's exposed all-gather.
   CpComm cp_comm = CpComm::kRing;
+  Zero3Traits zero3;  // used when zero == 3 (set by the software stack)
   // Fastest to slowest varying; default Megatron's.
   std::array<Axis, 4> order = {Axis::kTp, Axis::kCp, Axis::kDp, Axis::kPp};
 

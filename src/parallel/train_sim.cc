@@ -92,6 +92,39 @@ class Lowering {
   double OptimizerBytesPerParam() const {
     return 38.0 + (s_.precision == Dtype::kFp16 ? 14.0 : 0.0);
   }
+  // ZeRO-3 gathered per tensor (Zero3Gather::kPerTensor) for one layer, or the embedding / LM
+  // head: the gathers a pass of `busy_s` compute exposes (tensors below the persistence threshold
+  // are never gathered; those within the prefetch bucket hide behind the compute; the others
+  // wait on the critical path), times the passes that gather: the forward, then `bwd_passes` in
+  // the backward (2 for a layer under full recompute: the recomputed forward gathers again). The
+  // gradients' reduce-scatter (`scatter_s`) overlaps the backward compute with overlap_dp, and
+  // waits on the critical path without it (DeepSpeed's overlap_comm false).
+  void ZeroPerTensor(const std::vector<double>& tensors, double fwd_busy_s, double bwd_busy_s,
+                     double scatter_s, int bwd_passes, LayerCost* lc) {
+    double exposed = 0, hidden = 0;
+    for (double t : tensors) {
+      if (t < s_.zero3.persistence_threshold_params) continue;
+      const double g = Comm(CommKind::kAllGather, t * 2.0, dp_group_) + CopyOut(t * 2.0);
+      (t <= s_.zero3.prefetch_bucket_params ? hidden : exposed) += g;
+    }
+    lc->fwd_zero_s = exposed + std::max(0.0, hidden - fwd_busy_s);
+    lc->bwd_zero_s = bwd_passes * (exposed + std::max(0.0, hidden - bwd_busy_s / bwd_passes)) +
+                     (s_.overlap_dp ? std::max(0.0, scatter_s - bwd_busy_s) : scatter_s);
+  }
+  // Copying a gathered tensor of `bytes` out of the flat receive buffer into the world-size
+  // output tensors (Zero3Traits::copy_out_per_rank): one memory-bound copy kernel of bytes / n
+  // per DP rank, each read and written once.
+  double CopyOut(double bytes) {
+    if (!s_.zero3.copy_out_per_rank) return 0;
+    auto it = copy_cache_.find(bytes);
+    if (it != copy_cache_.end()) return it->second;
+    Op copy;
+    copy.name = "all_gather copy-out";
+    copy.kind = OpKind::kElementwise;
+    copy.bytes = 2.0 * bytes / static_cast<double>(dp_group_.size());
+    const std::vector<Op> copies(dp_group_.size(), copy);
+    return copy_cache_.emplace(bytes, c_.OpsTime(copies)).first->second;
+  }
   const LayerCost& Layer(int64_t l);
   ChunkCost Chunk(int stage, int chunk);
   double P2p();
@@ -106,6 +139,7 @@ class Lowering {
   ParamCounts pc_;
   std::map<std::tuple<int, double, size_t, int>, double> comm_cache_;
   std::map<bool, LayerCost> layer_cache_;
+  std::map<double, double> copy_cache_;
 };
 
 const LayerCost& Lowering::Layer(int64_t l) {
@@ -171,14 +205,37 @@ const LayerCost& Lowering::Layer(int64_t l) {
   lc.params = p;
   lc.bwd_compute_s += GradAccum(p);
   if (s_.zero >= 3 && s_.weight_replicas() > 1) {
-    // ZeRO-3 (DeepSpeed): each layer's 16-bit weights are all-gathered over DP before its
-    // forward and again before its backward (which also serves the recomputed forward), and its
-    // gradients reduce-scattered after it, every micro-batch; prefetched on the DP stream, so
-    // only what exceeds the layer's own compute is exposed.
-    const double gather = Comm(CommKind::kAllGather, p * 2.0, dp_group_);
-    const double scatter = Comm(CommKind::kReduceScatter, p * 2.0, dp_group_);
-    lc.fwd_zero_s = std::max(0.0, gather - lc.fwd_compute_s - lc.fwd_tp_s);
-    lc.bwd_zero_s = std::max(0.0, gather + scatter - lc.bwd_compute_s - lc.bwd_tp_s);
+    const double scatter =
+        Comm(CommKind::kReduceScatter, p * s_.zero3.grad_reduce_bytes_per_param, dp_group_);
+    const double fwd_busy = lc.fwd_compute_s + lc.fwd_tp_s;
+    const double bwd_busy = lc.bwd_compute_s + lc.bwd_tp_s;
+    if (s_.zero3.gather == Zero3Gather::kPerTensor) {
+      std::vector<double> tensors;
+      for (const ParamTensor& t : LayerTensors(m_, l)) {
+        tensors.push_back(t.params / (t.tp_split ? s_.tp : 1) / (t.expert ? s_.ep : 1));
+      }
+      ZeroPerTensor(tensors, fwd_busy, bwd_busy, scatter, s_.recompute == Recompute::kFull ? 2 : 1,
+                    &lc);
+    } else {
+      // Per block: the layer's 16-bit weights are all-gathered over DP before its forward and
+      // again before its backward (which also serves the recomputed forward), and its gradients
+      // reduce-scattered after it, every micro-batch; prefetched on the DP stream, so only what
+      // exceeds the layer's own compute is exposed (the reduce-scatter all of it without
+      // overlap_dp).
+      const double gather = Comm(CommKind::kAllGather, p * 2.0, dp_group_);
+      double copy_out = 0;  // Zero3Traits::block_copy_out: read and write the 16-bit block
+      if (s_.zero3.block_copy_out) {
+        Op copy;
+        copy.name = "all_gather copy-out";
+        copy.kind = OpKind::kElementwise;
+        copy.bytes = 4.0 * p;
+        copy_out = c_.OpsTime({copy});
+      }
+      lc.fwd_zero_s = std::max(0.0, gather - fwd_busy) + copy_out;
+      lc.bwd_zero_s = (s_.overlap_dp ? std::max(0.0, gather + scatter - bwd_busy)
+                                     : std::max(0.0, gather - bwd_busy) + scatter) +
+                      copy_out;
+    }
   }
   return layer_cache_.emplace(moe, lc).first->second;
 }
@@ -239,6 +296,26 @@ ChunkCost Lowering::Chunk(int stage, int chunk) {
     }
     extra.params = p;
     extra.bwd_compute_s += GradAccum(p);
+    if (s_.zero >= 3 && s_.weight_replicas() > 1 && s_.zero3.gather == Zero3Gather::kPerTensor) {
+      // The embedding (word, then learned positions) and the head (final norm, then the output
+      // matrix: the embedding again when tied) are gathered like any other module's tensors,
+      // once in the forward and once in the backward (they are not recomputed).
+      std::vector<double> tensors;
+      const double h = static_cast<double>(m_.hidden);
+      if (v == 0) {
+        tensors.push_back(static_cast<double>(m_.vocab) * h / s_.tp);
+        if (m_.learned_positions) tensors.push_back(static_cast<double>(m_.seq_len) * h);
+      }
+      if (last_v) {
+        tensors.push_back(pc_.final_norm);
+        tensors.push_back((m_.tied_embeddings ? static_cast<double>(m_.vocab) * h : pc_.lm_head) /
+                          s_.tp);
+      }
+      const double scatter =
+          Comm(CommKind::kReduceScatter, p * s_.zero3.grad_reduce_bytes_per_param, dp_group_);
+      ZeroPerTensor(tensors, extra.fwd_compute_s + extra.fwd_tp_s,
+                    extra.bwd_compute_s + extra.bwd_tp_s, scatter, 1, &extra);
+    }
     add(extra);
     // Head backward runs first, embedding backward last; a chunk with no layer (the ends of
     // Llama 3's layout) is its embedding or head alone.

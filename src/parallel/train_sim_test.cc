@@ -152,6 +152,89 @@ TEST(TrainSim, ZeroThreeExposesPerLayerGathersSlowerThanCompute) {
   EXPECT_LT(f->breakdown.dp_comm_s, 1e-9);
 }
 
+// All-gathers cost `alpha_s` + (n-1)/n x bytes / bus_Bps; every other collective is free, so
+// the DP time counts the ZeRO-3 gathers alone.
+class GatherOnlyCosts : public FakeCosts {
+ public:
+  GatherOnlyCosts(double alpha_s, double bus_Bps) : alpha_s_(alpha_s), bus_Bps_(bus_Bps) {}
+  double CommTime(CommKind k, double bytes, std::span<const int> g) const override {
+    if (k != CommKind::kAllGather) return 0;
+    const double n = static_cast<double>(g.size());
+    return alpha_s_ + (n - 1) / n * bytes / bus_Bps_;
+  }
+
+ private:
+  double alpha_s_, bus_Bps_;
+};
+
+TEST(TrainSim, ZeroThreeBlockCopyOutRunsOnTheComputeStream) {
+  // FSDP2's copy-out of each gathered block (per_block, block_copy_out): with free collectives
+  // only the copies remain, one per gather: 8 layers x 2 gathers (forward, backward) x 4 B/param
+  // (read and write 16 bits) x 12 h^2 + 13 h = 12,596,224 params at FakeCosts' 1 TB/s:
+  // 16 x 4 x 12,596,224 / 1e12 = 0.806 ms. The embedding and head are not gathered per block.
+  TransformerSpec m = SmallGpt();
+  Strategy s;
+  s.gbs = 8;
+  s.zero = 3;
+  s.zero3.block_copy_out = true;
+  s = Resolve(m, s, 8);
+  auto r = SimulateTrainingStep(m, s, FakeCosts(1e30, 1e30), {});
+  ASSERT_TRUE(r.ok());
+  EXPECT_NEAR(r->breakdown.dp_comm_s, 16 * 4 * 12'596'224 / 1e12, 1e-12);
+}
+
+TEST(TrainSim, ZeroThreePerTensorGathersEachLargeTensorOnTheCriticalPath) {
+  // DeepSpeed 2021's trait on SmallGpt (8 layers, h = 1024, vocab 51200, seq 1024, learned
+  // positions, tied embeddings), dp 8, one micro-batch, full recompute, persistence threshold
+  // 1e5 elements, no prefetch (bucket 1 element). Tensors >= 1e5 elements per layer: QKV 3h^2,
+  // proj h^2, fc1 4h^2, fc2 4h^2 (biases <= 4h and norms are persistent); each is gathered in the
+  // forward, the recomputed forward and the backward: 8 layers x 4 x 3 = 96 all-gathers. The
+  // word embedding (51200 h), the positions (1024 h) and the tied head (the word embedding
+  // again) are gathered once forward and once backward: 3 x 2 = 6. Total 102 per step.
+  // Elements moved: 8 x 3 x 12 h^2 = 301,989,888 plus 2 x (52,428,800 + 1,048,576 +
+  // 52,428,800) = 211,812,352, so 513,802,240 elements = 1,027,604,480 bytes in fp16, at
+  // (n-1)/n = 7/8 over a 1 GB/s bus: 0.899153920 s.
+  TransformerSpec m = SmallGpt();
+  Strategy s;
+  s.gbs = 8;
+  s.zero = 3;
+  s.recompute = Recompute::kFull;
+  s.zero3.gather = Zero3Gather::kPerTensor;
+  s.zero3.persistence_threshold_params = 1e5;
+  s.zero3.prefetch_bucket_params = 1;
+  s = Resolve(m, s, 8);
+  ASSERT_EQ(s.micro_batches(), 1);
+  auto count = SimulateTrainingStep(m, s, GatherOnlyCosts(1.0, 1e30), {});
+  ASSERT_TRUE(count.ok());
+  EXPECT_NEAR(count->breakdown.dp_comm_s, 102.0, 1e-6);
+  auto bytes = SimulateTrainingStep(m, s, GatherOnlyCosts(0.0, 1e9), {});
+  ASSERT_TRUE(bytes.ok());
+  EXPECT_NEAR(bytes->breakdown.dp_comm_s, 7.0 / 8.0 * 1'027'604'480 / 1e9, 1e-9);
+  // Without recompute the layers gather twice: 8 x 4 x 2 + 6 = 70.
+  Strategy nr = s;
+  nr.recompute = Recompute::kNone;
+  auto r70 = SimulateTrainingStep(m, nr, GatherOnlyCosts(1.0, 1e30), {});
+  ASSERT_TRUE(r70.ok());
+  EXPECT_NEAR(r70->breakdown.dp_comm_s, 70.0, 1e-6);
+  // Copy-out per rank (PyTorch's list all_gather): each gathered tensor is read and written once
+  // more in 8 copy kernels; with free collectives and FakeCosts' 1 TB/s HBM (no launch cost)
+  // that is 2 x 1,027,604,480 B / 1e12 B/s = 2.055 ms.
+  Strategy co = s;
+  co.zero3.copy_out_per_rank = true;
+  auto copies = SimulateTrainingStep(m, co, GatherOnlyCosts(0.0, 1e30), {});
+  ASSERT_TRUE(copies.ok());
+  EXPECT_NEAR(copies->breakdown.dp_comm_s, 2.0 * 1'027'604'480 / 1e12, 1e-9);
+  // A prefetch bucket holding every tensor hides the gathers behind the compute: never more
+  // exposed than without prefetch.
+  Strategy pf = s;
+  pf.zero3.prefetch_bucket_params = 1e9;
+  auto hidden = SimulateTrainingStep(m, pf, GatherOnlyCosts(0.0, 1e9), {});
+  ASSERT_TRUE(hidden.ok());
+  EXPECT_LT(hidden->breakdown.dp_comm_s, bytes->breakdown.dp_comm_s);
+  EXPECT_GE(hidden->breakdown.dp_comm_s,
+            bytes->breakdown.dp_comm_s - bytes->breakdown.compute_s - 1e-9);
+}
+
 TEST(TrainSim, TpOverlapHidesCommunicationUnderGemmsButOneChunk) {
   // tp 4 with sp. Slow bus (1 GB/s): TP communication far exceeds the GEMMs, so overlap hides
   // only the GEMM time: exposed = comm - gemm, between comm/4 and comm. Fast bus (1 TB/s): the

@@ -10,6 +10,7 @@
 
 #include "compute/compute.h"
 #include "parallel/cluster_costs.h"
+#include "parallel/stack.h"
 #include "parallel/train.h"
 #include "topo/builders.h"
 
@@ -103,14 +104,14 @@ constexpr Sc21Run kTable1Runs[] = {
     {"529.6", 1, 1, false}, {"1008.0", 1, 0, false},
 };
 
-// One GPT run as Megatron-LM v2 (2021) ran it on `gpus` GPUs: fp16, full recompute, unfused
-// attention (FlashAttention is 2022), synchronous pipeline send/recv and, unless
-// `overlap_dp`, the data-parallel gradient reduction after the backward pass (local DDP).
+// One GPT run on `gpus` GPUs with the software stack of its year (`stack`: megatron-lm-2021 for
+// SC21's PTD-P rows, deepspeed-zero3-2021 for its ZeRO-3 rows); `user` holds what the experiment
+// itself fixed (Table 1's DDP implementation per model), which beats the stack as a flag would.
 // mbs 0: the best feasible; s.vpp 0: the best feasible. Predicted = eq. (3) FLOPs / step time /
 // GPUs.
 StatusOr<ValidationRow> RunCase(const Env& env, InlineModelArgs a, Strategy s, int64_t mbs,
                                 int gpus, const std::string& name, const std::string& source,
-                                bool overlap_dp = false) {
+                                const SoftwareStack& stack, const StrategyKnobs& user = {}) {
   a.arch = "gpt";
   NDT_ASSIGN_OR_RETURN(TransformerSpec model, BuildInlineModel(a));
   ClusterSpec cs;
@@ -123,12 +124,7 @@ StatusOr<ValidationRow> RunCase(const Env& env, InlineModelArgs a, Strategy s, i
   TrainJob job;
   job.model = model;
   job.strategy = s;
-  job.strategy.recompute = Recompute::kFull;
-  job.strategy.precision = Dtype::kFp16;
-  job.strategy.flash_attention = false;
-  job.strategy.overlap_p2p = false;
-  job.strategy.overlap_dp = overlap_dp;
-  job.strategy.grad_accum_fusion = false;  // added to Megatron-LM in 2022
+  ApplyTrainStack(stack, user, &job.strategy);
   job.strategy.mbs = mbs > 0 ? mbs : 1;
   job.mbs_given = mbs > 0;
   job.vpp_given = s.vpp > 0;
@@ -142,8 +138,8 @@ StatusOr<ValidationRow> RunCase(const Env& env, InlineModelArgs a, Strategy s, i
     ValidationRow row;
     row.suite = "training";
     row.case_id = name + " " + std::to_string(gpus) + " GPUs" +
-                  (s.zero > 0 ? " zero" + std::to_string(s.zero) : "") + " mbs" +
-                  std::to_string(job.strategy.mbs);
+                  (job.strategy.zero > 0 ? " zero" + std::to_string(job.strategy.zero) : "") +
+                  " mbs" + std::to_string(job.strategy.mbs);
     row.metric = "tflops_per_gpu";
     row.unit = "TFLOP/s";
     row.source = source;
@@ -173,9 +169,15 @@ StatusOr<ValidationRow> RunCase(const Env& env, InlineModelArgs a, Strategy s, i
 StatusOr<std::vector<ValidationRow>> ValidateTraining(const Catalog& catalog,
                                                       const FabricParams& fabric,
                                                       const ComputeCalibration& cal,
+                                                      const std::vector<SoftwareStack>& stacks,
                                                       const std::string& shared_dir) {
   NDT_ASSIGN_OR_RETURN(const SkuSpec* sku, catalog.FindSku(kSku));
   const Env env{sku, &catalog.GpuOf(*sku), fabric, cal};
+  // Every published case runs with the software stack of its year (data/stacks/).
+  NDT_ASSIGN_OR_RETURN(SoftwareStack megatron_2021,
+                       FindStack(stacks, "megatron-lm-2021", StackKind::kTraining));
+  NDT_ASSIGN_OR_RETURN(SoftwareStack zero3_2021,
+                       FindStack(stacks, "deepspeed-zero3-2021", StackKind::kTraining));
   const std::string dir = shared_dir + "/validation/training/";
   NDT_ASSIGN_OR_RETURN(
       std::vector<CsvRow> t1,
@@ -210,11 +212,13 @@ StatusOr<std::vector<ValidationRow>> ValidateTraining(const Catalog& catalog,
     s.vpp = run->layers_per_virtual_stage > 0
                 ? static_cast<int>(a.layers / s.pp / run->layers_per_virtual_stage)
                 : 1;
+    StrategyKnobs ddp;  // the experiment's DDP implementation, per model
+    ddp.overlap_dp = run->torch_ddp;
     NDT_ASSIGN_OR_RETURN(
         ValidationRow row,
         RunCase(env, a, s, run->mbs, static_cast<int>(f.num("num_gpus")),
                 "gpt " + f.str("params_billion") + "B",
-                "Narayanan et al. SC21 (arXiv:2104.04473) Table 1", run->torch_ddp));
+                "Narayanan et al. SC21 (arXiv:2104.04473) Table 1", megatron_2021, ddp));
     row.measured = f.num("achieved_tflops_per_gpu");
     rows.push_back(row);
   }
@@ -242,9 +246,8 @@ StatusOr<std::vector<ValidationRow>> ValidateTraining(const Catalog& catalog,
     if (ptdp) {  // model_parallel_size 96 = TP8 x PP12 (175B), 280 = TP8 x PP35 (530B)
       s.tp = 8;
       s.pp = gpt3 ? 12 : 35;
-    } else {
-      s.zero = 3;
     }
+    const SoftwareStack& stack = ptdp ? megatron_2021 : zero3_2021;
     // The interleaving is not stated: the best of those Megatron-LM 2021 could run (chunks
     // must split the layers evenly), 1 without a pipeline.
     std::optional<ValidationRow> best;
@@ -258,7 +261,8 @@ StatusOr<std::vector<ValidationRow>> ValidateTraining(const Catalog& catalog,
                   static_cast<int>(f.num("num_gpus")),
                   std::string(gpt3 ? "gpt3 175B" : "gpt 530B") + (ptdp ? " ptd-p" : " zero-3"),
                   std::string("Narayanan et al. SC21 (arXiv:2104.04473) Table 2, ") +
-                      (ptdp ? "PTD-P" : "ZeRO-3")));
+                      (ptdp ? "PTD-P" : "ZeRO-3"),
+                  stack));
       const bool better =
           !best || (best->refused.empty() ? row.refused.empty() && row.predicted > best->predicted
                                           : row.refused.empty());

@@ -15,15 +15,17 @@
 #include "core/status.h"
 #include "core/validation.h"
 #include "hw/catalog.h"
+#include "parallel/stack.h"
 #include "topo/fabric_params.h"
 
 namespace ndt {
 
 // Reads shared_dir/validation/training/megatron_table1.csv (and megatron_other.csv) and runs
-// each case on the catalog's data.
+// each case on the catalog's data with the software stack of its year (from `stacks`).
 StatusOr<std::vector<ValidationRow>> ValidateTraining(const Catalog& catalog,
                                                       const FabricParams& fabric,
                                                       const ComputeCalibration& cal,
+                                                      const std::vector<SoftwareStack>& stacks,
                                                       const std::string& shared_dir);
 
 }  // namespace ndt

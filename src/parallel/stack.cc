@@ -1,0 +1,266 @@
+// File: parallel/stack.cc
+// Loading and applying named software stacks; see stack.h and the comment atop each file under
+// data/stacks/.
+#include "parallel/stack.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "core/strings.h"
+
+namespace ndt {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Key(std::string_view section, std::string_view key) {
+  return std::string(section) + "." + std::string(key);
+}
+
+// Each knob and trait is {value: ..., source: "..."}; the source must not be empty. Records the
+// source as "section.key" and returns the entry (the caller reads "value" and calls Finish).
+StatusOr<YamlMap> Entry(const YamlMap& m, std::string_view section, std::string_view key,
+                        SoftwareStack* st) {
+  NDT_ASSIGN_OR_RETURN(YamlMap e, m.Map(key));
+  NDT_ASSIGN_OR_RETURN(std::string source, e.String("source"));
+  if (source.empty()) return e.Error("source", "must not be empty: say where the value comes from");
+  st->sources[Key(section, key)] = source;
+  return e;
+}
+
+StatusOr<bool> BoolEntry(const YamlMap& m, std::string_view section, std::string_view key,
+                         SoftwareStack* st) {
+  NDT_ASSIGN_OR_RETURN(YamlMap e, Entry(m, section, key, st));
+  NDT_ASSIGN_OR_RETURN(bool v, e.Bool("value"));
+  NDT_RETURN_IF_ERROR(e.Finish());
+  return v;
+}
+
+// One of `names`, or an error listing them.
+StatusOr<std::string> ChoiceEntry(const YamlMap& m, std::string_view section, std::string_view key,
+                                  const std::vector<std::string>& names, SoftwareStack* st) {
+  NDT_ASSIGN_OR_RETURN(YamlMap e, Entry(m, section, key, st));
+  NDT_ASSIGN_OR_RETURN(std::string v, e.String("value"));
+  NDT_RETURN_IF_ERROR(e.Finish());
+  if (std::find(names.begin(), names.end(), v) == names.end()) {
+    return e.Error("value", fmt::format("unknown value '{}'{}; expected one of: {}", v,
+                                        DidYouMean(v, names), Join(names, ", ")));
+  }
+  return v;
+}
+
+// A whole number >= 1 (a count of elements, sequences or tokens), with its source.
+StatusOr<double> CountEntry(const YamlMap& m, std::string_view section, std::string_view key,
+                            SoftwareStack* st) {
+  NDT_ASSIGN_OR_RETURN(Sourced s, m.Count(key));
+  if (s.source.empty()) {
+    return m.Error(key, "no source; write {value: ..., source: \"where the value comes from\"}");
+  }
+  if (s.value < 1 || s.value != std::floor(s.value) || s.value > 1e15) {
+    return m.Error(key, fmt::format("expected a whole number >= 1, found {}", s.value));
+  }
+  st->sources[Key(section, key)] = s.source;
+  return s.value;
+}
+
+const std::vector<std::string> kPrecisions = {"fp16", "bf16", "fp8"};
+const std::vector<std::string> kRecomputes = {"none", "selective", "full"};
+const std::vector<std::string> kGathers = {"per_block", "per_tensor"};
+const std::vector<std::string> kReduceDtypes = {"fp16", "bf16", "fp32"};
+
+Status ParseTraining(const YamlMap& knobs, const YamlMap& traits, SoftwareStack* st) {
+  StrategyKnobs& k = st->knobs;
+  NDT_ASSIGN_OR_RETURN(std::string prec, ChoiceEntry(knobs, "knobs", "precision", kPrecisions, st));
+  Dtype d;
+  ParseDtype(prec, &d);
+  k.precision = d;
+  NDT_ASSIGN_OR_RETURN(std::string rc, ChoiceEntry(knobs, "knobs", "recompute", kRecomputes, st));
+  Recompute r;
+  ParseRecompute(rc, &r);
+  k.recompute = r;
+  NDT_ASSIGN_OR_RETURN(k.flash_attention, BoolEntry(knobs, "knobs", "flash_attention", st));
+  NDT_ASSIGN_OR_RETURN(k.grad_accum_fusion, BoolEntry(knobs, "knobs", "grad_accum_fusion", st));
+  NDT_ASSIGN_OR_RETURN(k.overlap_dp, BoolEntry(knobs, "knobs", "overlap_dp", st));
+  NDT_ASSIGN_OR_RETURN(k.overlap_p2p, BoolEntry(knobs, "knobs", "overlap_p2p", st));
+  NDT_ASSIGN_OR_RETURN(k.sp, BoolEntry(knobs, "knobs", "sp", st));
+  NDT_ASSIGN_OR_RETURN(k.tp_overlap, BoolEntry(knobs, "knobs", "tp_overlap", st));
+  {
+    NDT_ASSIGN_OR_RETURN(YamlMap e, Entry(knobs, "knobs", "zero", st));
+    NDT_ASSIGN_OR_RETURN(int64_t z, e.Int("value"));
+    NDT_RETURN_IF_ERROR(e.Finish());
+    if (z < 0 || z > 3) return e.Error("value", fmt::format("{} is not a ZeRO stage; use 0-3", z));
+    k.zero = static_cast<int>(z);
+  }
+  NDT_RETURN_IF_ERROR(knobs.Finish());
+
+  Zero3Traits& z3 = st->zero3;
+  NDT_ASSIGN_OR_RETURN(std::string g, ChoiceEntry(traits, "traits", "zero3_gather", kGathers, st));
+  ParseZero3Gather(g, &z3.gather);
+  if (z3.gather == Zero3Gather::kPerTensor) {
+    NDT_ASSIGN_OR_RETURN(z3.persistence_threshold_params,
+                         CountEntry(traits, "traits", "zero3_persistence_threshold", st));
+    NDT_ASSIGN_OR_RETURN(z3.prefetch_bucket_params,
+                         CountEntry(traits, "traits", "zero3_prefetch_bucket", st));
+    NDT_ASSIGN_OR_RETURN(z3.copy_out_per_rank,
+                         BoolEntry(traits, "traits", "zero3_copy_out_per_rank", st));
+  }
+  if (z3.gather == Zero3Gather::kPerBlock) {
+    NDT_ASSIGN_OR_RETURN(z3.block_copy_out,
+                         BoolEntry(traits, "traits", "zero3_block_copy_out", st));
+  }
+  NDT_ASSIGN_OR_RETURN(std::string rd,
+                       ChoiceEntry(traits, "traits", "zero3_grad_reduce_dtype", kReduceDtypes, st));
+  z3.grad_reduce_bytes_per_param = rd == "fp32" ? 4.0 : 2.0;
+  return traits.Finish();
+}
+
+Status ParseServing(const YamlMap& knobs, const YamlMap& traits, SoftwareStack* st) {
+  ServeKnobs& k = st->serve;
+  NDT_ASSIGN_OR_RETURN(double mb, CountEntry(knobs, "knobs", "max_batch", st));
+  NDT_ASSIGN_OR_RETURN(double mnt, CountEntry(knobs, "knobs", "max_num_tokens", st));
+  NDT_ASSIGN_OR_RETURN(double blk, CountEntry(knobs, "knobs", "kv_block_tokens", st));
+  if (mb > 1e6 || mnt > 1e7 || blk > 1e4) {
+    return knobs.Error("", "max_batch, max_num_tokens or kv_block_tokens out of range");
+  }
+  k.max_batch = static_cast<int>(mb);
+  k.max_num_tokens = static_cast<int>(mnt);
+  k.kv_block_tokens = static_cast<int>(blk);
+  NDT_ASSIGN_OR_RETURN(Sourced frac, knobs.Quantity("kv_free_memory_fraction", Dim::kFraction));
+  if (frac.source.empty()) {
+    return knobs.Error("kv_free_memory_fraction",
+                       "no source; write {value: \"90%\", source: \"...\"}");
+  }
+  if (frac.value <= 0 || frac.value > 1) {
+    return knobs.Error("kv_free_memory_fraction", "must be in (0%, 100%]");
+  }
+  k.kv_free_memory_frac = frac.value;
+  st->sources["knobs.kv_free_memory_fraction"] = frac.source;
+  NDT_RETURN_IF_ERROR(knobs.Finish());
+  NDT_ASSIGN_OR_RETURN(st->in_flight_batching,
+                       BoolEntry(traits, "traits", "in_flight_batching", st));
+  NDT_ASSIGN_OR_RETURN(st->chunked_prefill, BoolEntry(traits, "traits", "chunked_prefill", st));
+  // serve/engine.h schedules in flight with chunked prefill and nothing else: a stack that ran
+  // otherwise would be predicted with an engine it did not have.
+  if (!st->in_flight_batching) {
+    return traits.Error("in_flight_batching", "false is not modelled (serve/ batches in flight)");
+  }
+  if (!st->chunked_prefill) {
+    return traits.Error("chunked_prefill", "false is not modelled (serve/ chunks prefills)");
+  }
+  return traits.Finish();
+}
+
+}  // namespace
+
+StatusOr<SoftwareStack> ParseStack(const YamlMap& m) {
+  SoftwareStack st;
+  st.file = m.file();
+  NDT_ASSIGN_OR_RETURN(st.name, m.String("name"));
+  if (st.name.empty()) return m.Error("name", "must not be empty");
+  NDT_ASSIGN_OR_RETURN(st.date, m.String("date"));
+  if (st.date.size() != 7 || st.date[4] != '-' ||
+      !std::all_of(st.date.begin(), st.date.end(),
+                   [](char c) { return c == '-' || (c >= '0' && c <= '9'); })) {
+    return m.Error("date", "'" + st.date + "' is not a month; write \"YYYY-MM\" in quotes");
+  }
+  NDT_ASSIGN_OR_RETURN(st.description, m.String("description"));
+  NDT_ASSIGN_OR_RETURN(std::string kind, m.String("kind"));
+  if (kind != "training" && kind != "serving") {
+    return m.Error("kind", "unknown value '" + kind + "'; expected one of: training, serving");
+  }
+  st.kind = kind == "training" ? StackKind::kTraining : StackKind::kServing;
+  NDT_ASSIGN_OR_RETURN(YamlMap knobs, m.Map("knobs"));
+  NDT_ASSIGN_OR_RETURN(YamlMap traits, m.Map("traits"));
+  if (st.kind == StackKind::kTraining) {
+    NDT_RETURN_IF_ERROR(ParseTraining(knobs, traits, &st));
+  } else {
+    NDT_RETURN_IF_ERROR(ParseServing(knobs, traits, &st));
+  }
+  NDT_RETURN_IF_ERROR(m.Finish());
+  return st;
+}
+
+StatusOr<SoftwareStack> LoadStackFile(const std::string& path) {
+  NDT_ASSIGN_OR_RETURN(YamlMap m, LoadYamlMapFile(path));
+  return ParseStack(m);
+}
+
+StatusOr<std::vector<SoftwareStack>> LoadStacks(const std::string& data_dir) {
+  const std::string dir = (data_dir.empty() ? std::string(NDT_DATA_DIR) : data_dir) + "/stacks";
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec);
+  if (ec) {
+    return Status::NotFound(fmt::format("{}: cannot read directory ({})", dir, ec.message()));
+  }
+  std::vector<std::string> files;
+  for (const fs::directory_entry& e : it) {
+    if (e.path().extension() == ".yaml") files.push_back(e.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<SoftwareStack> out;
+  for (const std::string& f : files) {
+    NDT_ASSIGN_OR_RETURN(SoftwareStack st, LoadStackFile(f));
+    if (fs::path(f).stem().string() != st.name) {
+      return Status::InvalidInput(
+          fmt::format("{}: name '{}' differs from the file name; name the "
+                      "file {}.yaml",
+                      f, st.name, st.name));
+    }
+    out.push_back(std::move(st));
+  }
+  return out;
+}
+
+StatusOr<SoftwareStack> FindStack(const std::vector<SoftwareStack>& stacks, const std::string& name,
+                                  std::optional<StackKind> kind) {
+  std::vector<std::string> names;
+  for (const SoftwareStack& st : stacks) {
+    if (kind && st.kind != *kind) continue;
+    if (st.name == name) return st;
+    names.push_back(st.name);
+  }
+  for (const SoftwareStack& st : stacks) {
+    if (st.name == name) {
+      return Status::InvalidInput(
+          fmt::format("stack '{}' is a {} stack; use one of: {}", name,
+                      st.kind == StackKind::kTraining ? "training" : "serving", Join(names, ", ")));
+    }
+  }
+  return Status::NotFound(fmt::format("unknown stack '{}'{} (known: {})", name,
+                                      DidYouMean(name, names), Join(names, ", ")));
+}
+
+void ApplyTrainStack(const SoftwareStack& stack, const StrategyKnobs& user, Strategy* s) {
+  const StrategyKnobs& k = stack.knobs;
+  auto pick = [](const auto& u, const auto& st, auto* out) {
+    if (u) {
+      *out = *u;
+    } else if (st) {
+      *out = *st;
+    }
+  };
+  pick(user.precision, k.precision, &s->precision);
+  pick(user.recompute, k.recompute, &s->recompute);
+  pick(user.flash_attention, k.flash_attention, &s->flash_attention);
+  pick(user.grad_accum_fusion, k.grad_accum_fusion, &s->grad_accum_fusion);
+  pick(user.overlap_dp, k.overlap_dp, &s->overlap_dp);
+  pick(user.overlap_p2p, k.overlap_p2p, &s->overlap_p2p);
+  pick(user.zero, k.zero, &s->zero);
+  // SP and TP overlap exist only with tensor parallelism: a stack turns them on where they apply.
+  if (user.sp) {
+    s->sp = *user.sp;
+  } else if (k.sp) {
+    s->sp = *k.sp && s->tp > 1;
+  }
+  if (user.tp_overlap) {
+    s->tp_overlap = *user.tp_overlap;
+  } else if (k.tp_overlap) {
+    s->tp_overlap = *k.tp_overlap && s->sp && s->tp > 1;
+  }
+  s->zero3 = stack.zero3;
+}
+
+}  // namespace ndt

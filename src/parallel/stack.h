@@ -1,0 +1,86 @@
+// File: parallel/stack.h
+// Named software stacks: dated presets (data/stacks/*.yaml) of what users run ("Megatron-LM as of
+// SC21", "DeepSpeed ZeRO-3, 2021", "TensorRT-LLM 0.14"), each knob and trait with its source.
+// A training stack sets strategy knobs the tool already has (precision, recompute, FlashAttention,
+// gradient-accumulation fusion, DP/PP overlap, SP, TP overlap, ZeRO stage) and implementation
+// traits the user cannot set (how ZeRO-3 gathers weights: Zero3Traits). A serving stack sets the
+// defaults of `infer`'s engine knobs (max batch, max tokens per iteration, KV-cache fraction and
+// block size) and states the engine behaviours it relies on (in-flight batching, chunked prefill).
+// Knobs fill only what the user left unset: flags beat the stack (ApplyTrainStack).
+// Files are read strictly (core/yaml.h): unknown or missing keys, a value without its source, a
+// quantity without its unit are one-line errors with file:line.
+#ifndef NDTWIN_PARALLEL_STACK_H_
+#define NDTWIN_PARALLEL_STACK_H_
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/yaml.h"
+#include "model/transformer.h"
+#include "parallel/strategy.h"
+
+namespace ndt {
+
+// The strategy knobs a stack (or the user) may set; nullopt = not set.
+struct StrategyKnobs {
+  std::optional<Dtype> precision;
+  std::optional<Recompute> recompute;
+  std::optional<bool> flash_attention;
+  std::optional<bool> grad_accum_fusion;
+  std::optional<bool> overlap_dp;
+  std::optional<bool> overlap_p2p;
+  std::optional<bool> sp;          // applied only where tp > 1
+  std::optional<bool> tp_overlap;  // applied only where sp is on and tp > 1
+  std::optional<int> zero;
+};
+
+// Serving-engine defaults of a stack; nullopt = the engine's own default (data/serve/engine.yaml).
+struct ServeKnobs {
+  std::optional<int> max_batch;
+  std::optional<int> max_num_tokens;
+  std::optional<double> kv_free_memory_frac;
+  std::optional<int> kv_block_tokens;
+};
+
+enum class StackKind { kTraining, kServing };
+
+struct SoftwareStack {
+  std::string name;  // "megatron-lm-2021"
+  std::string date;  // "2021-04": when the software was as described
+  std::string description;
+  StackKind kind = StackKind::kTraining;
+  StrategyKnobs knobs;  // training
+  Zero3Traits zero3;    // training trait
+  ServeKnobs serve;     // serving
+  // Serving traits the engine model must have (serve/engine.h models both, always).
+  bool in_flight_batching = true;
+  bool chunked_prefill = true;
+  // "knobs.precision" / "traits.zero3_gather" -> where the value comes from.
+  std::map<std::string, std::string> sources;
+  std::string file;  // the YAML it came from
+};
+
+// Today's training stack: what `train` uses when no --stack is given.
+inline constexpr const char* kDefaultTrainStack = "megatron-core-2024";
+
+// Parses one stack file; errors carry file:line.
+StatusOr<SoftwareStack> ParseStack(const YamlMap& m);
+StatusOr<SoftwareStack> LoadStackFile(const std::string& path);
+// Every data_dir/stacks/*.yaml ("" = NDT_DATA_DIR), sorted by name; a duplicate name or a file
+// whose name is not "<name>.yaml" is an error.
+StatusOr<std::vector<SoftwareStack>> LoadStacks(const std::string& data_dir = "");
+// The stack called `name`; kNotFound with "did you mean" and the list of names otherwise.
+// `kind`, when given, must match (a serving stack for `train` is kInvalidInput).
+StatusOr<SoftwareStack> FindStack(const std::vector<SoftwareStack>& stacks, const std::string& name,
+                                  std::optional<StackKind> kind = std::nullopt);
+
+// Sets every knob of `s`: the user's where given, else the stack's, else s's current value; and
+// the stack's implementation traits. REQUIRES: stack.kind == kTraining.
+void ApplyTrainStack(const SoftwareStack& stack, const StrategyKnobs& user, Strategy* s);
+
+}  // namespace ndt
+
+#endif  // NDTWIN_PARALLEL_STACK_H_

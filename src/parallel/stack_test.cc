@@ -1,0 +1,182 @@
+#include "parallel/stack.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace ndt {
+namespace {
+
+StatusOr<SoftwareStack> Parse(const std::string& text) {
+  NDT_ASSIGN_OR_RETURN(YamlMap m, LoadYamlMapString(text, "bad.yaml"));
+  return ParseStack(m);
+}
+
+// A valid training stack; tests break one line of it at a time.
+const char* kGood = R"(name: t
+date: "2021-04"
+kind: training
+description: "test"
+knobs:
+  precision: {value: fp16, source: "s"}
+  recompute: {value: full, source: "s"}
+  flash_attention: {value: false, source: "s"}
+  grad_accum_fusion: {value: false, source: "s"}
+  overlap_dp: {value: false, source: "s"}
+  overlap_p2p: {value: false, source: "s"}
+  sp: {value: true, source: "s"}
+  tp_overlap: {value: true, source: "s"}
+  zero: {value: 3, source: "s"}
+traits:
+  zero3_gather: {value: per_tensor, source: "s"}
+  zero3_persistence_threshold: {value: 100000, source: "s"}
+  zero3_prefetch_bucket: {value: 50000000, source: "s"}
+  zero3_copy_out_per_rank: {value: true, source: "s"}
+  zero3_grad_reduce_dtype: {value: fp16, source: "s"}
+)";
+
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+TEST(Stacks, EveryFileLoadsAndTheNamedOnesExist) {
+  StatusOr<std::vector<SoftwareStack>> all = LoadStacks();
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  for (const char* name :
+       {"megatron-lm-2021", "megatron-lm-2022", "megatron-core-2024", "torchtitan-fsdp2-2024",
+        "deepspeed-zero3-2021", "tensorrt-llm-2024", "tensorrt-llm-2025", kDefaultTrainStack}) {
+    StatusOr<SoftwareStack> st = FindStack(*all, name);
+    ASSERT_TRUE(st.ok()) << st.status().message();
+    EXPECT_FALSE(st->sources.empty()) << name;
+    for (const auto& [key, source] : st->sources) EXPECT_FALSE(source.empty()) << name << key;
+  }
+  StatusOr<SoftwareStack> ds = FindStack(*all, "deepspeed-zero3-2021", StackKind::kTraining);
+  ASSERT_TRUE(ds.ok());
+  EXPECT_EQ(ds->zero3.gather, Zero3Gather::kPerTensor);
+  EXPECT_EQ(ds->zero3.persistence_threshold_params, 1e5);
+  EXPECT_EQ(ds->zero3.prefetch_bucket_params, 5e7);
+  EXPECT_TRUE(ds->zero3.copy_out_per_rank);
+  EXPECT_EQ(*ds->knobs.zero, 3);
+  StatusOr<SoftwareStack> trt = FindStack(*all, "tensorrt-llm-2025", StackKind::kServing);
+  ASSERT_TRUE(trt.ok());
+  EXPECT_EQ(*trt->serve.kv_block_tokens, 32);
+  EXPECT_DOUBLE_EQ(*trt->serve.kv_free_memory_frac, 0.9);
+}
+
+TEST(Stacks, GoodTextParses) {
+  StatusOr<SoftwareStack> st = Parse(kGood);
+  ASSERT_TRUE(st.ok()) << st.status().message();
+  EXPECT_EQ(st->sources.size(), 14u);  // 9 knobs + 5 traits
+}
+
+TEST(Stacks, BadFilesErrWithFileAndLine) {
+  struct Case {
+    std::string from, to, want;
+  };
+  const Case cases[] = {
+      // unknown key (line 14 of the text, before zero)
+      {"  zero: {value: 3", "  fused_adam: {value: true, source: \"s\"}\n  zero: {value: 3",
+       "bad.yaml:14: knobs.fused_adam"},
+      // missing source
+      {"  zero: {value: 3, source: \"s\"}", "  zero: {value: 3}", "bad.yaml:14"},
+      // empty source
+      {"  zero: {value: 3, source: \"s\"}", "  zero: {value: 3, source: \"\"}", "bad.yaml:14"},
+      // bad choice, with a suggestion
+      {"{value: per_tensor,", "{value: per_tensr,", "did you mean 'per_tensor'"},
+      // ZeRO stage out of range
+      {"zero: {value: 3,", "zero: {value: 4,", "bad.yaml:14"},
+      // unknown kind
+      {"kind: training", "kind: trainin", "bad.yaml:3"},
+      // date not a month
+      {"date: \"2021-04\"", "date: 2021", "bad.yaml:2"},
+  };
+  for (const Case& c : cases) {
+    StatusOr<SoftwareStack> st = Parse(Replace(kGood, c.from, c.to));
+    ASSERT_FALSE(st.ok()) << c.to;
+    EXPECT_EQ(st.status().code(), StatusCode::kInvalidInput) << c.to;
+    EXPECT_NE(st.status().message().find(c.want), std::string::npos) << st.status().message();
+    EXPECT_EQ(st.status().message().find('\n'), std::string::npos);  // one line
+  }
+  // A missing knob names it.
+  StatusOr<SoftwareStack> st = Parse(Replace(kGood, "  sp: {value: true, source: \"s\"}\n", ""));
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.status().message().find("sp: missing required key"), std::string::npos)
+      << st.status().message();
+}
+
+TEST(Stacks, ServingFractionNeedsItsUnit) {
+  const char* text = R"(name: s
+date: "2025-08"
+kind: serving
+description: "test"
+knobs:
+  max_batch: {value: 2048, source: "s"}
+  max_num_tokens: {value: 8192, source: "s"}
+  kv_free_memory_fraction: {value: 0.9, source: "s"}
+  kv_block_tokens: {value: 32, source: "s"}
+traits:
+  in_flight_batching: {value: true, source: "s"}
+  chunked_prefill: {value: true, source: "s"}
+)";
+  StatusOr<SoftwareStack> st = Parse(text);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.status().message().find("bad.yaml:8"), std::string::npos) << st.status().message();
+  const std::string fixed = Replace(text, "value: 0.9,", "value: \"90%\",");
+  StatusOr<SoftwareStack> ok = Parse(fixed);
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_DOUBLE_EQ(*ok->serve.kv_free_memory_frac, 0.9);
+  StatusOr<SoftwareStack> no_ifb = Parse(
+      Replace(fixed, "in_flight_batching: {value: true", "in_flight_batching: {value: false"));
+  ASSERT_FALSE(no_ifb.ok());
+  EXPECT_NE(no_ifb.status().message().find("not modelled"), std::string::npos);
+}
+
+TEST(Stacks, UnknownNameSuggestsAndListsAndKindIsChecked) {
+  StatusOr<std::vector<SoftwareStack>> all = LoadStacks();
+  ASSERT_TRUE(all.ok());
+  StatusOr<SoftwareStack> st = FindStack(*all, "megatron-lm-221", StackKind::kTraining);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.status().code(), StatusCode::kNotFound);
+  const std::string msg = st.status().message();
+  EXPECT_NE(msg.find("did you mean 'megatron-lm-2021'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("deepspeed-zero3-2021"), std::string::npos) << msg;  // the list
+  EXPECT_EQ(msg.find("tensorrt-llm"), std::string::npos) << msg;          // training stacks only
+  StatusOr<SoftwareStack> wrong = FindStack(*all, "tensorrt-llm-2025", StackKind::kTraining);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.status().code(), StatusCode::kInvalidInput);
+}
+
+TEST(Stacks, FlagsBeatTheStackWhichBeatsTheDefaults) {
+  StatusOr<SoftwareStack> st = Parse(kGood);
+  ASSERT_TRUE(st.ok());
+  Strategy s;  // defaults: bf16, no recompute, flash on, fusion on, zero 0
+  s.tp = 4;
+  StrategyKnobs user;
+  user.precision = Dtype::kBf16;  // the user's --precision bf16 beats the stack's fp16
+  user.zero = 1;                  // --zero 1 beats the stack's 3
+  ApplyTrainStack(*st, user, &s);
+  EXPECT_EQ(s.precision, Dtype::kBf16);
+  EXPECT_EQ(s.zero, 1);
+  EXPECT_EQ(s.recompute, Recompute::kFull);  // from the stack
+  EXPECT_FALSE(s.flash_attention);
+  EXPECT_FALSE(s.grad_accum_fusion);
+  EXPECT_TRUE(s.sp);  // tp 4: the stack's SP applies
+  EXPECT_TRUE(s.tp_overlap);
+  EXPECT_EQ(s.zero3.gather, Zero3Gather::kPerTensor);  // traits always come from the stack
+  // Without TP the stack's SP and TP overlap do not apply; an explicit flag still would.
+  Strategy one;
+  ApplyTrainStack(*st, {}, &one);
+  EXPECT_FALSE(one.sp);
+  EXPECT_FALSE(one.tp_overlap);
+  EXPECT_EQ(one.zero, 3);
+  StrategyKnobs no_flash;
+  no_flash.flash_attention = true;
+  Strategy two;
+  ApplyTrainStack(*st, no_flash, &two);
+  EXPECT_TRUE(two.flash_attention);
+}
+
+}  // namespace
+}  // namespace ndt
