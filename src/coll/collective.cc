@@ -15,8 +15,9 @@
 #include "coll/collective.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
-#include <set>
+#include <vector>
 
 #include "coll/nccl_model.h"
 #include "coll/schedule.h"
@@ -34,13 +35,26 @@ Status CheckGroup(const Cluster& c, CollOp op, double bytes, std::span<const int
         "send_recv times one transfer, so it takes exactly 2 GPUs "
         "(sender, receiver), not " +
         std::to_string(group.size()) + "; pass a group of 2 ranks");
-  std::set<int> seen;
+  // Ranks seen so far as a bitmap, on the stack up to kStackRanks GPUs: this runs for every
+  // collective call of a simulated step, where a std::set cost one allocation per rank.
+  constexpr int kStackRanks = 8192;
+  const size_t words = (static_cast<size_t>(c.num_gpus()) + 63) / 64;
+  uint64_t stack_bits[kStackRanks / 64];
+  std::vector<uint64_t> heap_bits;
+  uint64_t* seen = stack_bits;
+  if (c.num_gpus() > kStackRanks) {
+    heap_bits.resize(words);
+    seen = heap_bits.data();
+  }
+  std::fill_n(seen, words, uint64_t{0});
   for (int r : group) {
     if (r < 0 || r >= c.num_gpus())
       return Status::InvalidInput("GPU rank " + std::to_string(r) + " is outside 0.." +
                                   std::to_string(c.num_gpus() - 1));
-    if (!seen.insert(r).second)
+    const uint64_t bit = uint64_t{1} << (r % 64);
+    if (seen[r / 64] & bit)
       return Status::InvalidInput("GPU rank " + std::to_string(r) + " appears twice in the group");
+    seen[r / 64] |= bit;
   }
   return Status::Ok();
 }
@@ -187,7 +201,7 @@ StatusOr<CollResult> TimeCollective(const Cluster& c, CollOp op, double bytes,
                           Algo::kPat};
     const Proto protos[] = {Proto::kLL, Proto::kLL128, Proto::kSimple};
     bool found = false;
-    std::string why;
+    AlgoEstimate first_unavailable;  // its reason is the error when nothing is available
     CollResult best;
     double best_model_us = 0;
     for (Algo a : algos) {
@@ -196,7 +210,7 @@ StatusOr<CollResult> TimeCollective(const Cluster& c, CollOp op, double bytes,
         if (o.proto && *o.proto != p) continue;
         AlgoEstimate e = EstimateNccl(t, op, a, p, bytes, o.collnet);
         if (!e.ok) {
-          if (why.empty()) why = e.why;
+          if (first_unavailable.why[0] == '\0') first_unavailable = e;
           continue;
         }
         // NCCL's tuner: time = L + bytes / (1000 x A) us; strict <, ties keep NCCL's order.
@@ -219,7 +233,8 @@ StatusOr<CollResult> TimeCollective(const Cluster& c, CollOp op, double bytes,
     }
     if (!found)
       return Status::InvalidInput("no algorithm/protocol available for " +
-                                  std::string(CollOpName(op)) + " here: " + why);
+                                  std::string(CollOpName(op)) +
+                                  " here: " + WhyUnavailable(first_unavailable, t.nccl_version));
     out = best;
   }
   if (!out.ok()) return out;

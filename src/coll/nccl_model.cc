@@ -6,8 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
-#include <set>
+#include <vector>
 
 #include "core/check.h"
 
@@ -159,15 +158,44 @@ void InterNodeChannels(const NcclTopo& t, double nic_GBps, int nics, double* spe
 StatusOr<NcclTopo> AnalyzeGroup(const Cluster& c, std::span<const int> group) {
   NcclTopo t;
   t.n = static_cast<int>(group.size());
-  std::map<int, int> per_domain;
-  std::map<int, std::set<NodeId>> nics;
-  for (int r : group) {
-    const GpuInfo& g = c.gpu(r);
-    ++per_domain[g.domain];
-    if (g.nic >= 0) nics[g.domain].insert(g.nic);
+  // NVLink domains of the group, ranks per domain (ppn: the most) and distinct NICs per domain,
+  // from the (domain, NIC) pairs sorted; on the stack up to kStackRanks ranks, as this runs for
+  // every collective call of a simulated step (a map and a set cost ~2 allocations per rank).
+  struct DomainNic {
+    int domain;
+    NodeId nic;  // -1: none
+  };
+  constexpr size_t kStackRanks = 1024;
+  DomainNic stack_pairs[kStackRanks];
+  std::vector<DomainNic> heap_pairs;
+  DomainNic* pairs = stack_pairs;
+  if (group.size() > kStackRanks) {
+    heap_pairs.resize(group.size());
+    pairs = heap_pairs.data();
   }
-  t.nodes = static_cast<int>(per_domain.size());
-  for (const auto& [d, k] : per_domain) t.ppn = std::max(t.ppn, k);
+  for (size_t i = 0; i < group.size(); ++i) {
+    const GpuInfo& g = c.gpu(group[i]);
+    pairs[i] = {g.domain, g.nic};
+  }
+  std::sort(pairs, pairs + group.size(), [](const DomainNic& a, const DomainNic& b) {
+    return a.domain != b.domain ? a.domain < b.domain : a.nic < b.nic;
+  });
+  int domains_with_nics = 0;    // domains where some rank has a NIC
+  int nics_per_node = 1 << 30;  // the fewest distinct NICs of those domains
+  for (size_t i = 0; i < group.size();) {
+    size_t j = i;
+    int nics = 0;
+    for (; j < group.size() && pairs[j].domain == pairs[i].domain; ++j) {
+      if (pairs[j].nic >= 0 && (j == i || pairs[j].nic != pairs[j - 1].nic)) ++nics;
+    }
+    ++t.nodes;
+    t.ppn = std::max(t.ppn, static_cast<int>(j - i));
+    if (nics > 0) {
+      ++domains_with_nics;
+      nics_per_node = std::min(nics_per_node, nics);
+    }
+    i = j;
+  }
   const GpuSpec& gpu = c.gpu_spec();
   t.sm = gpu.sm_version;
   t.arch = t.sm >= 100 ? 3 : t.sm >= 90 ? 2 : t.sm >= 80 ? 1 : 0;
@@ -197,14 +225,11 @@ StatusOr<NcclTopo> AnalyzeGroup(const Cluster& c, std::span<const int> group) {
     }
   } else {
     // Multi-node: one channel per NIC speed slot; intra and inter share the speed.
-    if (nics.size() != per_domain.size() || !c.sku().infiniband)
+    if (domains_with_nics != t.nodes || !c.sku().infiniband)
       return Status::InvalidInput(c.sku().name +
                                   " has no InfiniBand: a collective across VMs "
                                   "needs a scale-out network; use ranks of one VM");
     const double nic_GBps = c.sku().infiniband ? c.sku().infiniband->port_Bps / 1e9 : 0;
-    int nics_per_node = 1 << 30;
-    for (const auto& [d, s] : nics)
-      nics_per_node = std::min(nics_per_node, static_cast<int>(s.size()));
     InterNodeChannels(t, nic_GBps, nics_per_node, &speed, &channels);
     t.nics_per_node = nics_per_node;
     t.nic_GBps = FirstFit(InterSpeeds(t.arch), nic_GBps);
@@ -256,6 +281,14 @@ double NvlsPipelineUs(const NcclTopo& t, CollOp op, Algo algo, double bytes, dou
   return l.loops * step_us + 2.0 * (copy_us + step_us);
 }
 
+std::string WhyUnavailable(const AlgoEstimate& e, int nccl_version) {
+  if (e.needs_nccl == 0) return e.why;
+  return std::string(e.why) + " needs NCCL " + std::to_string(e.needs_nccl / 10000) + "." +
+         std::to_string(e.needs_nccl / 100 % 100) + " or newer (NCCL " +
+         NcclVersionName(nccl_version) + " here); pass --nccl-version " +
+         NcclVersionName(kPinnedNcclVersion) + " or choose another algorithm";
+}
+
 AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, double bytes,
                           bool collnet) {
   AlgoEstimate e;
@@ -265,16 +298,14 @@ AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, 
   const bool ar = op == CollOp::kAllReduce;
   const bool agrs = op == CollOp::kAllGather || op == CollOp::kReduceScatter;
   const bool bcred = op == CollOp::kBroadcast || op == CollOp::kReduce;
-  auto no = [&](std::string why) {
+  auto no = [&](const char* why) {
     e.ok = false;
-    e.why = std::move(why);
+    e.why = why;
     return e;
   };
   auto too_old = [&](const char* what, int since) {
-    return no(std::string(what) + " needs NCCL " + std::to_string(since / 10000) + "." +
-              std::to_string(since / 100 % 100) + " or newer (NCCL " +
-              NcclVersionName(t.nccl_version) + " here); pass --nccl-version " +
-              NcclVersionName(kPinnedNcclVersion) + " or choose another algorithm");
+    e.needs_nccl = since;
+    return no(what);
   };
   // Availability (§8.3, §8.7).
   switch (algo) {

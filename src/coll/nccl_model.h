@@ -121,8 +121,12 @@ inline constexpr int kNcclPatSince = 22300;
 StatusOr<NcclTopo> AnalyzeGroup(const Cluster& cluster, std::span<const int> group);
 
 struct AlgoEstimate {
-  bool ok = false;  // false: not available (why says so)
-  std::string why;
+  bool ok = false;  // false: not available (WhyUnavailable says why)
+  // Why not available: a fixed sentence, or, when needs_nccl > 0, the feature that needs that
+  // NCCL release (encoded as kPinnedNcclVersion). A pointer to a literal, not a string: the
+  // tuner estimates every (algorithm, protocol) of every collective call, most unavailable.
+  const char* why = "";
+  int needs_nccl = 0;
   double algbw_GBps = 0;  // NCCL's algorithm bandwidth A
   double latency_us = 0;  // NCCL's L (x numPipeOps = 1)
   int channels = 0;
@@ -132,6 +136,9 @@ struct AlgoEstimate {
 // reduce only. `collnet` is NCCL_COLLNET_ENABLE.
 AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, double bytes,
                           bool collnet);
+
+// The message of an unavailable estimate (e.ok false) of a group running `nccl_version`.
+std::string WhyUnavailable(const AlgoEstimate& e, int nccl_version);
 
 // The algorithm bandwidth a choice achieves where the physics differs from the tuner's model
 // (otherwise e.algbw_GBps). Three bounds:

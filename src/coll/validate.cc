@@ -7,46 +7,16 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <numeric>
-#include <sstream>
 
 #include "coll/collective.h"
+#include "core/csv.h"
 #include "core/units.h"
 #include "topo/builders.h"
 
 namespace ndt {
 namespace {
-
-// One CSV line into fields (RFC 4180 quotes, "" inside quotes).
-std::vector<std::string> SplitCsv(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool q = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    char ch = line[i];
-    if (q) {
-      if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        cur += '"';
-        ++i;
-      } else if (ch == '"') {
-        q = false;
-      } else {
-        cur += ch;
-      }
-    } else if (ch == '"') {
-      q = true;
-    } else if (ch == ',') {
-      out.push_back(cur);
-      cur.clear();
-    } else if (ch != '\r') {
-      cur += ch;
-    }
-  }
-  out.push_back(cur);
-  return out;
-}
 
 bool Has(const std::string& s, const char* sub) { return s.find(sub) != std::string::npos; }
 
@@ -144,10 +114,8 @@ StatusOr<std::vector<ValidationRow>> ValidateCollectives(const Catalog& cat, con
   std::sort(files.begin(), files.end());
   std::vector<ValidationRow> rows;
   for (const fs::path& f : files) {
-    std::ifstream in(f);
-    std::string line;
-    if (!std::getline(in, line)) continue;
-    std::vector<std::string> head = SplitCsv(line);
+    NDT_ASSIGN_OR_RETURN(CsvFile csv, CsvFile::Read(f.string()));
+    const std::vector<std::string>& head = csv.header();
     std::map<std::string, int> col;
     for (int i = 0; i < static_cast<int>(head.size()); ++i) col[head[i]] = i;
     const char* need[] = {"system",    "nodes", "gpus", "collective", "message_size_label",
@@ -157,11 +125,9 @@ StatusOr<std::vector<ValidationRow>> ValidateCollectives(const Catalog& cat, con
     if (!ok) continue;
     const bool calib = Has(f.string(), "/calibration/");
     const std::string rel = fs::relative(f, root).string();
-    int lineno = 1;
-    while (std::getline(in, line)) {
-      ++lineno;
-      if (line.empty()) continue;
-      std::vector<std::string> v = SplitCsv(line);
+    for (const CsvRow& csv_row : csv.rows()) {
+      const int lineno = csv_row.line;
+      const std::vector<std::string>& v = csv_row.cells;
       auto get = [&](const char* k) -> std::string {
         int i = col[k];
         return i < static_cast<int>(v.size()) ? v[i] : "";

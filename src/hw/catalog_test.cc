@@ -5,10 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include "core/units.h"
+#include "core/yaml.h"
+#include "hw/load.h"
 
 namespace ndt {
 namespace {
@@ -253,13 +258,78 @@ TEST_F(CatalogTest, UnknownGpuIsNotFound) {
   EXPECT_NE(g.status().message().find("did you mean"), std::string::npos);
 }
 
-TEST_F(CatalogTest, LoadIsDeterministic) {
-  StatusOr<Catalog> again = Catalog::Load(NDT_DATA_DIR);
-  ASSERT_TRUE(again.ok());
-  ASSERT_EQ(again->skus().size(), catalog_->skus().size());
-  for (size_t i = 0; i < again->skus().size(); ++i) {
-    EXPECT_EQ(again->skus()[i].name, catalog_->skus()[i].name);
+// Copies data/gpus/*.yaml, data/vms/*.yaml and data/prices.yaml into `dir`, creating the files
+// of each folder in file-name order or its reverse. A directory lists its entries in an order of
+// the file system's own (creation order on tmpfs, name-hash order on ext4), never by name.
+void CopyData(const std::filesystem::path& dir, bool reversed) {
+  namespace fs = std::filesystem;
+  for (const char* sub : {"gpus", "vms"}) {
+    std::vector<fs::path> files;
+    for (const fs::directory_entry& e : fs::directory_iterator(fs::path(NDT_DATA_DIR) / sub)) {
+      if (e.path().extension() == ".yaml") files.push_back(e.path());
+    }
+    std::sort(files.begin(), files.end());
+    if (reversed) std::reverse(files.begin(), files.end());
+    fs::create_directories(dir / sub);
+    for (const fs::path& f : files) fs::copy_file(f, dir / sub / f.filename());
   }
+  fs::copy_file(fs::path(NDT_DATA_DIR) / "prices.yaml", dir / "prices.yaml");
+}
+
+// The names in data/<sub>/*.yaml in file-name order, each file parsed on its own.
+std::vector<std::string> NamesInFileOrder(const char* sub) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> files;
+  for (const fs::directory_entry& e : fs::directory_iterator(fs::path(NDT_DATA_DIR) / sub)) {
+    if (e.path().extension() == ".yaml") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<std::string> out;
+  for (const fs::path& f : files) {
+    StatusOr<YamlMap> m = LoadYamlMapFile(f.string());
+    NDT_CHECK(m.ok(), m.status().message());
+    if (std::string(sub) == "gpus") {
+      out.push_back(ParseGpu(*m)->name);
+    } else {
+      out.push_back(ParseSku(*m)->name);
+    }
+  }
+  return out;
+}
+
+// Two copies of data/ whose files were created in opposite orders load the same catalog, and in
+// both the GPUs and VM sizes come in file-name order (catalog.cc sorts the listing), whatever
+// order the file system lists them in: `sku list`, `plan` and every table follow this order.
+TEST_F(CatalogTest, LoadIsIndependentOfTheDirectoryListingOrder) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::path(::testing::TempDir()) / "ndt_catalog_order";
+  fs::remove_all(root);
+  CopyData(root / "forward", false);
+  CopyData(root / "reversed", true);
+  StatusOr<Catalog> fwd = Catalog::Load((root / "forward").string());
+  StatusOr<Catalog> rev = Catalog::Load((root / "reversed").string());
+  ASSERT_TRUE(fwd.ok()) << fwd.status().message();
+  ASSERT_TRUE(rev.ok()) << rev.status().message();
+  auto gpu_names = [](const Catalog& c) {
+    std::vector<std::string> n;
+    for (const GpuSpec& g : c.gpus()) n.push_back(g.name);
+    return n;
+  };
+  auto sku_names = [](const Catalog& c) {
+    std::vector<std::string> n;
+    for (const SkuSpec& s : c.skus()) n.push_back(s.name);
+    return n;
+  };
+  const std::vector<std::string> gpus = NamesInFileOrder("gpus");
+  const std::vector<std::string> skus = NamesInFileOrder("vms");
+  ASSERT_EQ(gpus.size(), 10u);  // HasEveryGpuAndSize
+  ASSERT_EQ(skus.size(), 17u);
+  EXPECT_EQ(gpu_names(*fwd), gpus);
+  EXPECT_EQ(gpu_names(*rev), gpus);
+  EXPECT_EQ(sku_names(*fwd), skus);
+  EXPECT_EQ(sku_names(*rev), skus);
+  EXPECT_EQ(sku_names(*catalog_), skus);
+  fs::remove_all(root);
 }
 
 }  // namespace

@@ -3,12 +3,11 @@
 #include "parallel/validate.h"
 
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <optional>
-#include <sstream>
 
 #include "compute/compute.h"
+#include "core/csv.h"
 #include "parallel/cluster_costs.h"
 #include "parallel/stack.h"
 #include "parallel/train.h"
@@ -19,24 +18,8 @@ namespace {
 
 constexpr const char* kSku = "Standard_ND96amsr_A100_v4";
 
-// Splits one CSV line (double-quoted fields may hold commas).
-std::vector<std::string> SplitCsv(const std::string& line) {
-  std::vector<std::string> out(1);
-  bool quoted = false;
-  for (char c : line) {
-    if (c == '"') {
-      quoted = !quoted;
-    } else if (c == ',' && !quoted) {
-      out.emplace_back();
-    } else if (c != '\r') {
-      out.back() += c;
-    }
-  }
-  return out;
-}
-
-// One CSV file: rows of named fields, with file:line for errors.
-struct CsvRow {
+// One row of a CSV file (core/csv.h): its fields by column name, with file:line for errors.
+struct NamedRow {
   std::map<std::string, std::string> field;
   std::string where;  // "path:line"
   std::string str(const std::string& c) const {
@@ -51,30 +34,20 @@ struct CsvRow {
   }
 };
 
-StatusOr<std::vector<CsvRow>> ReadCsv(const std::string& path,
-                                      const std::vector<const char*>& need) {
-  std::ifstream in(path);
-  if (!in) return Status::NotFound("cannot read '" + path + "'");
-  std::string line;
-  std::getline(in, line);
-  const std::vector<std::string> header = SplitCsv(line);
-  for (const char* c : need) {
-    bool found = false;
-    for (const std::string& h : header) found = found || h == c;
-    if (!found) return Status::InvalidInput(path + ": missing column '" + c + "'");
-  }
-  std::vector<CsvRow> rows;
-  int line_no = 1;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.empty()) continue;
-    const std::vector<std::string> f = SplitCsv(line);
-    if (f.size() < header.size() - 1) {
-      return Status::InvalidInput(path + ":" + std::to_string(line_no) + ": too few columns");
+StatusOr<std::vector<NamedRow>> ReadCsv(const std::string& path,
+                                        const std::vector<std::string>& need) {
+  NDT_ASSIGN_OR_RETURN(CsvFile f, CsvFile::Read(path));
+  NDT_RETURN_IF_ERROR(f.Require(need));
+  const std::vector<std::string>& header = f.header();
+  std::vector<NamedRow> rows;
+  for (const CsvRow& row : f.rows()) {
+    const std::vector<std::string>& cells = row.cells;
+    if (cells.size() + 1 < header.size()) {
+      return Status::InvalidInput(f.Where(row) + "too few columns");
     }
-    CsvRow r;
-    r.where = path + ":" + std::to_string(line_no);
-    for (size_t i = 0; i < f.size() && i < header.size(); ++i) r.field[header[i]] = f[i];
+    NamedRow r;
+    r.where = path + ":" + std::to_string(row.line);
+    for (size_t i = 0; i < cells.size() && i < header.size(); ++i) r.field[header[i]] = cells[i];
     rows.push_back(std::move(r));
   }
   return rows;
@@ -180,13 +153,13 @@ StatusOr<std::vector<ValidationRow>> ValidateTraining(const Catalog& catalog,
                        FindStack(stacks, "deepspeed-zero3-2021", StackKind::kTraining));
   const std::string dir = shared_dir + "/validation/training/";
   NDT_ASSIGN_OR_RETURN(
-      std::vector<CsvRow> t1,
+      std::vector<NamedRow> t1,
       ReadCsv(dir + "megatron_table1.csv",
               {"params_billion", "attention_heads", "hidden_size", "num_layers", "tensor_parallel",
                "pipeline_parallel", "num_gpus", "global_batch_size", "achieved_tflops_per_gpu",
                "seq_len", "vocab"}));
   std::vector<ValidationRow> rows;
-  for (const CsvRow& f : t1) {
+  for (const NamedRow& f : t1) {
     if (f.num("num_gpus") <= 0 || f.num("achieved_tflops_per_gpu") <= 0) {
       return Status::InvalidInput(f.where + ": bad number");
     }
@@ -224,10 +197,10 @@ StatusOr<std::vector<ValidationRow>> ValidateTraining(const Catalog& catalog,
   }
   // Table 2: PTD-P against ZeRO-3 on the same GPT-3 175B and 530B models.
   NDT_ASSIGN_OR_RETURN(
-      std::vector<CsvRow> t2,
+      std::vector<NamedRow> t2,
       ReadCsv(dir + "megatron_other.csv", {"experiment", "model", "scheme", "num_gpus",
                                            "global_batch_size", "microbatch_size", "value"}));
-  for (const CsvRow& f : t2) {
+  for (const NamedRow& f : t2) {
     if (f.str("experiment") != "zero3_vs_ptdp") continue;
     InlineModelArgs a;  // Table 2's shapes, with Table 1's vocabulary and sequence
     const bool gpt3 = f.str("model") == "GPT-3";

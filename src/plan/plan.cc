@@ -70,13 +70,36 @@ void Rank(PlanObjective o, std::vector<PlanResult>* rs) {
 constexpr size_t kSimulatedFactor = 4;
 constexpr size_t kSimulatedMin = 16;
 
+// One TrainJob per scoring thread holding its copy of the model, made once per plan: copying
+// the TransformerSpec (strings) into a fresh job per candidate cost allocations on the hot path.
+class JobPerThread {
+ public:
+  JobPerThread(const TransformerSpec& model, int threads) : jobs_(std::max(1, threads)) {
+    for (TrainJob& j : jobs_) j.model = model;
+  }
+  // The calling thread's job, every field but the model back to its default.
+  TrainJob& Fresh() {
+#ifdef _OPENMP
+    TrainJob& job = jobs_[omp_get_thread_num()];
+#else
+    TrainJob& job = jobs_[0];
+#endif
+    TrainJob fresh;
+    fresh.model = std::move(job.model);
+    job = std::move(fresh);
+    return job;
+  }
+
+ private:
+  std::vector<TrainJob> jobs_;
+};
+
 // first_pass: micro-batch, VPP and the score from the closed form (parallel/step_estimate.h), no
-// simulation; else RunTraining's full search, one simulation per candidate.
-Evaluation Evaluate(const TransformerSpec& model, const SizeContext& c, const Strategy& s,
-                    double tokens, const ClusterCosts& costs, Fidelity fidelity, bool first_pass) {
-  TrainJob job;
+// simulation; else RunTraining's full search, one simulation per candidate. `job` holds the
+// model; the rest is filled in here.
+Evaluation Evaluate(TrainJob& job, const SizeContext& c, const Strategy& s, double tokens,
+                    const ClusterCosts& costs, Fidelity fidelity, bool first_pass) {
   job.closed_form_search = first_pass;
-  job.model = model;
   job.strategy = s;
   job.mbs_given = false;
   job.vpp_given = s.pp == 1;
@@ -180,7 +203,8 @@ double BestScoreBound(const SizeContext& c, double flop_per_token, const PlanTra
 // `fidelity` (analytical: the clusters' fast costs) and ranks them again.
 Status Rescore(const PlanTrainRequest& req, const ComputeCalibration& cal,
                const std::vector<Candidate>& cands, int threads, const PlanProgress& progress,
-               Fidelity fidelity, std::vector<SizeContext>* ctx, std::vector<PlanResult>* best) {
+               Fidelity fidelity, JobPerThread* jobs, std::vector<SizeContext>* ctx,
+               std::vector<PlanResult>* best) {
   const bool fast = fidelity == Fidelity::kAnalytical;
   for (const PlanResult& r : *best) {
     SizeContext& sc = (*ctx)[cands[r.index].context];
@@ -200,8 +224,8 @@ Status Rescore(const PlanTrainRequest& req, const ComputeCalibration& cal,
   for (int64_t i = 0; i < k; ++i) {
     const Candidate& c = cands[(*best)[i].index];
     const SizeContext& sc = (*ctx)[c.context];
-    re[i] = Evaluate(req.model, sc, c.strategy, req.tokens, fast ? *sc.fast : *sc.full, fidelity,
-                     false);
+    re[i] = Evaluate(jobs->Fresh(), sc, c.strategy, req.tokens, fast ? *sc.fast : *sc.full,
+                     fidelity, false);
     re[i].result.index = (*best)[i].index;
   }
   for (int64_t i = 0; i < k; ++i) {
@@ -325,6 +349,7 @@ StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const FabricParam
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return bound[a] < bound[b]; });
   const int threads = PlanThreads(req.threads);
+  JobPerThread jobs(req.model, threads);
   if (progress) {
     progress("plan: " + std::to_string(cands.size()) + " configurations on " +
              std::to_string(ctx.size()) + (ctx.size() == 1 ? " size" : " sizes") + " (analytical)");
@@ -347,7 +372,7 @@ StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const FabricParam
     for (int64_t k = lo; k < hi; ++k) {
       const SizeContext& sc = ctx[i];
       Evaluation& e = evals[k - lo];
-      e = Evaluate(req.model, sc, cands[k].strategy, req.tokens, *sc.fast, Fidelity::kAnalytical,
+      e = Evaluate(jobs.Fresh(), sc, cands[k].strategy, req.tokens, *sc.fast, Fidelity::kAnalytical,
                    true);
       e.result.index = static_cast<size_t>(k);
     }
@@ -386,10 +411,11 @@ StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const FabricParam
   const size_t simulated = std::max<size_t>(kSimulatedFactor * req.top_k, kSimulatedMin);
   if (ok.size() > simulated) ok.resize(simulated);
   NDT_RETURN_IF_ERROR(
-      Rescore(req, cal, cands, threads, progress, Fidelity::kAnalytical, &ctx, &ok));
+      Rescore(req, cal, cands, threads, progress, Fidelity::kAnalytical, &jobs, &ctx, &ok));
   if (ok.size() > static_cast<size_t>(req.top_k)) ok.resize(req.top_k);
   if (req.fidelity != Fidelity::kAnalytical) {
-    NDT_RETURN_IF_ERROR(Rescore(req, cal, cands, threads, progress, req.fidelity, &ctx, &ok));
+    NDT_RETURN_IF_ERROR(
+        Rescore(req, cal, cands, threads, progress, req.fidelity, &jobs, &ctx, &ok));
   }
   rep.results = std::move(ok);
   return rep;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -140,21 +141,66 @@ TEST(PlanTraining, BestThroughputEqualsBestOfRunTrainingOnEachCandidate) {
   }
 }
 
-TEST(PlanTraining, SameResultOnOneAndFourThreads) {
-  PlanTrainRequest req = Request(Llama(16, 2048, 16), 32, {kA100, kH100});
+// Everything a plan reports, numbers as exact hex floats (%a): two reports print the same bytes
+// only if every field is bit-identical.
+std::string Bytes(const PlanTrainReport& r) {
+  std::string out;
+  auto add = [&out](const char* fmt, auto v) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), fmt, v);
+    out += buf;
+  };
+  add("evaluated %lld ", static_cast<long long>(r.evaluated));
+  add("infeasible %lld ", static_cast<long long>(r.infeasible));
+  add("bounded %lld\n", static_cast<long long>(r.bounded));
+  for (const std::string& n : r.notes) out += "note " + n + "\n";
+  for (const PlanResult& p : r.results) {
+    const Strategy& s = p.strategy;
+    out += p.sku;
+    add(" #%zu", p.index);
+    add(" vms %d", p.vms);
+    add(" gpus %d", p.gpus);
+    add(" tp %d", s.tp);
+    add(" pp %d", s.pp);
+    add(" dp %d", s.dp);
+    add(" ep %d", s.ep);
+    add(" vpp %d", s.vpp);
+    add(" sp %d", static_cast<int>(s.sp));
+    add(" zero %d", s.zero);
+    add(" rc %d", static_cast<int>(s.recompute));
+    add(" mbs %lld", static_cast<long long>(s.mbs));
+    add(" step %a", p.step_time_s);
+    add(" tok/s %a", p.tokens_per_s);
+    add(" mfu %a", p.mfu);
+    add(" mem %a", p.memory_bytes);
+    add(" ttt %a", p.time_to_train_s);
+    add(" usd %a", p.cost_usd);
+    add(" priced %d", static_cast<int>(p.priced));
+    add(" fid %d\n", static_cast<int>(p.fidelity));
+  }
+  return out;
+}
+
+// Scoring runs on OpenMP threads (each with its own TrainJob, sharing the sizes' clusters and
+// costs read-only): 1 and 7 threads (more than this machine's cores, so threads interleave) must
+// give byte-identical reports, all 24 results (each re-simulated at flow fidelity) with every
+// number. Shared mutable state in scoring (a cache, a job reused across threads) would show here.
+TEST(PlanTraining, SameBytesOnOneAndSevenThreads) {
+  PlanTrainRequest req = Request(Llama(16, 2048, 16), 32, {kA100, kH100, kH200});
+  req.vms = 2;
+  req.top_k = 24;
+  req.fidelity = Fidelity::kFlow;
+  req.tokens = 1e9;
   req.threads = 1;
   StatusOr<PlanTrainReport> a =
       PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(), TheEnv().cal, req);
-  req.threads = 4;
+  req.threads = 7;
   StatusOr<PlanTrainReport> b =
       PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(), TheEnv().cal, req);
-  ASSERT_TRUE(a.ok() && b.ok());
-  ASSERT_EQ(a->results.size(), b->results.size());
-  for (size_t i = 0; i < a->results.size(); ++i) {
-    EXPECT_EQ(a->results[i].index, b->results[i].index);
-    EXPECT_EQ(a->results[i].sku, b->results[i].sku);
-    EXPECT_EQ(a->results[i].tokens_per_s, b->results[i].tokens_per_s);
-  }
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_EQ(a->results.size(), 24u);
+  EXPECT_EQ(Bytes(*a), Bytes(*b));
 }
 
 TEST(PlanTraining, CostRanksTheSizeWithMoreTokensPerDollarFirst) {

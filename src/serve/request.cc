@@ -5,10 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <functional>
-#include <sstream>
 
+#include "core/csv.h"
 #include "core/strings.h"
 #include "core/yaml.h"
 
@@ -17,18 +16,6 @@ namespace {
 
 std::string DataDirOr(const std::string& data_dir) {
   return data_dir.empty() ? std::string(NDT_DATA_DIR) : data_dir;
-}
-
-std::vector<std::string> SplitCsv(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cell;
-  std::istringstream in(line);
-  while (std::getline(in, cell, ',')) {
-    while (!cell.empty() && (cell.back() == '\r' || cell.back() == ' ')) cell.pop_back();
-    while (!cell.empty() && cell.front() == ' ') cell.erase(cell.begin());
-    out.push_back(cell);
-  }
-  return out;
 }
 
 bool ParseNumber(const std::string& s, double* out) {
@@ -69,31 +56,17 @@ std::string Where(const std::string& path, int line_no) {
   return path + ":" + std::to_string(line_no) + ": ";
 }
 
-// Reads a CSV with a header; calls row(line_no, cells) for each data row, column indices of
-// `want` (all required) in `idx`.
+// Reads a CSV with a header (core/csv.h); calls row(line_no, cells) for each data row, column
+// indices of `want` (all required) in `idx`.
 Status ReadCsv(const std::string& path, const std::vector<std::string>& want, std::vector<int>* idx,
                const std::function<Status(int, const std::vector<std::string>&)>& row) {
-  std::ifstream in(path);
-  if (!in) return Status::NotFound(path + ": cannot open file");
-  std::string line;
-  if (!std::getline(in, line))
+  NDT_ASSIGN_OR_RETURN(CsvFile f, CsvFile::Read(path));
+  if (f.header().empty())
     return Status::InvalidInput(path + ":1: empty file; want a header " + Join(want, ","));
-  std::vector<std::string> header = SplitCsv(line);
+  NDT_RETURN_IF_ERROR(f.Require(want));
   idx->clear();
-  for (const std::string& w : want) {
-    auto it = std::find(header.begin(), header.end(), w);
-    if (it == header.end()) {
-      return Status::InvalidInput(path + ":1: no column '" + w + "'; want a header " +
-                                  Join(want, ","));
-    }
-    idx->push_back(static_cast<int>(it - header.begin()));
-  }
-  int line_no = 1;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.empty() || line == "\r") continue;
-    NDT_RETURN_IF_ERROR(row(line_no, SplitCsv(line)));
-  }
+  for (const std::string& w : want) idx->push_back(f.Column(w));
+  for (const CsvRow& r : f.rows()) NDT_RETURN_IF_ERROR(row(r.line, r.cells));
   return Status::Ok();
 }
 

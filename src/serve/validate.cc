@@ -1,52 +1,26 @@
 #include "serve/validate.h"
 
 #include <cmath>
-#include <fstream>
 #include <sstream>
 
+#include "core/csv.h"
 #include "model/transformer.h"
 #include "serve/run.h"
 
 namespace ndt {
-namespace {
-
-// Splits one CSV line, honouring double quotes.
-std::vector<std::string> SplitQuoted(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool quoted = false;
-  for (char ch : line) {
-    if (ch == '"') {
-      quoted = !quoted;
-    } else if (ch == ',' && !quoted) {
-      out.push_back(cur);
-      cur.clear();
-    } else if (ch != '\r') {
-      cur += ch;
-    }
-  }
-  out.push_back(cur);
-  return out;
-}
-
-}  // namespace
 
 StatusOr<std::vector<ValidationRow>> ValidateInference(const ServeData& data,
                                                        const std::string& shared_dir) {
   const Catalog& catalog = *data.catalog;
   const std::string dir = shared_dir.empty() ? std::string(NDT_SHARED_DIR) : shared_dir;
   const std::string path = dir + "/validation/inference/mlperf_llama2_70b.csv";
-  std::ifstream in(path);
-  if (!in) return Status::NotFound(path + ": cannot open the inference validation table");
-  std::string line;
-  std::getline(in, line);
-  std::vector<std::string> header = SplitQuoted(line);
-  auto col = [&](const std::string& name) -> int {
-    for (size_t i = 0; i < header.size(); ++i) {
-      if (header[i] == name) return static_cast<int>(i);
-    }
-    return -1;
-  };
+  StatusOr<CsvFile> read = CsvFile::Read(path);
+  if (read.status().code() == StatusCode::kNotFound)
+    return Status::NotFound(path + ": cannot open the inference validation table");
+  NDT_RETURN_IF_ERROR(read.status());
+  const CsvFile& table = *read;
+  const std::vector<std::string>& header = table.header();
+  auto col = [&](const std::string& name) { return table.Column(name); };
   const std::vector<std::string> need = {"round",
                                          "system",
                                          "vm_size_equivalent",
@@ -69,11 +43,9 @@ StatusOr<std::vector<ValidationRow>> ValidateInference(const ServeData& data,
   }
   NDT_ASSIGN_OR_RETURN(TransformerSpec model, LoadModel("llama2-70b", ModelsDir(data.data_dir)));
   std::vector<ValidationRow> rows;
-  int line_no = 1;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.empty()) continue;
-    std::vector<std::string> c = SplitQuoted(line);
+  for (const CsvRow& row : table.rows()) {
+    const int line_no = row.line;
+    const std::vector<std::string>& c = row.cells;
     if (c.size() < header.size()) {
       return Status::InvalidInput(path + ":" + std::to_string(line_no) + ": too few columns");
     }

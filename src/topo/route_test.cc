@@ -148,13 +148,35 @@ TEST(Route, EcmpSpreadSplitsEquallyOverAllUplinks) {
   ExpectWellFormed(c, r, 0, 8 * 40 + 3);
 }
 
-TEST(Route, HashedUplinkIsDeterministic) {
+// The uplink of a cross-leaf flow is a fixed function of the GPU pair, splitmix64((a << 32) | b)
+// modulo the leaf's uplinks (route.cc), the same in every build and process (no address, no
+// std::hash, no state). The hashes, computed offline (splitmix64 in Python, 64-bit wraparound):
+//   (5, 300) 0x91ff364c40bbe7ed, (300, 5) 0x5b681a5751b88a04,
+//   (0, 320) 0x02da1170236b0050, (7, 511) 0x7d9ed4651d6fb495.
+// With ecmp_spread the route lists every uplink in order, so the hashed route must be the spread
+// route's entry h % uplinks (one pod here: one core choice).
+TEST(Route, HashedUplinkIsAFixedFunctionOfThePair) {
   TestSize t = testing::A100v4();
-  Cluster c = Build(t.Spec(64));
-  Route a = c.NetRoute(5, 300);
-  Route b = c.NetRoute(5, 300);
-  ASSERT_EQ(a.size(), 1u);
-  EXPECT_EQ(a[0].links, b[0].links);
+  Cluster hashed = Build(t.Spec(64));
+  ClusterSpec spread_spec = t.Spec(64);
+  spread_spec.fabric.ecmp_spread = true;
+  Cluster spread = Build(spread_spec);
+  const uint64_t uplinks = hashed.fabric_layout().leaf_up_ports;
+  struct Pair {
+    int a, b;
+    uint64_t hash;
+  };
+  const Pair pairs[] = {{5, 300, 0x91ff364c40bbe7edULL},
+                        {300, 5, 0x5b681a5751b88a04ULL},
+                        {0, 320, 0x02da1170236b0050ULL},
+                        {7, 511, 0x7d9ed4651d6fb495ULL}};
+  for (const Pair& p : pairs) {
+    const Route r = hashed.NetRoute(p.a, p.b);
+    const Route all = spread.NetRoute(p.a, p.b);
+    ASSERT_EQ(r.size(), 1u);
+    ASSERT_EQ(all.size(), uplinks) << p.a << "->" << p.b;
+    EXPECT_EQ(r[0].links, all[p.hash % uplinks].links) << p.a << "->" << p.b;
+  }
 }
 
 TEST(Route, EveryRouteIsContiguousForEveryFamily) {
