@@ -279,8 +279,8 @@ TEST(Calibration, ServingBlockErrors) {
   EXPECT_NE(err(std::string(s).replace(s.find("0.5\n"), 3, "0.0"))
                 .find("attention_hbm_fraction: must be in (0, 1]"),
             std::string::npos);
-  EXPECT_NE(err(std::string(s).replace(s.find("10 us"), 5, "-1 us")).find("must be >= 0"),
-            std::string::npos);
+  const std::string negative = err(std::string(s).replace(s.find("10 us"), 5, "-1 us"));
+  EXPECT_NE(negative.find("overhead_per_seq"), std::string::npos) << negative;
 }
 
 TEST(Calibration, StrictLoaderRejectsUnknownKeysAndMissingDefault) {

@@ -1,8 +1,11 @@
 #include "serve/validate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "model/transformer.h"
 #include "serve/run.h"
@@ -27,6 +30,44 @@ std::vector<std::string> SplitQuoted(const std::string& line) {
   }
   out.push_back(cur);
   return out;
+}
+
+// (metric, system) of every row of the serving calibration table; empty if it is absent.
+std::vector<std::pair<std::string, std::string>> CalibrationMetrics(const std::string& path) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line)) return out;
+  const std::vector<std::string> header = SplitQuoted(line);
+  int metric = -1, system = -1;
+  for (size_t i = 0; i < header.size(); ++i) {
+    if (header[i] == "metric") metric = static_cast<int>(i);
+    if (header[i] == "system") system = static_cast<int>(i);
+  }
+  if (metric < 0 || system < 0) return out;
+  while (std::getline(in, line)) {
+    const std::vector<std::string> c = SplitQuoted(line);
+    if (static_cast<int>(c.size()) > std::max(metric, system)) out.emplace_back(c[metric], c[system]);
+  }
+  return out;
+}
+
+// A validation row is calibration when the serving calibration table holds the same run's
+// iteration data: an "MLPerf <round> ... <scenario> mean TPOT" row on a system of the same GPU
+// (the v4.1 H100 Server run, whose TPOT and TTFT src/serve/fit_serving.py fits).
+bool IsCalibrationRun(const std::vector<std::pair<std::string, std::string>>& cal,
+                      const std::string& round, const std::string& scenario,
+                      const std::string& accelerator) {
+  const std::string version = round.substr(round.rfind(' ') + 1);  // "inference v4.1" -> "v4.1"
+  const std::string gpu = accelerator.substr(0, accelerator.find('-'));  // "H100-SXM5-80GB"
+  for (const auto& [metric, system] : cal) {
+    if (metric.starts_with("MLPerf " + version + " ") &&
+        metric.find(" " + scenario + " mean TPOT") != std::string::npos &&
+        system.find(gpu) != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -61,6 +102,7 @@ StatusOr<std::vector<ValidationRow>> ValidateInference(const Catalog& catalog,
                                          "max_num_tokens",
                                          "ttft_p99_limit_ms",
                                          "tpot_p99_limit_ms",
+                                         "accelerator",
                                          "dataset",
                                          "mean_generated_tokens",
                                          "source"};
@@ -68,6 +110,7 @@ StatusOr<std::vector<ValidationRow>> ValidateInference(const Catalog& catalog,
     if (col(n) < 0) return Status::InvalidInput(path + ":1: missing column '" + n + "'");
   }
   NDT_ASSIGN_OR_RETURN(TransformerSpec model, LoadModel("llama2-70b", ModelsDir(data_dir)));
+  const auto calibration = CalibrationMetrics(dir + "/validation/calibration/serving.csv");
   std::vector<ValidationRow> rows;
   int line_no = 1;
   while (std::getline(in, line)) {
@@ -131,6 +174,7 @@ StatusOr<std::vector<ValidationRow>> ValidateInference(const Catalog& catalog,
     v.measured = measured;
     v.predicted = r->output_tokens_per_s;
     v.source = get("source");
+    v.calibration = IsCalibrationRun(calibration, get("round"), scen, get("accelerator"));
     rows.push_back(std::move(v));
   }
   return rows;
