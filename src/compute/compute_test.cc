@@ -172,7 +172,7 @@ TEST(Calibration, BlackwellUltraFollowsBlackwell) {
 // serving_caveat is optional: Blackwell states one, GB300 (a fallback) inherits it, Hopper has
 // none; a fallback that states its own keeps it.
 TEST(Calibration, ServingCaveatIsInheritedByFallbacks) {
-  EXPECT_NE(Cal().For("blackwell").serving_caveat.find("optimistic"), std::string::npos);
+  EXPECT_NE(Cal().For("blackwell").serving_caveat.find("fitted"), std::string::npos);
   EXPECT_EQ(Cal().For("blackwell_ultra").serving_caveat, Cal().For("blackwell").serving_caveat);
   EXPECT_EQ(Cal().For("hopper").serving_caveat, "");
   const std::string fit =

@@ -47,7 +47,8 @@ std::vector<std::pair<std::string, std::string>> CalibrationMetrics(const std::s
   if (metric < 0 || system < 0) return out;
   while (std::getline(in, line)) {
     const std::vector<std::string> c = SplitQuoted(line);
-    if (static_cast<int>(c.size()) > std::max(metric, system)) out.emplace_back(c[metric], c[system]);
+    if (static_cast<int>(c.size()) > std::max(metric, system))
+      out.emplace_back(c[metric], c[system]);
   }
   return out;
 }
