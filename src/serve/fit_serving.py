@@ -22,10 +22,18 @@ Mechanisms fitted per architecture (see compute.yaml `serving:` for what each me
   iteration_overhead      fixed host cost per engine iteration (scheduling, launch of the graph)
   overhead_per_seq        host cost per sequence in the iteration (per-request bookkeeping,
                           sampling and detokenization set-up of the executor)
-Objective: the sum of squared log residuals (throughput rows: output tokens/s per GPU; MLPerf
-Server/Interactive rows: mean TPOT at the measured load, and mean TTFT at half weight).
-Search: coordinate descent over multiplicative steps (x / 1.25, 1.1, 1.03), from the committed
-values, until no step lowers the objective.
+Cases: MLPerf v5.0 B200 (Offline tok/s/GPU; Server and Interactive mean TPOT at NVIDIA's target
+rate), MLPerf v4.1 H100 TP2 and H200 TP1 Server mean TPOT at the measured rate, TensorRT-LLM
+v1.0 / v0.20 Llama-3.3-70B and v0.14 Llama-3-70B tables, Azure's ND GB200 v6 trtllm-bench runs
+(Llama-3-70B FP8 TP4, Llama-3.1-8B FP8 TP1). Mean TTFT rows are printed with weight 0 (queueing
+near saturation, not an iteration time); the v0.14 H100 TP1 row (memory-capacity bound) too.
+Rows the model refuses (20000/2000: longer than llama3-70b's 8,192-token context) are listed.
+Objective: the weighted sum of squared log residuals (throughput rows: output tokens/s per GPU,
+weight 1; Server/Interactive mean TPOT, weight 0.5: near saturation TPOT swings with capacity,
+and the Interactive config is SECONDARY in serving.csv).
+Search (--fit): damped Gauss-Newton in log-parameter space, 2 rounds, from compute.yaml's values
+or --start ARCH.PARAM=VALUE (the committed fits' start points are in their `how:`).
+Each evaluation runs every case (minutes on 2 cores); results are memoized per parameter set.
 """
 import argparse
 import csv
