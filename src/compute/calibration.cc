@@ -31,6 +31,41 @@ const ArchCalibration& ComputeCalibration::For(const std::string& arch) const {
 
 namespace {
 
+// The optional `serving:` block of an arch (compute.h ServingFit).
+StatusOr<ServingFit> ParseServing(const YamlMap& y, const ArchCalibration& a) {
+  ServingFit s;
+  NDT_ASSIGN_OR_RETURN(YamlMap g, y.Map("gemm_fraction"));
+  for (const std::string& key : g.Keys()) {
+    Precision p;
+    if (!ParsePrecision(key, &p)) return g.Error(key, "not a precision (fp16, bf16, fp8, fp4)");
+    if (!a.gemm.count(p)) return g.Error(key, "the arch has no microbenchmark GEMM fit for it");
+    NDT_ASSIGN_OR_RETURN(double f, g.Number(key));
+    if (f <= 0 || f > 1) return g.Error(key, "must be in (0, 1]");
+    s.gemm_fraction[p] = f;
+  }
+  NDT_RETURN_IF_ERROR(g.Finish());
+  NDT_ASSIGN_OR_RETURN(s.attention_fraction, y.Number("attention_fraction"));
+  NDT_ASSIGN_OR_RETURN(s.attention_hbm_fraction, y.Number("attention_hbm_fraction"));
+  if (s.attention_fraction <= 0 || s.attention_fraction > 1) {
+    return y.Error("attention_fraction", "must be in (0, 1]");
+  }
+  if (s.attention_hbm_fraction <= 0 || s.attention_hbm_fraction > 1) {
+    return y.Error("attention_hbm_fraction", "must be in (0, 1]");
+  }
+  NDT_ASSIGN_OR_RETURN(Sourced o, y.Quantity("iteration_overhead", Dim::kTime));
+  NDT_ASSIGN_OR_RETURN(Sourced ps, y.Quantity("overhead_per_seq", Dim::kTime));
+  if (o.value < 0) return y.Error("iteration_overhead", "must be >= 0");
+  if (ps.value < 0) return y.Error("overhead_per_seq", "must be >= 0");
+  s.iteration_overhead_s = o.value;
+  s.overhead_per_seq_s = ps.value;
+  NDT_ASSIGN_OR_RETURN(std::string residuals, y.String("residuals"));
+  NDT_ASSIGN_OR_RETURN(std::string how, y.String("how"));
+  (void)residuals;
+  (void)how;
+  NDT_RETURN_IF_ERROR(y.Finish());
+  return s;
+}
+
 StatusOr<ArchCalibration> ParseArch(const YamlMap& y) {
   ArchCalibration a;
   NDT_ASSIGN_OR_RETURN(a.arch, y.String("arch"));
@@ -78,6 +113,11 @@ StatusOr<ArchCalibration> ParseArch(const YamlMap& y) {
   }
   NDT_ASSIGN_OR_RETURN(Sourced ko, y.Quantity("kernel_overhead", Dim::kTime));
   a.kernel_overhead_s = ko.value;
+  NDT_ASSIGN_OR_RETURN(std::optional<YamlMap> serving, y.OptionalMap("serving"));
+  if (serving) {
+    NDT_ASSIGN_OR_RETURN(ServingFit fit, ParseServing(*serving, a));
+    a.serving = fit;
+  }
   NDT_RETURN_IF_ERROR(y.Finish());
   return a;
 }

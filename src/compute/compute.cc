@@ -80,10 +80,10 @@ int Sms(const GpuSpec& gpu, const ArchCalibration& cal) {
   return gpu.sms > 0 ? gpu.sms : cal.sms_if_unknown;
 }
 
-double MemoryTime(const GpuSpec& gpu, const ArchCalibration& cal, double bytes) {
+double MemoryTime(const GpuSpec& gpu, double fraction, double bytes) {
   if (bytes <= 0) return 0;
   NDT_CHECK(gpu.memory_Bps > 0, "GPU '" + gpu.name + "' has no memory bandwidth");
-  return bytes / (gpu.memory_Bps * cal.hbm_fraction);
+  return bytes / (gpu.memory_Bps * fraction);
 }
 
 // Compute time of a GEMM at precision p (waves of tiles), best of both tile orientations.
@@ -155,7 +155,9 @@ OpTiming OpTimeDetail(const GpuSpec& gpu, const Op& op, const ComputeCalibration
       break;
     }
   }
-  t.memory_s = MemoryTime(gpu, cal, op.bytes);
+  const bool attention_mem = op.kind == OpKind::kAttention && cal.attention_hbm_fraction > 0;
+  t.memory_s =
+      MemoryTime(gpu, attention_mem ? cal.attention_hbm_fraction : cal.hbm_fraction, op.bytes);
   t.memory_bound = t.memory_s > t.compute_s;
   t.time_s = std::max(t.compute_s, t.memory_s) + t.launch_s;
   if (op.kind != OpKind::kAttention && IsAttentionCore(op)) {
@@ -164,6 +166,22 @@ OpTiming OpTimeDetail(const GpuSpec& gpu, const Op& op, const ComputeCalibration
   const double peak = Peak(gpu, p);
   t.efficiency = t.compute_s > 0 && peak > 0 ? op.flop / (peak * t.compute_s) : 0;
   return t;
+}
+
+ComputeCalibration ServingCalibration(const ComputeCalibration& cal) {
+  ComputeCalibration out = cal;
+  for (auto& [name, a] : out.archs) {
+    if (!a.serving) continue;
+    for (const auto& [p, fraction] : a.serving->gemm_fraction) {
+      auto it = a.gemm.find(p);
+      if (it != a.gemm.end()) it->second.fraction = fraction;
+    }
+    if (a.serving->attention_fraction > 0) a.attention_fraction = a.serving->attention_fraction;
+    if (a.serving->attention_hbm_fraction > 0) {
+      a.attention_hbm_fraction = a.serving->attention_hbm_fraction;
+    }
+  }
+  return out;
 }
 
 double OpTime(const GpuSpec& gpu, const Op& op, const ComputeCalibration& cal) {

@@ -18,6 +18,7 @@
 #define NDTWIN_COMPUTE_COMPUTE_H_
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,20 @@ struct GemmFit {
   double wave_overhead_s = 0;
 };
 
+// What a serving engine's kernels and host loop reach on one architecture, fitted on serving
+// measurements (data/calibration/compute.yaml `serving:`, by src/serve/fit_serving.py on
+// validation/calibration/serving.csv). ServingCalibration() applies it; without one, serving
+// uses the microbenchmark fit and data/serve/engine.yaml's iteration overhead.
+struct ServingFit {
+  // Sustained fraction of the dense peak of the engine's GEMMs, by precision; replaces
+  // GemmFit::fraction (launch and per-wave costs stay the microbenchmark's).
+  std::map<Precision, double> gemm_fraction;
+  double attention_fraction = 0;      // fused attention (FMHA/XQA) compute, of 16-bit dense peak
+  double attention_hbm_fraction = 0;  // attention's K/V and Q/O traffic, of memory_Bps
+  double iteration_overhead_s = 0;    // host cost of one engine iteration
+  double overhead_per_seq_s = 0;      // host cost per sequence the iteration carries
+};
+
 // Fitted per-architecture parameters (data/calibration/compute.yaml).
 struct ArchCalibration {
   std::string arch;                // "ampere", "hopper", "blackwell", ... or "default"
@@ -44,6 +59,8 @@ struct ArchCalibration {
   std::map<Precision, GemmFit> gemm;  // by precision; others use GemmFor's preference order
   double attention_fraction = 0.5;    // FlashAttention forward fraction of the 16-bit dense peak
   double hbm_fraction = 0.85;         // achievable fraction of memory_Bps (STREAM)
+  // Achievable fraction of memory_Bps for attention ops; 0: hbm_fraction.
+  double attention_hbm_fraction = 0;
   // Unfused attention core (model/ops.h): measured speed / the roofline's (standard attention).
   double unfused_attention_efficiency = 1.0;
   double kernel_overhead_s = 3e-6;  // fixed cost of a non-GEMM kernel
@@ -52,6 +69,8 @@ struct ArchCalibration {
   // the user to see beside them; empty when none is known. A fallback entry inherits its
   // target's unless it states its own.
   std::string serving_caveat;
+  // The serving fit, if this arch (or its fallback target) has one.
+  std::optional<ServingFit> serving;
 
   // The fit for p; else the 16-bit fit, else fp8, else fp4 (NDT_CHECK: at least one exists).
   const GemmFit& GemmFor(Precision p) const;
@@ -63,6 +82,11 @@ struct ComputeCalibration {
   // Calibration for a GPU's arch, or the "default" entry (the loader requires one).
   const ArchCalibration& For(const std::string& arch) const;
 };
+
+// The calibration a serving engine runs at: every arch with a `serving` fit gets its GEMM
+// fractions, attention fraction and attention memory fraction (the microbenchmark fit stays for
+// the rest: launch and wave costs, element-wise bandwidth). Idempotent.
+ComputeCalibration ServingCalibration(const ComputeCalibration& cal);
 
 // Loads data/calibration/compute.yaml strictly ("" data_dir = NDT_DATA_DIR).
 StatusOr<ComputeCalibration> LoadComputeCalibration(const std::string& data_dir);

@@ -172,7 +172,7 @@ TEST(Calibration, BlackwellUltraFollowsBlackwell) {
 // serving_caveat is optional: Blackwell states one, GB300 (a fallback) inherits it, Hopper has
 // none; a fallback that states its own keeps it.
 TEST(Calibration, ServingCaveatIsInheritedByFallbacks) {
-  EXPECT_NE(Cal().For("blackwell").serving_caveat.find("optimistic"), std::string::npos);
+  EXPECT_NE(Cal().For("blackwell").serving_caveat.find("fitted"), std::string::npos);
   EXPECT_EQ(Cal().For("blackwell_ultra").serving_caveat, Cal().For("blackwell").serving_caveat);
   EXPECT_EQ(Cal().For("hopper").serving_caveat, "");
   const std::string fit =
@@ -187,6 +187,100 @@ TEST(Calibration, ServingCaveatIsInheritedByFallbacks) {
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->For("b").serving_caveat, "from a");
   EXPECT_EQ(c->For("default").serving_caveat, "own");
+}
+
+// A one-arch calibration with round numbers and an optional serving block (tests below).
+std::string OneArch(const std::string& serving) {
+  return "how: x\narchs:\n  - arch: default\n    tile: [128, 128]\n"
+         "    gemm: {fp16: {fraction: 0.8, launch: 0 us, wave_overhead: 0 us, residuals: r}}\n"
+         "    attention_fraction: 0.5\n    hbm_fraction: 0.8\n"
+         "    unfused_attention_efficiency: 0.7\n    kernel_overhead: 2 us\n" +
+         serving + "    how: h\n";
+}
+const char* kServing =
+    "    serving:\n      gemm_fraction: {fp16: 0.4}\n      attention_fraction: 0.25\n"
+    "      attention_hbm_fraction: 0.5\n      iteration_overhead: 3 ms\n"
+    "      overhead_per_seq: 10 us\n      residuals: r\n      how: h\n";
+
+// ServingCalibration swaps in the serving GEMM fraction, attention fraction and attention memory
+// fraction; the microbenchmark fit is untouched without it, and applying it twice changes
+// nothing. On the synthetic GPU (100 SMs, 100 TFLOP/s fp16, 1 TB/s), 128x128 tiles:
+//  - GEMM 12800 x 1280 x 4096: 100 x 10 = 1000 tiles = 10 waves of 128*128*2*4096 = 134.2 MFLOP
+//    per SM; at 0.8 x 1 TFLOP/s per SM = 167.8 us per wave -> 1.678 ms; at 0.4 -> 3.355 ms.
+//  - attention op of 1e9 bytes and 1e9 FLOP: memory 1e9 / (1e12 x 0.8) = 1.25 ms, compute
+//    1e9 / (100e12 x 0.5) = 20 us -> 1.25 ms + 2 us; serving: 1e9 / (1e12 x 0.5) = 2 ms + 2 us.
+//  - an element-wise op of 1e9 bytes stays at the STREAM fraction: 1.25 ms + 2 us.
+TEST(Calibration, ServingFitSwapsGemmAndAttentionFractions) {
+  StatusOr<ComputeCalibration> c = ParseComputeCalibration(OneArch(kServing), "c.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  const ArchCalibration& a = c->For("default");
+  ASSERT_TRUE(a.serving.has_value());
+  EXPECT_DOUBLE_EQ(a.serving->iteration_overhead_s, 3e-3);
+  EXPECT_DOUBLE_EQ(a.serving->overhead_per_seq_s, 10e-6);
+  const ComputeCalibration s = ServingCalibration(*c);
+  const GpuSpec g = Synthetic();
+  const Op gemm = Gemm(12800, 1280, 4096);
+  EXPECT_NEAR(OpTime(g, gemm, *c), 1.6777e-3, 1e-7);
+  EXPECT_NEAR(OpTime(g, gemm, s), 3.3554e-3, 1e-7);
+  Op attn;
+  attn.kind = OpKind::kAttention;
+  attn.flop = 1e9;
+  attn.bytes = 1e9;
+  attn.math = Dtype::kBf16;
+  EXPECT_NEAR(OpTime(g, attn, *c), 1.25e-3 + 2e-6, 1e-12);
+  EXPECT_NEAR(OpTime(g, attn, s), 2e-3 + 2e-6, 1e-12);
+  Op elem;
+  elem.kind = OpKind::kElementwise;
+  elem.bytes = 1e9;
+  elem.math = Dtype::kBf16;
+  EXPECT_NEAR(OpTime(g, elem, s), 1.25e-3 + 2e-6, 1e-12);
+  const ComputeCalibration twice = ServingCalibration(s);
+  EXPECT_DOUBLE_EQ(OpTime(g, gemm, twice), OpTime(g, gemm, s));
+  EXPECT_DOUBLE_EQ(OpTime(g, attn, twice), OpTime(g, attn, s));
+  StatusOr<ComputeCalibration> plain = ParseComputeCalibration(OneArch(""), "c.yaml");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->For("default").serving.has_value());
+  EXPECT_DOUBLE_EQ(OpTime(g, gemm, ServingCalibration(*plain)), OpTime(g, gemm, *plain));
+}
+
+// The committed fit: Blackwell and Hopper have a serving block, GB300 inherits Blackwell's, and a
+// large fp4 GEMM on GB200 (wave overhead 0 in the fp4 fit) slows by exactly the ratio of the two
+// fractions.
+TEST(Calibration, CommittedServingFit) {
+  const ArchCalibration& b = Cal().For("blackwell");
+  ASSERT_TRUE(b.serving.has_value());
+  ASSERT_TRUE(Cal().For("hopper").serving.has_value());
+  ASSERT_TRUE(Cal().For("blackwell_ultra").serving.has_value());
+  EXPECT_EQ(Cal().For("blackwell_ultra").serving->gemm_fraction, b.serving->gemm_fraction);
+  const ComputeCalibration s = ServingCalibration(Cal());
+  const GpuSpec gb200 = Gpu("GB200");
+  const double micro = GemmEfficiency(gb200, 16384, 16384, 16384, 1, Precision::kFp4, Cal());
+  const double serve = GemmEfficiency(gb200, 16384, 16384, 16384, 1, Precision::kFp4, s);
+  EXPECT_NEAR(serve / micro,
+              b.serving->gemm_fraction.at(Precision::kFp4) / b.GemmFor(Precision::kFp4).fraction,
+              1e-9);
+}
+
+TEST(Calibration, ServingBlockErrors) {
+  auto err = [](const std::string& serving) {
+    StatusOr<ComputeCalibration> c = ParseComputeCalibration(OneArch(serving), "c.yaml");
+    return c.ok() ? std::string("ok") : c.status().message();
+  };
+  std::string s = kServing;
+  EXPECT_NE(err(std::string(s).replace(s.find("fp16: 0.4"), 9, "fp16: 1.5"))
+                .find("gemm_fraction.fp16: must be in (0, 1]"),
+            std::string::npos)
+      << err(std::string(s).replace(s.find("fp16: 0.4"), 9, "fp16: 1.5"));
+  EXPECT_NE(err(std::string(s).replace(s.find("fp16: 0.4"), 9, "fp4: 0.4"))
+                .find("no microbenchmark GEMM fit"),
+            std::string::npos);
+  EXPECT_NE(err(std::string(s).replace(s.find("fp16: 0.4"), 9, "xyz: 0.4")).find("not a precision"),
+            std::string::npos);
+  EXPECT_NE(err(std::string(s).replace(s.find("0.5\n"), 3, "0.0"))
+                .find("attention_hbm_fraction: must be in (0, 1]"),
+            std::string::npos);
+  const std::string negative = err(std::string(s).replace(s.find("10 us"), 5, "-1 us"));
+  EXPECT_NE(negative.find("overhead_per_seq"), std::string::npos) << negative;
 }
 
 TEST(Calibration, StrictLoaderRejectsUnknownKeysAndMissingDefault) {

@@ -96,7 +96,7 @@ IterationTime IterationCostModel::Detail(const BatchShape& b) {
   // The LM head runs for sequences that emit a token: decoders and (at most) each prompt chunk.
   int outputs = b.decode_seqs + static_cast<int>(b.chunks.size());
   t.head_s = HeadTerms(outputs);
-  t.overhead_s = spec_.overhead_s;
+  t.overhead_s = spec_.overhead_s + spec_.overhead_per_seq_s * outputs;
   return t;
 }
 

@@ -7,7 +7,9 @@
 //   + embedding and the LM head for the sequences that emit a token (the head in 16-bit: fp8/fp4
 //   checkpoints leave it unquantized),
 //   + 2 TP all-reduces per layer of tokens x hidden activations, (pp - 1) stage-to-stage sends,
-//   + a fixed per-iteration overhead (scheduling, sampling; data/serve/engine.yaml).
+//   + the engine's host cost: fixed per iteration plus per sequence it carries (scheduling,
+//   sampling, per-request bookkeeping; the arch's serving fit in data/calibration/compute.yaml,
+//   else data/serve/engine.yaml's fixed overhead).
 // Operator times come from compute/compute.h (roofline calibrated on microbenchmarks);
 // communication times from callbacks (serve/deployment.cc uses coll/). With pipeline
 // parallelism, one micro-batch group's iteration runs through all stages, so the iteration time
@@ -38,7 +40,8 @@ struct CostSpec {
   Dtype weights = Dtype::kFp16;
   Dtype kv = Dtype::kFp16;
   Dtype activations = Dtype::kFp16;
-  double overhead_s = 0;  // per iteration
+  double overhead_s = 0;          // per iteration
+  double overhead_per_seq_s = 0;  // per sequence the iteration carries (decoders + prompt chunks)
   // Time of one all-reduce of `bytes` over the TP group; of the pp - 1 sends of `bytes`
   // from stage to stage. Empty: no such communication (tp == 1, pp == 1).
   std::function<double(double bytes)> tp_allreduce_s;

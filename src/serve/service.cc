@@ -73,6 +73,10 @@ StatusOr<Plan> MakePlan(const InferContext& ctx, const InferOptions& o, const Kn
   p.cost.kv = o.kv;
   p.cost.activations = Dtype::kFp16;
   p.cost.overhead_s = ctx.params.iteration_overhead_s;
+  if (const auto& fit = ctx.calibration->For(ctx.gpu->arch).serving; fit) {
+    p.cost.overhead_s = fit->iteration_overhead_s;
+    p.cost.overhead_per_seq_s = fit->overhead_per_seq_s;
+  }
   if (k.tp > 1 && ctx.comm.tp_allreduce_s) {
     auto fn = ctx.comm.tp_allreduce_s;
     int tp = k.tp;
@@ -362,8 +366,13 @@ bool ParseScenario(const std::string& s, Scenario* out) {
   return false;
 }
 
-StatusOr<InferResult> RunInference(const InferContext& ctx, const InferOptions& o) {
-  NDT_CHECK(ctx.sku && ctx.gpu && ctx.model && ctx.calibration, "RunInference: null context");
+StatusOr<InferResult> RunInference(const InferContext& given, const InferOptions& o) {
+  NDT_CHECK(given.sku && given.gpu && given.model && given.calibration,
+            "RunInference: null context");
+  // Serving kernels run at the serving fit of the arch (compute.h ServingCalibration).
+  const ComputeCalibration serving = ServingCalibration(*given.calibration);
+  InferContext ctx = given;
+  ctx.calibration = &serving;
   NDT_CHECK(!o.lengths.empty() || !o.trace.empty(), "RunInference: no requests");
   NDT_RETURN_IF_ERROR(CheckServedContext(*ctx.model, o));
   if (o.ep > 1) {

@@ -1,13 +1,51 @@
 #include "serve/validate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "core/csv.h"
 #include "model/transformer.h"
 #include "serve/run.h"
 
 namespace ndt {
+
+namespace {
+
+// (metric, system) of every row of the serving calibration table; empty if it is absent.
+std::vector<std::pair<std::string, std::string>> CalibrationMetrics(const std::string& path) {
+  std::vector<std::pair<std::string, std::string>> out;
+  StatusOr<CsvFile> f = CsvFile::Read(path);
+  if (!f.ok()) return out;
+  const int metric = f->Column("metric"), system = f->Column("system");
+  if (metric < 0 || system < 0) return out;
+  for (const CsvRow& r : f->rows()) {
+    out.emplace_back(CsvFile::Cell(r, metric), CsvFile::Cell(r, system));
+  }
+  return out;
+}
+
+// A validation row is calibration when the serving calibration table holds the same run's
+// iteration data: an "MLPerf <round> ... <scenario> mean TPOT" row on a system of the same GPU
+// (the v4.1 H100 Server run, whose TPOT and TTFT src/serve/fit_serving.py fits).
+bool IsCalibrationRun(const std::vector<std::pair<std::string, std::string>>& cal,
+                      const std::string& round, const std::string& scenario,
+                      const std::string& accelerator) {
+  const std::string version = round.substr(round.rfind(' ') + 1);  // "inference v4.1" -> "v4.1"
+  const std::string gpu = accelerator.substr(0, accelerator.find('-'));  // "H100-SXM5-80GB"
+  for (const auto& [metric, system] : cal) {
+    if (metric.starts_with("MLPerf " + version + " ") &&
+        metric.find(" " + scenario + " mean TPOT") != std::string::npos &&
+        system.find(gpu) != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
 
 StatusOr<std::vector<ValidationRow>> ValidateInference(const ServeData& data,
                                                        const std::string& shared_dir) {
@@ -35,6 +73,7 @@ StatusOr<std::vector<ValidationRow>> ValidateInference(const ServeData& data,
                                          "max_num_tokens",
                                          "ttft_p99_limit_ms",
                                          "tpot_p99_limit_ms",
+                                         "accelerator",
                                          "dataset",
                                          "mean_generated_tokens",
                                          "source"};
@@ -42,6 +81,7 @@ StatusOr<std::vector<ValidationRow>> ValidateInference(const ServeData& data,
     if (col(n) < 0) return Status::InvalidInput(path + ":1: missing column '" + n + "'");
   }
   NDT_ASSIGN_OR_RETURN(TransformerSpec model, LoadModel("llama2-70b", ModelsDir(data.data_dir)));
+  const auto calibration = CalibrationMetrics(dir + "/validation/calibration/serving.csv");
   std::vector<ValidationRow> rows;
   for (const CsvRow& row : table.rows()) {
     const int line_no = row.line;
@@ -103,6 +143,7 @@ StatusOr<std::vector<ValidationRow>> ValidateInference(const ServeData& data,
     v.measured = measured;
     v.predicted = r->output_tokens_per_s;
     v.source = get("source");
+    v.calibration = IsCalibrationRun(calibration, get("round"), scen, get("accelerator"));
     rows.push_back(std::move(v));
   }
   return rows;
