@@ -47,6 +47,31 @@ TEST(Network, TwoFlowsOnOneLinkGetHalfEach) {
   for (double t : FinishAnalytical(l.c, fl)) EXPECT_NEAR(t, 2.001, 1e-9);
 }
 
+TEST(Network, AnalyticalSharingOnAClusterWithManyIdleLinks) {
+  // The Line plus 64 idle duplex links elsewhere: the analytical model then counts flows per
+  // link on the links the flows touch only (FinishAnalytical's sparse count) and must agree with
+  // the small graph: both flows cross ab (100 B/s), 50 B/s each, 100 bytes -> 2 s (+1 ms).
+  Line l;
+  for (int i = 0; i < 64; ++i) {
+    NodeId x = l.c.AddNode(NodeKind::kGpu, 1 + i, 0, "x");
+    NodeId y = l.c.AddNode(NodeKind::kGpu, 1 + i, 1, "y");
+    l.c.AddDuplex(x, y, LinkKind::kNvlink, 1, 0);
+  }
+  std::vector<Flow> fl = {F({l.ab}, 100), F({l.ab}, 100)};
+  for (double t : FinishAnalytical(l.c, fl)) EXPECT_NEAR(t, 2.001, 1e-9);
+  // Flow 0 crosses ab and bc (bottleneck bc 50 B/s, alone there); flow 1 ab only: ab is shared
+  // by 2 (50 each), so flow 0 runs at min(50, 50) = 50 and flow 1 at 50; 100 bytes -> 2 s.
+  std::vector<Flow> two = {F({l.ab, l.bc}, 100), F({l.ab}, 100)};
+  std::vector<double> t = FinishAnalytical(l.c, two);
+  EXPECT_NEAR(t[0], 2.002, 1e-9);
+  EXPECT_NEAR(t[1], 2.001, 1e-9);
+  // The same flows with a third on bc: bc shared by 2 (25 each) -> flow 0 at 25: 4 s (+2 ms).
+  two.push_back(F({l.bc}, 100));
+  t = FinishAnalytical(l.c, two);
+  EXPECT_NEAR(t[0], 4.002, 1e-9);
+  EXPECT_NEAR(t[2], 4.001, 1e-9);
+}
+
 TEST(Network, FlowBottleneckedElsewhereFreesCapacity) {
   Line l;
   // Flow 0 crosses ab and bc (bc = 50 B/s shared by flow 0 only): max-min gives flow 0 at most
