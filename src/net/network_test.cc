@@ -72,6 +72,33 @@ TEST(Network, AnalyticalSharingOnAClusterWithManyIdleLinks) {
   EXPECT_NEAR(t[2], 4.001, 1e-9);
 }
 
+// Both models count and number links sparsely when the flows touch few of the cluster's links
+// and with a table over all links otherwise (network.cc): the same 24 flows (32 link crossings)
+// on the Line alone (4 links: the table) and on the Line with 1,024 idle duplex links (2,052:
+// sparse, 32 x 16 < 2,052) must finish at bit-identical times.
+TEST(Network, IdleLinksElsewhereChangeNoBit) {
+  Line small, big;
+  for (int i = 0; i < 1024; ++i) {
+    NodeId x = big.c.AddNode(NodeKind::kGpu, 1 + i, 0, "x");
+    NodeId y = big.c.AddNode(NodeKind::kGpu, 1 + i, 1, "y");
+    big.c.AddDuplex(x, y, LinkKind::kNvlink, 1, 0);
+  }
+  std::vector<Flow> fl;
+  for (int i = 0; i < 24; ++i) {
+    std::vector<LinkId> path = i % 3 == 0   ? std::vector<LinkId>{small.ab, small.bc}
+                               : i % 3 == 1 ? std::vector<LinkId>{small.ab}
+                                            : std::vector<LinkId>{small.bc};
+    fl.push_back(F(path, 10.0 + 7.0 * (i % 5) + 0.1 * i, 0.05 * (i % 4)));
+  }
+  ASSERT_EQ(small.ab, big.ab);  // same ids: the idle links come after
+  for (auto finish : {&FinishMaxMin, &FinishAnalytical}) {
+    const std::vector<double> a = finish(small.c, fl);
+    const std::vector<double> b = finish(big.c, fl);
+    ASSERT_EQ(a.size(), b.size());
+    EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(double)), 0);
+  }
+}
+
 TEST(Network, FlowBottleneckedElsewhereFreesCapacity) {
   Line l;
   // Flow 0 crosses ab and bc (bc = 50 B/s shared by flow 0 only): max-min gives flow 0 at most
