@@ -47,6 +47,58 @@ TEST(Network, TwoFlowsOnOneLinkGetHalfEach) {
   for (double t : FinishAnalytical(l.c, fl)) EXPECT_NEAR(t, 2.001, 1e-9);
 }
 
+TEST(Network, AnalyticalSharingOnAClusterWithManyIdleLinks) {
+  // The Line plus 64 idle duplex links elsewhere: the analytical model then counts flows per
+  // link on the links the flows touch only (FinishAnalytical's sparse count) and must agree with
+  // the small graph: both flows cross ab (100 B/s), 50 B/s each, 100 bytes -> 2 s (+1 ms).
+  Line l;
+  for (int i = 0; i < 64; ++i) {
+    NodeId x = l.c.AddNode(NodeKind::kGpu, 1 + i, 0, "x");
+    NodeId y = l.c.AddNode(NodeKind::kGpu, 1 + i, 1, "y");
+    l.c.AddDuplex(x, y, LinkKind::kNvlink, 1, 0);
+  }
+  std::vector<Flow> fl = {F({l.ab}, 100), F({l.ab}, 100)};
+  for (double t : FinishAnalytical(l.c, fl)) EXPECT_NEAR(t, 2.001, 1e-9);
+  // Flow 0 crosses ab and bc (bottleneck bc 50 B/s, alone there); flow 1 ab only: ab is shared
+  // by 2 (50 each), so flow 0 runs at min(50, 50) = 50 and flow 1 at 50; 100 bytes -> 2 s.
+  std::vector<Flow> two = {F({l.ab, l.bc}, 100), F({l.ab}, 100)};
+  std::vector<double> t = FinishAnalytical(l.c, two);
+  EXPECT_NEAR(t[0], 2.002, 1e-9);
+  EXPECT_NEAR(t[1], 2.001, 1e-9);
+  // The same flows with a third on bc: bc shared by 2 (25 each) -> flow 0 at 25: 4 s (+2 ms).
+  two.push_back(F({l.bc}, 100));
+  t = FinishAnalytical(l.c, two);
+  EXPECT_NEAR(t[0], 4.002, 1e-9);
+  EXPECT_NEAR(t[2], 4.001, 1e-9);
+}
+
+// Both models count and number links sparsely when the flows touch few of the cluster's links
+// and with a table over all links otherwise (network.cc): the same 24 flows (32 link crossings)
+// on the Line alone (4 links: the table) and on the Line with 1,024 idle duplex links (2,052:
+// sparse, 32 x 16 < 2,052) must finish at bit-identical times.
+TEST(Network, IdleLinksElsewhereChangeNoBit) {
+  Line small, big;
+  for (int i = 0; i < 1024; ++i) {
+    NodeId x = big.c.AddNode(NodeKind::kGpu, 1 + i, 0, "x");
+    NodeId y = big.c.AddNode(NodeKind::kGpu, 1 + i, 1, "y");
+    big.c.AddDuplex(x, y, LinkKind::kNvlink, 1, 0);
+  }
+  std::vector<Flow> fl;
+  for (int i = 0; i < 24; ++i) {
+    std::vector<LinkId> path = i % 3 == 0   ? std::vector<LinkId>{small.ab, small.bc}
+                               : i % 3 == 1 ? std::vector<LinkId>{small.ab}
+                                            : std::vector<LinkId>{small.bc};
+    fl.push_back(F(path, 10.0 + 7.0 * (i % 5) + 0.1 * i, 0.05 * (i % 4)));
+  }
+  ASSERT_EQ(small.ab, big.ab);  // same ids: the idle links come after
+  for (auto finish : {&FinishMaxMin, &FinishAnalytical}) {
+    const std::vector<double> a = finish(small.c, fl);
+    const std::vector<double> b = finish(big.c, fl);
+    ASSERT_EQ(a.size(), b.size());
+    EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(double)), 0);
+  }
+}
+
 TEST(Network, FlowBottleneckedElsewhereFreesCapacity) {
   Line l;
   // Flow 0 crosses ab and bc (bc = 50 B/s shared by flow 0 only): max-min gives flow 0 at most
