@@ -109,7 +109,17 @@ StatusOr<CommandOutput> RunValidate(const Context& ctx, const ValidateOptions& o
                                 "'; use all, collectives, training or inference");
   }
   const std::string shared_dir = opts.shared_dir.empty() ? DefaultSharedDir() : opts.shared_dir;
-  diag->Progress("ndtwin: measurements from " + shared_dir + "/validation");
+  // Said relative to the working directory when it can be, so logs and the README carry no
+  // machine's absolute path.
+  std::error_code ec;
+  const std::filesystem::path cwd = std::filesystem::current_path(ec);
+  std::string shown = shared_dir;
+  if (!ec) {
+    const std::string rel =
+        std::filesystem::path(shared_dir).lexically_normal().lexically_relative(cwd).string();
+    if (!rel.empty()) shown = rel;
+  }
+  diag->Progress("ndtwin: measurements from " + shown + "/validation");
   std::vector<std::string> suites = {"collectives", "training", "inference"};
   if (opts.suite != "all") suites = {opts.suite};
   Json out;
