@@ -38,8 +38,9 @@ demo: build
 bench: build
 	@for b in $(BUILD)/*_bench; do echo "== $$b"; $$b --benchmark_min_time=0.2; done
 
+# Also regenerates data/calibration/intervals.yaml (the prediction intervals; commit it).
 validate: build
-	$(NDTWIN) validate
+	$(NDTWIN) validate --write-intervals
 
 format:
 	clang-format -i $$(git ls-files 'src/*.cc' 'src/*.h' 'bench/*.cc')

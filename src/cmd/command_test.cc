@@ -139,6 +139,76 @@ TEST(Context, HwDataFabricReachesTrainAsItReachesTopo) {
   EXPECT_DOUBLE_EQ(tb->json["latency_s"]["nic_link"].get<double>(), 1e-3);
 }
 
+// Copies data/ to a temporary folder with a known intervals file: Ampere training, 12 cases,
+// measured/predicted p10 0.9 and p90 1.05; no Blackwell class.
+std::string DataWithKnownIntervals() {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "ndtwin_cmd_test_intervals";
+  fs::remove_all(dir);
+  fs::copy(NDT_DATA_DIR, dir, fs::copy_options::recursive);
+  std::ofstream(dir / "calibration" / "intervals.yaml")
+      << "min_cases: 3\n"
+         "defaults:\n"
+         "  - {workload: training, half_width: 0.25, reason: r}\n"
+         "  - {workload: serving, half_width: 0.35, reason: r}\n"
+         "  - {workload: collectives, half_width: 0.3, reason: r}\n"
+         "classes:\n"
+         "  - {class: Ampere training, arch: Ampere, workload: training, metric: m, cases: 12,\n"
+         "     p10: 0.9, p90: 1.05, default_width: false, basis: twelve}\n";
+  return dir.string();
+}
+
+TEST(Intervals, TrainJsonAndTextCarryTheIntervalOfTheClass) {
+  StatusOr<Context> ctx = Context::Load(DataWithKnownIntervals());
+  ASSERT_TRUE(ctx.ok()) << ctx.status().message();
+  Json job = {{"sku", "ND96amsr_A100_v4"},
+              {"layers", 4},
+              {"hidden", 512},
+              {"heads", 8},
+              {"seq", 512},
+              {"gbs", 16},
+              {"mbs", 2}};
+  StatusOr<CommandOutput> r = RunCmd("train", job, *ctx);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  // A time scales as 1 / rate: step t -> [t / p90, t / p10] = [t / 1.05, t / 0.9]; MFU (a rate)
+  // -> [0.9 mfu, 1.05 mfu].
+  const double t = r->json["step_time_s"].get<double>();
+  const Json& it = r->json["step_time_s_interval"];
+  EXPECT_DOUBLE_EQ(it["p10"].get<double>(), t / 1.05);
+  EXPECT_DOUBLE_EQ(it["p90"].get<double>(), t / 0.9);
+  EXPECT_EQ(it["cases"], 12);
+  EXPECT_EQ(it["basis"], "twelve");
+  EXPECT_EQ(it["class"], "Ampere training");
+  const double mfu = r->json["mfu"].get<double>();
+  EXPECT_DOUBLE_EQ(r->json["mfu_interval"]["p10"].get<double>(), 0.9 * mfu);
+  EXPECT_DOUBLE_EQ(r->json["mfu_interval"]["p90"].get<double>(), 1.05 * mfu);
+  EXPECT_NE(r->text.find("(p10\u2013p90 "), std::string::npos) << r->text;
+  EXPECT_NE(r->text.find("12 cases, Ampere training)"), std::string::npos) << r->text;
+
+  // No Blackwell training class: the training default, +-25%: [t / 1.25, t / 0.75].
+  job["sku"] = "ND128isr_NDR_GB200_v6";
+  r = RunCmd("train", job, *ctx);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const double tb = r->json["step_time_s"].get<double>();
+  EXPECT_DOUBLE_EQ(r->json["step_time_s_interval"]["p10"].get<double>(), tb / 1.25);
+  EXPECT_DOUBLE_EQ(r->json["step_time_s_interval"]["p90"].get<double>(), tb / 0.75);
+  EXPECT_EQ(r->json["step_time_s_interval"]["cases"], 0);
+  EXPECT_NE(r->text.find("Blackwell training; fewer than 3 cases: default width)"),
+            std::string::npos)
+      << r->text;
+
+  // The built-in data carries one too.
+  r = RunCmd("train", {{"sku", "ND96amsr_A100_v4"},
+                       {"layers", 4},
+                       {"hidden", 512},
+                       {"heads", 8},
+                       {"seq", 512},
+                       {"gbs", 16},
+                       {"mbs", 2}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->json["step_time_s_interval"]["class"], "Ampere training");
+}
+
 TEST(OptionValues, ShowsDefaultsAndNullForOmittedOptionals) {
   const Command* c = FindCommand("train");
   ASSERT_NE(c, nullptr);

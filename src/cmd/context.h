@@ -1,7 +1,8 @@
 // File: cmd/context.h
 // The data every command reads, loaded once from one data directory and then frozen (leveldb's
 // Env, one level up): the catalog (GPUs, VM sizes, prices), the fabric's assumed latencies,
-// the compute calibration, the serving engine's constants and the named software stacks. Commands
+// the compute calibration, the serving engine's constants, the named software stacks and the
+// prediction intervals (data/calibration/intervals.yaml, written by validate). Commands
 // pass the parts down to the library explicitly; nothing below reads data/ on its own. Thread-safe
 // once loaded.
 #ifndef NDTWIN_CMD_CONTEXT_H_
@@ -13,6 +14,7 @@
 #include "core/status.h"
 #include "hw/catalog.h"
 #include "parallel/stack.h"
+#include "report/intervals.h"
 #include "serve/deployment.h"
 #include "topo/fabric_params.h"
 
@@ -25,6 +27,7 @@ struct Context {
   ComputeCalibration compute;
   EngineParams engine;
   std::vector<SoftwareStack> stacks;  // data/stacks/*.yaml, in file-name order
+  Intervals intervals;                // data/calibration/intervals.yaml
 
   // Loads everything from `data_dir` ("" = Catalog::DefaultDataDir(): the built-in data/ or
   // $NDTWIN_DATA). Errors carry file:line.

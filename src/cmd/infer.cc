@@ -184,7 +184,8 @@ std::string Join(const std::vector<std::string>& v) {
   return s;
 }
 
-nlohmann::ordered_json ToJson(const InferFlags& f, const TransformerSpec& m, const InferResult& r) {
+nlohmann::ordered_json ToJson(const InferFlags& f, const TransformerSpec& m, const InferResult& r,
+                              const IntervalClass& iv) {
   const DeploymentInfo& d = r.deployment;
   nlohmann::ordered_json j;
   j["schema"] = "ndtwin.infer/1";
@@ -195,11 +196,18 @@ nlohmann::ordered_json ToJson(const InferFlags& f, const TransformerSpec& m, con
   j["scenario"] = ScenarioName(r.scenario);
   j["seed"] = f.seed;
   j["output_tokens_per_s"] = r.output_tokens_per_s;
+  j["output_tokens_per_s_interval"] = IntervalJson(iv, iv.OfRate(r.output_tokens_per_s));
   j["per_gpu_output_tokens_per_s"] = r.per_gpu_output_tokens_per_s;
   j["requests_per_s"] = r.requests_per_s;
   j["qps"] = r.qps;
   j["ttft_s"] = Stats(r.stats.ttft_s);
+  // TTFT and TPOT were not measured in the validation data: their interval is the class's
+  // tokens/s residuals applied to a time (1 / rate), and its basis says so.
+  IntervalClass lat = iv;
+  lat.basis += "; TTFT/TPOT not measured: the tokens/s residuals applied to a time (1/rate)";
+  j["ttft_s"]["p99_interval"] = IntervalJson(lat, iv.OfTime(r.stats.ttft_s.p99));
   j["tpot_s"] = Stats(r.stats.tpot_s);
+  j["tpot_s"]["p99_interval"] = IntervalJson(lat, iv.OfTime(r.stats.tpot_s.p99));
   j["e2e_s"] = Stats(r.stats.e2e_s);
   if (r.scenario != Scenario::kOffline) {
     j["slo"] = {{"ttft_p99_s", r.ttft_limit_s}, {"tpot_p99_s", r.tpot_limit_s}};
@@ -245,7 +253,8 @@ nlohmann::ordered_json ToJson(const InferFlags& f, const TransformerSpec& m, con
   return j;
 }
 
-std::string InferText(const InferFlags& f, const TransformerSpec& m, const InferResult& r) {
+std::string InferText(const InferFlags& f, const TransformerSpec& m, const InferResult& r,
+                      const IntervalClass& iv) {
   TextOut p;
   const DeploymentInfo& d = r.deployment;
   auto ms = [](double s) { return s * 1e3; };
@@ -270,12 +279,15 @@ std::string InferText(const InferFlags& f, const TransformerSpec& m, const Infer
     "engines\n",
     r.mean_input_tokens, r.mean_output_tokens, static_cast<long long>(r.requests_simulated),
     r.engines_simulated, r.engines);
-  p("Throughput:     %.1f output tokens/s (%.1f per GPU), %.2f requests/s\n", r.output_tokens_per_s,
-    r.per_gpu_output_tokens_per_s, r.requests_per_s);
-  p("TTFT:           p50 %.1f ms, p90 %.1f ms, p99 %.1f ms\n", ms(r.stats.ttft_s.p50),
-    ms(r.stats.ttft_s.p90), ms(r.stats.ttft_s.p99));
-  p("TPOT:           p50 %.2f ms, p90 %.2f ms, p99 %.2f ms\n", ms(r.stats.tpot_s.p50),
-    ms(r.stats.tpot_s.p90), ms(r.stats.tpot_s.p99));
+  p("Throughput:     %.1f output tokens/s (%.1f per GPU), %.2f requests/s%s\n",
+    r.output_tokens_per_s, r.per_gpu_output_tokens_per_s, r.requests_per_s,
+    IntervalText(iv, iv.OfRate(r.output_tokens_per_s), "%.1f", "tokens/s").c_str());
+  p("TTFT:           p50 %.1f ms, p90 %.1f ms, p99 %.1f ms%s\n", ms(r.stats.ttft_s.p50),
+    ms(r.stats.ttft_s.p90), ms(r.stats.ttft_s.p99),
+    IntervalText(iv, iv.OfTime(ms(r.stats.ttft_s.p99)), "%.1f", "ms p99").c_str());
+  p("TPOT:           p50 %.2f ms, p90 %.2f ms, p99 %.2f ms%s\n", ms(r.stats.tpot_s.p50),
+    ms(r.stats.tpot_s.p90), ms(r.stats.tpot_s.p99),
+    IntervalText(iv, iv.OfTime(ms(r.stats.tpot_s.p99)), "%.2f", "ms p99").c_str());
   p("End to end:     p50 %.2f s, p90 %.2f s, p99 %.2f s\n", r.stats.e2e_s.p50, r.stats.e2e_s.p90,
     r.stats.e2e_s.p99);
   p("Batch:          mean %.1f sequences per iteration\n", r.mean_batch);
@@ -350,7 +362,8 @@ StatusOr<CommandOutput> RunInfer(const Context& ctx, const InferFlags& f, Diagno
   for (const std::string& w : r.warnings) diag->Warn(w);
   if (!r.caveat.empty()) diag->Warn(r.caveat);
   if (f.trace.has_value()) NDT_RETURN_IF_ERROR(WriteTrace(BuildTrace(r), *f.trace));
-  return CommandOutput{ToJson(f, model, r), InferText(f, model, r)};
+  const IntervalClass iv = IntervalFor(ctx, *sku, "serving");
+  return CommandOutput{ToJson(f, model, r, iv), InferText(f, model, r, iv)};
 }
 
 }  // namespace

@@ -174,7 +174,7 @@ std::string StrategyLine(const std::string& stack, const Strategy& s) {
 }
 
 std::string TrainText(const TrainJob& job, const std::string& stack, const SkuSpec& sku,
-                      const TrainReport& r) {
+                      const TrainReport& r, const IntervalClass& iv) {
   TextOut p;
   const TimeBreakdown& b = r.sim.breakdown;
   const MemoryBreakdown& m = r.memory;
@@ -188,10 +188,12 @@ std::string TrainText(const TrainJob& job, const std::string& stack, const SkuSp
     for (const std::string& x : r.chosen) c += (c.empty() ? "" : ", ") + x;
     p("Chosen:        %s (best feasible)\n", c.c_str());
   }
-  p("Step time:     %.4f s\n", t);
+  p("Step time:     %.4f s%s\n", t, IntervalText(iv, iv.OfTime(t), "%.4g", "s").c_str());
   p("Throughput:    %.0f tokens/s\n", r.tokens_per_s);
-  p("Model FLOP/s:  %.1f TFLOP/s per GPU, MFU %.1f%% of %.0f TFLOP/s peak\n",
-    r.model_tflops_per_gpu, 100 * r.mfu, r.peak_flops / 1e12);
+  const std::pair<double, double> mfu = iv.OfRate(100 * r.mfu);
+  p("Model FLOP/s:  %.1f TFLOP/s per GPU, MFU %.1f%% of %.0f TFLOP/s peak%s\n",
+    r.model_tflops_per_gpu, 100 * r.mfu, r.peak_flops / 1e12,
+    IntervalText(iv, mfu, "%.1f", "% MFU").c_str());
   // MFU counts attention over the whole sequence (Megatron's and PaLM's convention); the GPU
   // executes causal attention, half the score blocks, so "executed" can be below the model rate.
   p("Hardware:      %.1f TFLOP/s per GPU executed (recompute in, masked half of causal "
@@ -222,7 +224,7 @@ std::string TrainText(const TrainJob& job, const std::string& stack, const SkuSp
 }
 
 nlohmann::ordered_json ToJson(const TrainJob& job, const std::string& stack, const SkuSpec& sku,
-                              const TrainReport& r) {
+                              const TrainReport& r, const IntervalClass& iv) {
   using Json = nlohmann::ordered_json;
   const Strategy& s = r.strategy;
   const MemoryBreakdown& m = r.memory;
@@ -236,10 +238,12 @@ nlohmann::ordered_json ToJson(const TrainJob& job, const std::string& stack, con
   j["model"] = job.model.name;
   j["seq_len"] = job.model.seq_len;
   j["step_time_s"] = r.sim.step_time_s;
+  j["step_time_s_interval"] = IntervalJson(iv, iv.OfTime(r.sim.step_time_s));
   j["tokens_per_s"] = r.tokens_per_s;
   j["model_tflops_per_gpu"] = r.model_tflops_per_gpu;
   j["hardware_tflops_per_gpu"] = r.hardware_tflops_per_gpu;
   j["mfu"] = r.mfu;
+  j["mfu_interval"] = IntervalJson(iv, iv.OfRate(r.mfu));
   j["peak_tflops_per_gpu"] = r.peak_flops / 1e12;
   j["memory"] = Json{{"peak_bytes_per_gpu", m.total_bytes()},
                      {"capacity_bytes", job.gpu_memory_bytes},
@@ -336,7 +340,8 @@ StatusOr<CommandOutput> RunTrain(const Context& ctx, const TrainRequest& f, Diag
   NDT_ASSIGN_OR_RETURN(TrainReport r, RunTraining(job, costs));
   for (const std::string& w : r.warnings) diag->Warn(w);
   if (f.trace.has_value()) NDT_RETURN_IF_ERROR(WriteTrace(BuildTrace(r), *f.trace));
-  return CommandOutput{ToJson(job, f.stack, *sku, r), TrainText(job, f.stack, *sku, r)};
+  const IntervalClass iv = IntervalFor(ctx, *sku, "training");
+  return CommandOutput{ToJson(job, f.stack, *sku, r, iv), TrainText(job, f.stack, *sku, r, iv)};
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 // prints predicted against measured, the signed error per case, and a summary per suite.
 // Rows used to fit a parameter (validation/calibration/) are marked and summarized apart: they
 // show the fit, not the model's accuracy.
+// --write-intervals (with --suite all) writes data/calibration/intervals.yaml: per class
+// (architecture x workload), p10/p90 of measured / predicted (report/intervals.h).
 #include "coll/validate.h"
 
 #include <fmt/format.h>
@@ -13,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -22,6 +25,7 @@
 #include "cmd/registry.h"
 #include "hw/catalog.h"
 #include "parallel/validate.h"
+#include "report/intervals.h"
 #include "serve/validate.h"
 
 namespace ndt {
@@ -30,8 +34,12 @@ namespace {
 struct ValidateOptions : CommandRequest {
   std::string suite = "all";
   std::string shared_dir;  // empty: DefaultSharedDir()
+  bool write_intervals = false;
   void Declare(OptionList* o) override {
     o->Add("suite", &suite, "Which suite to run: all (default), collectives, training, inference");
+    o->Add("write-intervals", &write_intervals,
+           "Write the prediction intervals (p10/p90 of measured/predicted per architecture x "
+           "workload) to data/calibration/intervals.yaml (needs --suite all)");
     o->Add("data", &shared_dir,
            "Folder holding validation/ (default: ../shared beside the repo, else the repo's copy)")
         .LocalFile();
@@ -108,7 +116,12 @@ StatusOr<CommandOutput> RunValidate(const Context& ctx, const ValidateOptions& o
     return Status::InvalidInput("--suite '" + opts.suite +
                                 "'; use all, collectives, training or inference");
   }
+  if (opts.write_intervals && opts.suite != "all") {
+    return Status::InvalidInput("--write-intervals needs every suite; drop --suite " + opts.suite);
+  }
   const std::string shared_dir = opts.shared_dir.empty() ? DefaultSharedDir() : opts.shared_dir;
+  std::vector<Residual> residuals;
+  std::vector<std::pair<std::string, int>> refused;
   // Said relative to the working directory when it can be, so logs and the README carry no
   // machine's absolute path.
   std::error_code ec;
@@ -134,6 +147,16 @@ StatusOr<CommandOutput> RunValidate(const Context& ctx, const ValidateOptions& o
     if (!rows.ok()) return rows.status().WithPrefix("validate " + suite + ": ");
     std::vector<ValidationRow> cal, val;
     for (const ValidationRow& r : *rows) (r.calibration ? cal : val).push_back(r);
+    const std::string workload = suite == "inference" ? "serving" : suite;
+    for (const ValidationRow& r : *rows) {
+      NDT_ASSIGN_OR_RETURN(const SkuSpec* sku, ctx.catalog.FindSku(r.sku));
+      const std::string arch = ArchClassName(ctx.catalog.GpuOf(*sku).arch);
+      if (!r.refused.empty()) {
+        refused.emplace_back(arch + " " + workload, 1);
+        continue;
+      }
+      residuals.push_back({arch, workload, r.metric, r.measured, r.predicted, r.calibration});
+    }
     Summary sv = Summarize(val), sc = Summarize(cal);
 
     text += fmt::format("== {} ({} validation cases, {} calibration cases)\n", suite,
@@ -209,6 +232,27 @@ StatusOr<CommandOutput> RunValidate(const Context& ctx, const ValidateOptions& o
     jsuites.push_back(js);
   }
   out["suites"] = jsuites;
+  if (opts.write_intervals) {
+    const Intervals iv = ComputeIntervals(residuals, refused);
+    const std::string path = ctx.data_dir + "/calibration/intervals.yaml";
+    std::ofstream f(path, std::ios::binary);
+    f << IntervalsYaml(iv);
+    f.close();
+    if (!f) return Status::InvalidInput("--write-intervals: cannot write " + path);
+    diag->Progress("ndtwin: wrote " + path);
+    text += "intervals (measured/predicted p10-p90, written to data/calibration/intervals.yaml):\n";
+    Json jiv = Json::array();
+    for (const IntervalClass& c : iv.classes) {
+      text += fmt::format("  {:<24} {:>3} {:<6} p10 {:.3f}  p90 {:.3f}  {}\n", c.name, c.cases,
+                          c.cases == 1 ? "case" : "cases", c.p10, c.p90, c.basis);
+      jiv.push_back(Json{{"class", c.name},
+                         {"cases", c.cases},
+                         {"p10", c.p10},
+                         {"p90", c.p90},
+                         {"basis", c.basis}});
+    }
+    out["intervals"] = jiv;
+  }
   return CommandOutput{out, text};
 }
 

@@ -178,6 +178,7 @@ StatusOr<std::vector<ValidationRow>> ValidateCollectives(const Catalog& cat, con
       row.suite = "collectives";
       row.case_id = sku_name + " " + std::to_string(nodes) + "vm " + CollOpName(op) + " " +
                     get("message_size_label");
+      row.sku = sku_name;
       row.metric = "busbw_GBps";
       row.unit = "GB/s";
       row.measured = measured;

@@ -12,6 +12,7 @@ namespace ndt {
 struct ValidationRow {
   std::string suite;    // "collectives", "training", "inference"
   std::string case_id;  // e.g. "ndm_a100_v4 1vm all_reduce 1G"
+  std::string sku;      // the VM size the case ran on (its GPU gives the interval class)
   std::string metric;   // e.g. "busbw_GBps"
   std::string unit;     // e.g. "GB/s"
   double measured = 0;

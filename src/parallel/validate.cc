@@ -113,6 +113,7 @@ StatusOr<ValidationRow> RunCase(const Env& env, InlineModelArgs a, Strategy s, i
     row.case_id = name + " " + std::to_string(gpus) + " GPUs" +
                   (job.strategy.zero > 0 ? " zero" + std::to_string(job.strategy.zero) : "") +
                   " mbs" + std::to_string(job.strategy.mbs);
+    row.sku = env.sku->name;
     row.metric = "tflops_per_gpu";
     row.unit = "TFLOP/s";
     row.source = source;
@@ -130,6 +131,7 @@ StatusOr<ValidationRow> RunCase(const Env& env, InlineModelArgs a, Strategy s, i
                 std::to_string(r.pp) + " dp" + std::to_string(r.dp) +
                 (r.zero > 0 ? " zero" + std::to_string(r.zero) : " vpp" + std::to_string(r.vpp)) +
                 " mbs" + std::to_string(r.mbs);
+  row.sku = env.sku->name;
   row.metric = "tflops_per_gpu";
   row.unit = "TFLOP/s";
   row.predicted = flop / rep.sim.step_time_s / gpus / 1e12;

@@ -138,6 +138,7 @@ StatusOr<std::vector<ValidationRow>> ValidateInference(const ServeData& data,
     v.suite = "inference";
     v.case_id = get("round") + " " + sku->name + " x" + std::to_string(o.vms) + " " + scen + " TP" +
                 std::to_string(o.tp) + " PP" + std::to_string(o.pp) + " " + get("weights_dtype");
+    v.sku = sku->name;
     v.metric = "output_tokens_per_s";
     v.unit = "tokens/s";
     v.measured = measured;
