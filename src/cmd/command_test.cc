@@ -150,6 +150,7 @@ std::string DataWithKnownIntervals() {
       << "min_cases: 3\n"
          "defaults:\n"
          "  - {workload: training, half_width: 0.25, reason: r}\n"
+         "  - {workload: training-zero3, half_width: 0.25, reason: r}\n"
          "  - {workload: serving, half_width: 0.35, reason: r}\n"
          "  - {workload: collectives, half_width: 0.3, reason: r}\n"
          "classes:\n"

@@ -340,7 +340,9 @@ StatusOr<CommandOutput> RunTrain(const Context& ctx, const TrainRequest& f, Diag
   NDT_ASSIGN_OR_RETURN(TrainReport r, RunTraining(job, costs));
   for (const std::string& w : r.warnings) diag->Warn(w);
   if (f.trace.has_value()) NDT_RETURN_IF_ERROR(WriteTrace(BuildTrace(r), *f.trace));
-  const IntervalClass iv = IntervalFor(ctx, *sku, "training");
+  // ZeRO-3 runs have their own class: their parameter gathers are a mechanism of their own.
+  const IntervalClass iv =
+      IntervalFor(ctx, *sku, r.strategy.zero == 3 ? "training-zero3" : "training");
   return CommandOutput{ToJson(job, f.stack, *sku, r, iv), TrainText(job, f.stack, *sku, r, iv)};
 }
 

@@ -147,10 +147,11 @@ StatusOr<CommandOutput> RunValidate(const Context& ctx, const ValidateOptions& o
     if (!rows.ok()) return rows.status().WithPrefix("validate " + suite + ": ");
     std::vector<ValidationRow> cal, val;
     for (const ValidationRow& r : *rows) (r.calibration ? cal : val).push_back(r);
-    const std::string workload = suite == "inference" ? "serving" : suite;
+    const std::string suite_workload = suite == "inference" ? "serving" : suite;
     for (const ValidationRow& r : *rows) {
       NDT_ASSIGN_OR_RETURN(const SkuSpec* sku, ctx.catalog.FindSku(r.sku));
       const std::string arch = ArchClassName(ctx.catalog.GpuOf(*sku).arch);
+      const std::string workload = r.workload.empty() ? suite_workload : r.workload;
       if (!r.refused.empty()) {
         refused.emplace_back(arch + " " + workload, 1);
         continue;

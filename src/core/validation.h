@@ -13,8 +13,11 @@ struct ValidationRow {
   std::string suite;    // "collectives", "training", "inference"
   std::string case_id;  // e.g. "ndm_a100_v4 1vm all_reduce 1G"
   std::string sku;      // the VM size the case ran on (its GPU gives the interval class)
-  std::string metric;   // e.g. "busbw_GBps"
-  std::string unit;     // e.g. "GB/s"
+  // The interval class's workload when it is not the suite's own: "training-zero3" for runs
+  // that shard parameters (ZeRO-3 gathers are a mechanism of their own, with their own errors).
+  std::string workload;
+  std::string metric;  // e.g. "busbw_GBps"
+  std::string unit;    // e.g. "GB/s"
   double measured = 0;
   double predicted = 0;
   bool calibration = false;  // true if the case was used to fit a parameter (not validation)

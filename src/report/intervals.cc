@@ -13,7 +13,7 @@
 namespace ndt {
 namespace {
 
-constexpr const char* kWorkloads[] = {"training", "serving", "collectives"};
+constexpr const char* kWorkloads[] = {"training", "training-zero3", "serving", "collectives"};
 
 bool KnownWorkload(const std::string& w) {
   for (const char* k : kWorkloads) {
@@ -65,6 +65,9 @@ std::vector<IntervalDefault> DefaultIntervalWidths() {
       {"training", 0.25,
        "fewer than 3 measured cases: no evidence the model meets the 15% max error accepted on "
        "validated training classes; +-25%, about 1.7x that bound"},
+      {"training-zero3", 0.25,
+       "as training: ZeRO-3 runs (parameters gathered per layer or per tensor) are their own class "
+       "because their gathers are a mechanism of their own"},
       {"serving", 0.35,
        "fewer than 3 measured cases: no evidence the model meets the 20% max error accepted on "
        "validated serving classes; +-35%, about 1.7x that bound (batching and scheduler "
@@ -187,7 +190,8 @@ StatusOr<Intervals> FromMap(const YamlMap& top) {
     IntervalDefault d;
     NDT_ASSIGN_OR_RETURN(d.workload, m.String("workload"));
     if (!KnownWorkload(d.workload)) {
-      return m.Error("workload", "'" + d.workload + "'; use training, serving or collectives");
+      return m.Error("workload",
+                     "'" + d.workload + "'; use training, training-zero3, serving or collectives");
     }
     for (const IntervalDefault& x : iv.defaults) {
       if (x.workload == d.workload) return m.Error("workload", "'" + d.workload + "' twice");
@@ -215,7 +219,8 @@ StatusOr<Intervals> FromMap(const YamlMap& top) {
     NDT_ASSIGN_OR_RETURN(c.arch, m.String("arch"));
     NDT_ASSIGN_OR_RETURN(c.workload, m.String("workload"));
     if (!KnownWorkload(c.workload)) {
-      return m.Error("workload", "'" + c.workload + "'; use training, serving or collectives");
+      return m.Error("workload",
+                     "'" + c.workload + "'; use training, training-zero3, serving or collectives");
     }
     if (c.name != c.arch + " " + c.workload) {
       return m.Error(

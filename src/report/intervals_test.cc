@@ -103,20 +103,21 @@ TEST(IntervalsYaml, RoundTripsThroughTheStrictLoader) {
   EXPECT_EQ(back->classes[2].name, "Hopper serving");
   EXPECT_NEAR(back->classes[2].p10, 0.83, 1e-4);  // written with 4 decimals
   EXPECT_EQ(back->classes[2].cases, 4);
-  EXPECT_EQ(back->defaults.size(), 3u);
+  EXPECT_EQ(back->defaults.size(), 4u);
   EXPECT_EQ(IntervalsYaml(*back), text);  // deterministic and lossless at 4 decimals
 }
 
 TEST(IntervalsYaml, TheBuiltInFileLoads) {
   StatusOr<Intervals> iv = LoadIntervals(NDT_DATA_DIR);
   ASSERT_TRUE(iv.ok()) << iv.status().message();
-  EXPECT_EQ(iv->defaults.size(), 3u);
+  EXPECT_EQ(iv->defaults.size(), 4u);
 }
 
 const char* kGood =
     "min_cases: 3\n"
     "defaults:\n"
     "  - {workload: training, half_width: 0.25, reason: r}\n"
+    "  - {workload: training-zero3, half_width: 0.25, reason: r}\n"
     "  - {workload: serving, half_width: 0.35, reason: r}\n"
     "  - {workload: collectives, half_width: 0.3, reason: r}\n"
     "classes:\n"
@@ -142,10 +143,11 @@ TEST(IntervalsYaml, BadFilesAreOneLineErrorsWithFileAndLine) {
     std::string text, want;
   };
   const std::vector<Bad> bad = {
-      {Replace(kGood, "p90: 1.1", "p90: 0.7"), "iv.yaml:13: classes[0].p90: must be >= p10"},
+      {Replace(kGood, "p90: 1.1", "p90: 0.7"), "iv.yaml:14: classes[0].p90: must be >= p10"},
       {Replace(kGood, "p10: 0.8", "p10: 0"), "p10: must be > 0"},
       {Replace(kGood, "class: Hopper serving", "class: Hopper training"), "is not arch + workload"},
-      {Replace(kGood, "workload: serving\n", "workload: inference\n"), "use training, serving"},
+      {Replace(kGood, "workload: serving\n", "workload: inference\n"),
+       "use training, training-zero3, serving"},
       {Replace(kGood, "default_width: false", "default_width: true"),
        "must be true exactly when cases < min_cases"},
       {Replace(kGood, "half_width: 0.35", "half_width: 35"), "must be between 0 and 1"},
