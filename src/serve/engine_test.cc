@@ -21,7 +21,7 @@ EngineConfig Config(int max_batch, int max_tokens, int64_t blocks, int block_tok
   return c;
 }
 
-TEST(Engine, OneRequestTpotEqualsOneDecodeIteration) {
+TEST(ServingEngine, OneRequestTpotEqualsOneDecodeIteration) {
   // One request, 100 prompt tokens, 10 outputs. Iteration 1 computes the prompt (100 tokens):
   // 5 ms + 100 x 10 us = 6 ms, and yields the first token (TTFT = 6 ms). Each of the 9 decode
   // iterations has 1 token: 5 ms + 10 us = 5.01 ms; TPOT = 9 x 5.01 / 9 = 5.01 ms.
@@ -34,7 +34,7 @@ TEST(Engine, OneRequestTpotEqualsOneDecodeIteration) {
   EXPECT_EQ(r.output_tokens, 10);
 }
 
-TEST(Engine, WindowWarmUpAndSaturationCountTheRightTokens) {
+TEST(ServingEngine, WindowWarmUpAndSaturationCountTheRightTokens) {
   // Iterations cost 1 s each (Linear(1, 0)). Max batch 1, three requests at t = 0 of 10 prompt
   // and 4 output tokens: request k emits at t = 4k+1 .. 4k+4 (prefill yields the first token,
   // then 3 decodes). Window (1.5, 6]: tokens at t = 2, 3, 4, 5, 6 -> 5. Warm-up (max_batch = 1
@@ -53,7 +53,7 @@ TEST(Engine, WindowWarmUpAndSaturationCountTheRightTokens) {
   EXPECT_EQ(r.saturated_tokens, 8);
 }
 
-TEST(Engine, ChunkedPrefillSplitsThePromptByTheTokenBudget) {
+TEST(ServingEngine, ChunkedPrefillSplitsThePromptByTheTokenBudget) {
   // 1000 prompt tokens with 256 tokens per iteration: chunks 256, 256, 256, 232 -> 4 iterations
   // of 1 ms each before the first token.
   std::vector<Request> reqs = {{0, 0.0, 1000, 2}};
@@ -62,14 +62,14 @@ TEST(Engine, ChunkedPrefillSplitsThePromptByTheTokenBudget) {
   EXPECT_NEAR(r.requests[0].e2e_s(), 5e-3, 1e-12);
 }
 
-TEST(Engine, ArrivalAfterIdleStartsAtArrivalTime) {
+TEST(ServingEngine, ArrivalAfterIdleStartsAtArrivalTime) {
   std::vector<Request> reqs = {{0, 0.0, 10, 1}, {1, 5.0, 10, 1}};
   EngineResult r = RunEngine(reqs, Config(8, 64, 100), Linear(1e-3, 0));
   EXPECT_NEAR(r.requests[1].first_token_s, 5.001, 1e-12);
   EXPECT_NEAR(r.requests[1].ttft_s(), 1e-3, 1e-12);
 }
 
-TEST(Engine, BatchNeverExceedsMaxBatchAndAllTokensAreProduced) {
+TEST(ServingEngine, BatchNeverExceedsMaxBatchAndAllTokensAreProduced) {
   std::vector<RequestLengths> lens = {{50, 20}, {120, 7}, {30, 64}, {300, 1}};
   std::vector<Request> reqs = OfflineRequests(lens, 200);
   EngineConfig cfg = Config(16, 512, 100000);
@@ -85,7 +85,7 @@ TEST(Engine, BatchNeverExceedsMaxBatchAndAllTokensAreProduced) {
   for (const RequestRecord& q : r.requests) EXPECT_GE(q.finish_s, q.first_token_s);
 }
 
-TEST(Engine, FullCachePreemptsAndStillFinishesEveryRequest) {
+TEST(ServingEngine, FullCachePreemptsAndStillFinishesEveryRequest) {
   // 20 blocks of 16 tokens = 320 tokens; 10 requests of 100 + 100 tokens (13 blocks each at the
   // end) cannot all grow at once, so some are preempted and recomputed, yet all finish.
   std::vector<Request> reqs;
@@ -99,7 +99,7 @@ TEST(Engine, FullCachePreemptsAndStillFinishesEveryRequest) {
   for (const RequestRecord& q : r.requests) EXPECT_GT(q.finish_s, 0);
 }
 
-TEST(Engine, LittlesLawHoldsInSteadyState) {
+TEST(ServingEngine, LittlesLawHoldsInSteadyState) {
   // Light Poisson load (no queueing): the time-average number of sequences in the batch, L,
   // equals arrival rate x mean time in system, W (Little's law, L = lambda W), measured from two
   // independent records: the engine's per-iteration batch sizes and the requests' latencies.
@@ -121,7 +121,7 @@ TEST(Engine, LittlesLawHoldsInSteadyState) {
   EXPECT_NEAR(L, lambda * w, 0.05 * L);
 }
 
-TEST(Engine, PrefilledRequestGoesStraightToDecode) {
+TEST(ServingEngine, PrefilledRequestGoesStraightToDecode) {
   // Disaggregated decode: the prompt's K/V and the first token arrive at t = 1 s; the engine
   // runs the remaining 4 tokens as 4 decode iterations of 2 ms (1 token each), no prefill.
   Request q{0, 1.0, 500, 5};
@@ -136,7 +136,7 @@ TEST(Engine, PrefilledRequestGoesStraightToDecode) {
   EXPECT_NEAR(r.requests[0].tpot_s(), 2e-3, 1e-12);
 }
 
-TEST(Engine, SameSeedGivesIdenticalRecords) {
+TEST(ServingEngine, SameSeedGivesIdenticalRecords) {
   std::vector<RequestLengths> lens = {{200, 100}, {100, 300}, {400, 50}, {30, 5}};
   auto run = [&](uint64_t seed) {
     return RunEngine(PoissonRequests(lens, 500, 50, seed), Config(64, 1024, 4000),

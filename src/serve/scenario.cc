@@ -34,8 +34,8 @@ double EngineRate(const RunTotals& t, size_t e, Measure m) {
 }
 
 // Offline: engine e serves dataset rows e, e + E, e + 2E, ... (round-robin), wrapping.
-RunTotals RunOffline(const Plan& plan, const InferOptions& o, int per_engine, int simulate,
-                     bool record) {
+RunTotals RunOffline(const DeploymentPlan& plan, const InferOptions& o, int per_engine,
+                     int simulate, bool record) {
   RunTotals t;
   t.engines = plan.engines;
   IterationCostModel cost(plan.cost);
@@ -57,7 +57,7 @@ RunTotals RunOffline(const Plan& plan, const InferOptions& o, int per_engine, in
 
 // Server: engine e gets its own Poisson stream of qps / engines; its window runs from the
 // arrival that ends warm-up to the last arrival.
-RunTotals RunPoisson(const Plan& plan, const InferOptions& o, double qps, int per_engine,
+RunTotals RunPoisson(const DeploymentPlan& plan, const InferOptions& o, double qps, int per_engine,
                      int simulate, bool record) {
   RunTotals t;
   t.engines = plan.engines;
@@ -78,12 +78,12 @@ RunTotals RunPoisson(const Plan& plan, const InferOptions& o, double qps, int pe
   return t;
 }
 
-int64_t RequestedPerEngine(const Plan& plan, const InferOptions& o) {
+int64_t RequestedPerEngine(const DeploymentPlan& plan, const InferOptions& o) {
   return std::max<int64_t>(1, (int64_t{o.requests} + plan.engines - 1) / plan.engines);
 }
 
 // Requests per engine the offline rules ask for, before RunRequestCap.
-int64_t OfflinePerEngine(const Plan& plan, const InferOptions& o, bool quick) {
+int64_t OfflinePerEngine(const DeploymentPlan& plan, const InferOptions& o, bool quick) {
   const int64_t share = (static_cast<int64_t>(o.lengths.size()) + plan.engines - 1) / plan.engines;
   // Quick (deployment search): long enough that KV-cache pressure and preemption reach their
   // steady state; 4 batches were not (a KV-starved TP1 looked 40% better than it runs).
@@ -110,7 +110,7 @@ int CapRequests(const InferOptions& o, bool quick, int64_t want, int64_t cap,
 
 // Engines simulated in a run of `per_engine` requests each: as many as kSimRequestBudget and
 // the run's cap allow, at least one.
-int SimulatedEngines(const Plan& plan, int per_engine, bool quick, int64_t cap) {
+int SimulatedEngines(const DeploymentPlan& plan, int per_engine, bool quick, int64_t cap) {
   if (quick) return 1;
   int64_t k = std::max<int64_t>(1, std::min(kSimRequestBudget, cap) / std::max(1, per_engine));
   return static_cast<int>(std::min<int64_t>(plan.engines, k));
@@ -122,7 +122,7 @@ bool Meets(const InferResult& r, double ttft, double tpot) {
 
 }  // namespace
 
-int64_t RunRequestCap(const Plan& plan, const InferOptions& o, bool quick,
+int64_t RunRequestCap(const DeploymentPlan& plan, const InferOptions& o, bool quick,
                       std::optional<double> engine_qps) {
   double in = 0, out = 0, n = 0;
   auto add = [&](int input, int output) {
@@ -162,7 +162,7 @@ uint64_t Mix(uint64_t seed, uint64_t i) {
   return z ^ (z >> 31);
 }
 
-void FillResult(const Plan& plan, const RunTotals& t, Measure m, InferResult* r) {
+void FillResult(const DeploymentPlan& plan, const RunTotals& t, Measure m, InferResult* r) {
   double tokens = 0, reqs = 0, busy = 0, batch_w = 0, kv_w = 0, makespan = 0, rate = 0;
   int64_t peak = 0, preempt = 0, sim_reqs = 0;
   std::vector<const RequestRecord*> recs;
@@ -206,7 +206,7 @@ void FillResult(const Plan& plan, const RunTotals& t, Measure m, InferResult* r)
   r->stats = SummarizeRequests(recs);
 }
 
-InferResult Offline(const Plan& plan, const InferOptions& o, bool quick) {
+InferResult Offline(const DeploymentPlan& plan, const InferOptions& o, bool quick) {
   InferResult r;
   const int64_t cap = RunRequestCap(plan, o, quick, std::nullopt);
   const int per = CapRequests(o, quick, OfflinePerEngine(plan, o, quick), cap, &r.warnings);
@@ -221,8 +221,8 @@ InferResult Offline(const Plan& plan, const InferOptions& o, bool quick) {
   return r;
 }
 
-InferResult AtRate(const Plan& plan, const InferOptions& o, double qps, bool quick, bool record,
-                   Measure m) {
+InferResult AtRate(const DeploymentPlan& plan, const InferOptions& o, double qps, bool quick,
+                   bool record, Measure m) {
   // MLPerf Server issues Poisson arrivals for at least min_duration: per engine, that many
   // seconds of its share of the rate (and enough requests for the p99 to see overload).
   const double engine_qps = qps / plan.engines;
@@ -247,8 +247,8 @@ InferResult AtRate(const Plan& plan, const InferOptions& o, double qps, bool qui
   return r;
 }
 
-StatusOr<InferResult> SearchRate(const Plan& plan, const InferOptions& o, double ttft, double tpot,
-                                 bool quick, double capacity_rps, double hint_rps) {
+StatusOr<InferResult> SearchRate(const DeploymentPlan& plan, const InferOptions& o, double ttft,
+                                 double tpot, bool quick, double capacity_rps, double hint_rps) {
   auto run = [&](double qps) { return AtRate(plan, o, qps, quick, false, Measure::kWindow); };
   const double lightest = capacity_rps / 100;  // the lowest rate searched
   std::optional<InferResult> best;             // the run at the highest rate that met the limits

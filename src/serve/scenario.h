@@ -1,5 +1,6 @@
 // File: serve/scenario.h
-// The MLPerf scenarios on a chosen deployment (serve/service.h builds the Plan and calls these).
+// The MLPerf scenarios on a chosen deployment (serve/service.h builds the DeploymentPlan and
+// calls these).
 // Internal to serve/. MLPerf runs last >= 600 s (NVIDIA: 2400 s), so their tokens/s are the
 // engines' steady state; our shorter runs measure that steady state directly instead of
 // diluting it with a warm-up and a drain that a long run would not have:
@@ -35,7 +36,9 @@ constexpr int64_t kSimRequestBudget = 32768;  // requests simulated per evaluati
 // otherwise ask for hundreds of millions of arrivals.
 constexpr int kServerMaxPerEngine = 1 << 17;
 
-struct Plan {
+// One deployment ready to run: its shape, one engine's configuration, how many engines and what
+// an iteration costs (named apart from plan/, the planners).
+struct DeploymentPlan {
   DeploymentInfo dep;
   EngineConfig engine;
   int engines = 0;  // replicas x pipeline groups
@@ -71,29 +74,29 @@ constexpr double kQuickBudgetDivisor = 4;
 // The most requests one run on `plan` simulates (all engines together) within the budgets
 // above, at the mean lengths of `o`. `engine_qps`: each engine's Poisson arrival rate; nullopt
 // for offline (every request at t = 0). At least 1.
-int64_t RunRequestCap(const Plan& plan, const InferOptions& o, bool quick,
+int64_t RunRequestCap(const DeploymentPlan& plan, const InferOptions& o, bool quick,
                       std::optional<double> engine_qps);
 
 uint64_t Mix(uint64_t seed, uint64_t i);  // splitmix64 of seed + i
 
 // Fills throughput, latency statistics, batch and KV use of `r` from `t`.
-void FillResult(const Plan& plan, const RunTotals& t, Measure m, InferResult* r);
+void FillResult(const DeploymentPlan& plan, const RunTotals& t, Measure m, InferResult* r);
 
 // MLPerf Offline: every engine gets its round-robin share of the dataset at t = 0 (at least
 // kOfflineBatchesPerEngine x max_batch requests). `quick`: one shorter engine (knob search).
-InferResult Offline(const Plan& plan, const InferOptions& o, bool quick);
+InferResult Offline(const DeploymentPlan& plan, const InferOptions& o, bool quick);
 // MLPerf Server at `qps` (all engines together), each engine's arrivals spanning 600 s or
 // kServerMaxPerEngine requests, whichever is fewer. `m`: kWindow for a rate the engines keep up
 // with; kSaturated for one beyond their capacity, where the queue only grows and the window of a
 // short burst of arrivals would end before the engines reach their steady state.
-InferResult AtRate(const Plan& plan, const InferOptions& o, double qps, bool quick, bool record,
-                   Measure m);
+InferResult AtRate(const DeploymentPlan& plan, const InferOptions& o, double qps, bool quick,
+                   bool record, Measure m);
 // The highest rate whose p99 TTFT and TPOT meet the limits (bisection up to `capacity_rps`, the
 // quick offline request rate of the plan: no higher rate can be sustained); kInfeasible if even
 // a light load misses them. `hint_rps` (0: none), the quick search's answer, narrows a full
 // search to the rates around it.
-StatusOr<InferResult> SearchRate(const Plan& plan, const InferOptions& o, double ttft, double tpot,
-                                 bool quick, double capacity_rps, double hint_rps);
+StatusOr<InferResult> SearchRate(const DeploymentPlan& plan, const InferOptions& o, double ttft,
+                                 double tpot, bool quick, double capacity_rps, double hint_rps);
 
 }  // namespace ndt
 

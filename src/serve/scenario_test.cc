@@ -19,8 +19,8 @@ struct Fixture {
   TransformerSpec model = *LoadModel("llama2-70b", ModelsDir(""));
   ComputeCalibration cal = *LoadComputeCalibration("");
 
-  Plan EnginePlan(int64_t kv_tokens, int max_batch) const {
-    Plan p;
+  DeploymentPlan EnginePlan(int64_t kv_tokens, int max_batch) const {
+    DeploymentPlan p;
     p.engines = 1;
     p.engine.block_tokens = 32;
     p.engine.kv_blocks = kv_tokens / 32;
@@ -40,7 +40,7 @@ TEST(RunRequestCap, OfflineMlperfLengthsStayBelowTheBudgets) {
   // 2^28 / 219 = 1,225,773 of the token budget, which decides; far above the 32,768 requests a
   // run simulates. Quick runs: a quarter.
   Fixture f;
-  Plan p = f.EnginePlan(530726, 2048);
+  DeploymentPlan p = f.EnginePlan(530726, 2048);
   InferOptions o;
   o.lengths = {{222, 219}};
   EXPECT_EQ(RunRequestCap(p, o, false, std::nullopt), static_cast<int64_t>((1 << 28) / 219.0));
@@ -52,7 +52,7 @@ TEST(RunRequestCap, NoServerRunIsCutBelowItsSixHundredSeconds) {
   // sequences, so 2^24 iterations allow >= 2^24 x q x 1 ms requests: 600 s of arrivals at every
   // rate, from a light load (one sequence in flight) to the engine's capacity (full).
   Fixture f;
-  Plan p = f.EnginePlan(530726, 2048);
+  DeploymentPlan p = f.EnginePlan(530726, 2048);
   InferOptions o;
   o.lengths = {{222, 219}};
   for (double q : {0.01, 0.1, 1.0, 10.0, 30.0, 100.0, 1000.0}) {
@@ -67,7 +67,7 @@ TEST(RunRequestCap, HugeOutputsGetAFewRequests) {
   // load holds one at a time: 2^24 / 2^20 = 16; far beyond its capacity, the full 2 again: 32.
   // Quick runs a quarter of those.
   Fixture f;
-  Plan p = f.EnginePlan(int64_t{1} << 21, 2048);
+  DeploymentPlan p = f.EnginePlan(int64_t{1} << 21, 2048);
   InferOptions o;
   o.lengths = {{0, 1 << 20}};
   EXPECT_EQ(RunRequestCap(p, o, false, std::nullopt), 32);

@@ -36,8 +36,9 @@ int MaxSeqTokens(const InferOptions& o) {
   return m;
 }
 
-StatusOr<Plan> MakePlan(const InferContext& ctx, const InferOptions& o, const Knobs& k) {
-  Plan p;
+StatusOr<DeploymentPlan> MakeDeploymentPlan(const InferContext& ctx, const InferOptions& o,
+                                            const Knobs& k) {
+  DeploymentPlan p;
   DeploymentRequest dr;
   dr.tp = k.tp;
   dr.pp = k.pp;
@@ -90,7 +91,7 @@ StatusOr<Plan> MakePlan(const InferContext& ctx, const InferOptions& o, const Kn
   return p;
 }
 
-RunTotals RunTrace(const Plan& plan, const InferOptions& o, bool record) {
+RunTotals RunTrace(const DeploymentPlan& plan, const InferOptions& o, bool record) {
   RunTotals t;
   t.engines = plan.engines;
   IterationCostModel cost(plan.cost);
@@ -111,7 +112,7 @@ RunTotals RunTrace(const Plan& plan, const InferOptions& o, bool record) {
 // its shard: input x K/V bytes per token per GPU, over coll's send/recv), which generates the
 // rest. Every engine is simulated. Returns one result per decode engine, with the request
 // records merged (TTFT from the prefill pool) and the first tokens counted.
-RunTotals RunDisaggregated(const Plan& plan, const InferContext& ctx,
+RunTotals RunDisaggregated(const DeploymentPlan& plan, const InferContext& ctx,
                            const std::vector<Request>& reqs, int prefill_engines,
                            int decode_engines) {
   IterationCostModel cost(plan.cost);
@@ -177,7 +178,7 @@ double Objective(const InferResult& r) { return r.output_tokens_per_s; }
 
 // One deployment of the knob search.
 struct Candidate {
-  Plan plan;
+  DeploymentPlan plan;
   InferResult quick;          // the quick offline run: no scenario runs faster on the plan
   double obj = -1;            // the scenario's objective; -1: misses the SLO, or pruned
   Status slo = Status::Ok();  // why it misses the SLO
@@ -186,7 +187,7 @@ struct Candidate {
 
 // The chosen deployment and what the search already ran on it.
 struct Choice {
-  Plan plan;
+  DeploymentPlan plan;
   double capacity_rps = 0;          // its quick offline request rate; 0: not run
   double slo_rps = 0;               // the quick search's highest rate within the SLO; 0: none
   std::optional<InferResult> full;  // offline: the full run that decided
@@ -262,7 +263,7 @@ StatusOr<Choice> Choose(const InferContext& ctx, const InferOptions& o, double t
       // hide the real one (weights that do not fit).
       if ((o.tp == 0 || o.pp == 0) && tp * pp > total_gpus && !fit_error.ok()) continue;
       for (int b : batches) {
-        StatusOr<Plan> plan = MakePlan(ctx, o, {tp, pp, b, mnt});
+        StatusOr<DeploymentPlan> plan = MakeDeploymentPlan(ctx, o, {tp, pp, b, mnt});
         if (!plan.ok()) {
           fit_error = plan.status();
           break;  // a larger batch does not change feasibility of (tp, pp)
@@ -394,7 +395,7 @@ StatusOr<InferResult> RunInference(const InferContext& given, const InferOptions
   if (tpot <= 0) tpot = o.scenario == Scenario::kInteractive ? 0.040 : 0.200;
 
   NDT_ASSIGN_OR_RETURN(Choice choice, Choose(ctx, o, ttft, tpot));
-  Plan& plan = choice.plan;
+  DeploymentPlan& plan = choice.plan;
   if (o.tp == 0) plan.dep.chosen.push_back("tp");
   if (o.pp == 0) plan.dep.chosen.push_back("pp");
   if (o.max_batch == 0) plan.dep.chosen.push_back("max_batch");
@@ -441,7 +442,7 @@ StatusOr<InferResult> RunInference(const InferContext& given, const InferOptions
       reqs = latency ? PoissonRequests(o.lengths, n, o.qps, o.seed) : OfflineRequests(o.lengths, n);
     }
     RunTotals t = RunDisaggregated(plan, ctx, reqs, pe, de);
-    Plan decode_plan = plan;
+    DeploymentPlan decode_plan = plan;
     decode_plan.engines = de;
     FillResult(decode_plan, t, Measure::kMakespan, &r);
     r.engines = pe + de;

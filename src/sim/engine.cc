@@ -9,7 +9,7 @@
 
 namespace ndt {
 
-EventId Engine::Schedule(double at_s, std::function<void()> fn) {
+EventId EventEngine::Schedule(double at_s, std::function<void()> fn) {
   NDT_CHECK(at_s >= now_s_, "event scheduled in the past");
   int32_t slot;
   if (!free_slots_.empty()) {
@@ -31,7 +31,7 @@ EventId Engine::Schedule(double at_s, std::function<void()> fn) {
   return (seq << 24) | slot;
 }
 
-void Engine::Cancel(EventId id) {
+void EventEngine::Cancel(EventId id) {
   const int32_t slot = static_cast<int32_t>(id & ((1 << 24) - 1));
   const int64_t seq = id >> 24;
   if (slot < 0 || slot >= static_cast<int32_t>(slot_seq_.size())) return;
@@ -41,19 +41,19 @@ void Engine::Cancel(EventId id) {
   --live_;
 }
 
-void Engine::Push(const Entry& e) {
+void EventEngine::Push(const Entry& e) {
   heap_.push_back(e);
   std::push_heap(heap_.begin(), heap_.end(), Later);
 }
 
-Engine::Entry Engine::Pop() {
+EventEngine::Entry EventEngine::Pop() {
   std::pop_heap(heap_.begin(), heap_.end(), Later);
   Entry e = heap_.back();
   heap_.pop_back();
   return e;
 }
 
-bool Engine::Step(double limit_s) {
+bool EventEngine::Step(double limit_s) {
   while (!heap_.empty()) {
     if (heap_.front().time_s > limit_s) return false;
     const Entry e = Pop();
@@ -74,12 +74,12 @@ bool Engine::Step(double limit_s) {
   return false;
 }
 
-void Engine::Run() {
+void EventEngine::Run() {
   while (Step(1e300)) {
   }
 }
 
-void Engine::RunUntil(double t_s) {
+void EventEngine::RunUntil(double t_s) {
   while (Step(t_s)) {
   }
   if (t_s > now_s_) now_s_ = t_s;

@@ -3,10 +3,10 @@
 // run first-in first-out (a sequence number breaks ties), Cancel marks an event dead instead of
 // searching the heap. Knows nothing about GPUs, tasks or networks (STYLE.md §9). Times in s.
 // Example:
-//   Engine e;
+//   EventEngine e;
 //   e.Schedule(1.0, [&] { ... });
 //   e.Run();
-// Not thread-safe: one Engine per simulation; copies are disabled.
+// Not thread-safe: one EventEngine per simulation; copies are disabled.
 #ifndef NDTWIN_SIM_ENGINE_H_
 #define NDTWIN_SIM_ENGINE_H_
 
@@ -18,11 +18,11 @@ namespace ndt {
 
 using EventId = int64_t;
 
-class Engine {
+class EventEngine {
  public:
-  Engine() = default;
-  Engine(const Engine&) = delete;
-  Engine& operator=(const Engine&) = delete;
+  EventEngine() = default;
+  EventEngine(const EventEngine&) = delete;
+  EventEngine& operator=(const EventEngine&) = delete;
 
   double now_s() const { return now_s_; }
   // Runs `fn` at time `at_s`. REQUIRES: at_s >= now_s().

@@ -9,8 +9,8 @@
 namespace ndt {
 namespace {
 
-TEST(Engine, RunsEventsInTimeOrderAndFifoOnTies) {
-  Engine e;
+TEST(EventEngine, RunsEventsInTimeOrderAndFifoOnTies) {
+  EventEngine e;
   std::vector<int> order;
   e.Schedule(2.0, [&] { order.push_back(3); });
   e.Schedule(1.0, [&] { order.push_back(1); });
@@ -20,8 +20,8 @@ TEST(Engine, RunsEventsInTimeOrderAndFifoOnTies) {
   EXPECT_DOUBLE_EQ(e.now_s(), 2.0);
 }
 
-TEST(Engine, CancelledEventDoesNotRun) {
-  Engine e;
+TEST(EventEngine, CancelledEventDoesNotRun) {
+  EventEngine e;
   int ran = 0;
   EventId id = e.Schedule(1.0, [&] { ran += 1; });
   e.Schedule(2.0, [&] { ran += 10; });
@@ -32,8 +32,8 @@ TEST(Engine, CancelledEventDoesNotRun) {
   EXPECT_EQ(e.events_run(), 1);
 }
 
-TEST(Engine, HandlersMayScheduleMoreEvents) {
-  Engine e;
+TEST(EventEngine, HandlersMayScheduleMoreEvents) {
+  EventEngine e;
   int count = 0;
   std::function<void()> tick = [&] {
     if (++count < 5) e.ScheduleAfter(0.5, tick);
@@ -45,8 +45,8 @@ TEST(Engine, HandlersMayScheduleMoreEvents) {
   EXPECT_DOUBLE_EQ(e.now_s(), 2.0);
 }
 
-TEST(Engine, RunUntilStopsAtTheLimit) {
-  Engine e;
+TEST(EventEngine, RunUntilStopsAtTheLimit) {
+  EventEngine e;
   int ran = 0;
   e.Schedule(1.0, [&] { ++ran; });
   e.Schedule(3.0, [&] { ++ran; });

@@ -85,7 +85,7 @@ class Runner {
   }
 
   const TaskGraph& g_;
-  Engine engine_;
+  EventEngine engine_;
   std::vector<int> pending_;
   std::vector<std::vector<TaskId>> succ_;
   std::vector<size_t> head_;

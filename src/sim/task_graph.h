@@ -1,5 +1,5 @@
 // File: sim/task_graph.h
-// A task-graph executor on the Engine: resources (a GPU's compute stream, a comm stream) run
+// A task-graph executor on the EventEngine: resources (a GPU's compute stream, a comm stream) run
 // their tasks one at a time in the order they were added (as CUDA streams do); a task starts
 // when its resource is free, the tasks before it on that resource are done, and all of its
 // dependencies are done. Durations are fixed when a task is added (seconds). The run records a
