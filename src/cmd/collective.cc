@@ -65,11 +65,10 @@ struct CollectiveOptions : CommandRequest {
 constexpr double kMaxCollectiveBytes = 1099511627776.0;  // 1 TiB per GPU
 constexpr double kMaxSweepRows = 10000;
 
-StatusOr<CommandOutput> RunCollective(const Context& ctx, const CollectiveOptions& o,
-                                      Diagnostics*) {
-  if (o.sku.empty()) return Status::InvalidInput("--sku is required (see: ndtwin sku list)");
-  CollOp op;
-  NDT_RETURN_IF_ERROR(ParseCollOp(o.op, &op));
+// The collective and NCCL options the flags name: op, forced algorithm and protocol, the NCCL
+// release whose tuner picks, the fidelity, CollNet and -g.
+StatusOr<CollOptions> ParseOptions(const CollectiveOptions& o, CollOp* op_out) {
+  NDT_RETURN_IF_ERROR(ParseCollOp(o.op, op_out));
   CollOptions co;
   co.collnet = o.collnet;
   co.gpus_per_thread = o.gpus_per_thread;
@@ -91,6 +90,11 @@ StatusOr<CommandOutput> RunCollective(const Context& ctx, const CollectiveOption
     co.fidelity = Fidelity::kFlow;
   else if (o.fidelity != "analytical")
     return Status::InvalidInput("--fidelity must be analytical or flow (got '" + o.fidelity + "')");
+  return co;
+}
+
+// The sweep's smallest and largest sizes, checked: 1 byte to 1 TiB, at most 10,000 rows.
+StatusOr<std::pair<double, double>> SweepRange(const CollectiveOptions& o) {
   NDT_ASSIGN_OR_RETURN(double lo, ParseSizeBytes(o.min_bytes));
   NDT_ASSIGN_OR_RETURN(double hi, ParseSizeBytes(o.max_bytes));
   if (lo > hi)
@@ -121,7 +125,54 @@ StatusOr<CommandOutput> RunCollective(const Context& ctx, const CollectiveOption
                                 " bytes, more than 10000; use a larger --step-factor (e.g. 2) "
                                 "or a narrower range");
   }
+  return std::make_pair(lo, hi);
+}
 
+// The nccl-tests-like table and the JSON document of a priced sweep.
+CommandOutput Render(const Context& ctx, const CollectiveOptions& o, const SkuSpec& sku, int n,
+                     CollOp op, const CollOptions& co,
+                     const std::vector<std::pair<double, CollResult>>& results) {
+  TextOut p;
+  p("# ndtwin collective: %s, %d VM(s) of %s, %d GPUs, %s model, NCCL %s tuner\n", CollOpName(op),
+    o.vms, sku.name.c_str(), n, o.fidelity.c_str(), NcclVersionName(co.nccl_version).c_str());
+  p("%12s %12s %6s %10s %9s %9s  %-13s %s\n", "size(B)", "count", "type", "time(us)", "algbw",
+    "busbw", "algorithm", "protocol");
+  // The interval goes in the JSON only: the text table stays nccl-tests' columns.
+  const IntervalClass iv = IntervalFor(ctx, sku, "collectives");
+  Json rows = Json::array();
+  for (const auto& [b, r] : results) {
+    double count = std::floor(b / 4);  // float elements
+    Json row;
+    row["bytes"] = static_cast<int64_t>(b);
+    row["time_us"] = r.time_s * 1e6;
+    row["algbw_GBps"] = r.algbw_Bps / 1e9;
+    row["busbw_GBps"] = r.busbw_Bps / 1e9;
+    row["busbw_GBps_interval"] = IntervalJson(iv, iv.OfRate(r.busbw_Bps / 1e9));
+    row["algorithm"] = AlgoName(r.algo);
+    row["protocol"] = ProtoName(r.proto);
+    rows.push_back(row);
+    p("%12.0f %12.0f %6s %10.2f %9.2f %9.2f  %-13s %s\n", b, count, "float", r.time_s * 1e6,
+      r.algbw_Bps / 1e9, r.busbw_Bps / 1e9, AlgoName(r.algo), ProtoName(r.proto));
+  }
+  Json j;
+  j["schema"] = "ndtwin.collective/1";
+  j["sku"] = sku.name;
+  j["vms"] = o.vms;
+  j["gpus"] = n;
+  j["op"] = CollOpName(op);
+  j["fidelity"] = o.fidelity;
+  j["nccl_version"] = NcclVersionName(co.nccl_version);
+  j["rows"] = rows;
+  return CommandOutput{j, p.take()};
+}
+
+StatusOr<CommandOutput> RunCollective(const Context& ctx, const CollectiveOptions& o,
+                                      Diagnostics*) {
+  if (o.sku.empty()) return Status::InvalidInput("--sku is required (see: ndtwin sku list)");
+  CollOp op;
+  NDT_ASSIGN_OR_RETURN(const CollOptions co, ParseOptions(o, &op));
+  NDT_ASSIGN_OR_RETURN(const auto range, SweepRange(o));
+  const auto [lo, hi] = range;
   const Catalog& cat = ctx.catalog;
   NDT_ASSIGN_OR_RETURN(const SkuSpec* sku, cat.FindSku(o.sku));
   ClusterSpec spec;
@@ -155,38 +206,7 @@ StatusOr<CommandOutput> RunCollective(const Context& ctx, const CollectiveOption
     NDT_ASSIGN_OR_RETURN(CollResult r, TimeCollective(c, op, b, group, co));
     results.emplace_back(b, r);
   }
-  TextOut p;
-  p("# ndtwin collective: %s, %d VM(s) of %s, %d GPUs, %s model, NCCL %s tuner\n", CollOpName(op),
-    o.vms, sku->name.c_str(), n, o.fidelity.c_str(), NcclVersionName(co.nccl_version).c_str());
-  p("%12s %12s %6s %10s %9s %9s  %-13s %s\n", "size(B)", "count", "type", "time(us)", "algbw",
-    "busbw", "algorithm", "protocol");
-  // The interval goes in the JSON only: the text table stays nccl-tests' columns.
-  const IntervalClass iv = IntervalFor(ctx, *sku, "collectives");
-  Json rows = Json::array();
-  for (const auto& [b, r] : results) {
-    double count = std::floor(b / 4);  // float elements
-    Json row;
-    row["bytes"] = static_cast<int64_t>(b);
-    row["time_us"] = r.time_s * 1e6;
-    row["algbw_GBps"] = r.algbw_Bps / 1e9;
-    row["busbw_GBps"] = r.busbw_Bps / 1e9;
-    row["busbw_GBps_interval"] = IntervalJson(iv, iv.OfRate(r.busbw_Bps / 1e9));
-    row["algorithm"] = AlgoName(r.algo);
-    row["protocol"] = ProtoName(r.proto);
-    rows.push_back(row);
-    p("%12.0f %12.0f %6s %10.2f %9.2f %9.2f  %-13s %s\n", b, count, "float", r.time_s * 1e6,
-      r.algbw_Bps / 1e9, r.busbw_Bps / 1e9, AlgoName(r.algo), ProtoName(r.proto));
-  }
-  Json j;
-  j["schema"] = "ndtwin.collective/1";
-  j["sku"] = sku->name;
-  j["vms"] = o.vms;
-  j["gpus"] = n;
-  j["op"] = CollOpName(op);
-  j["fidelity"] = o.fidelity;
-  j["nccl_version"] = NcclVersionName(co.nccl_version);
-  j["rows"] = rows;
-  return CommandOutput{j, p.take()};
+  return Render(ctx, o, *sku, n, op, co, results);
 }
 
 }  // namespace
