@@ -367,6 +367,98 @@ bool ParseScenario(const std::string& s, Scenario* out) {
   return false;
 }
 
+namespace {
+
+// --ep applies to a mixture-of-experts model and must divide its experts.
+Status CheckExpertParallel(const TransformerSpec& m, const InferOptions& o) {
+  if (o.ep <= 1) return Status::Ok();
+  if (!m.is_moe()) {
+    return Status::InvalidInput("--ep " + std::to_string(o.ep) +
+                                " applies to mixture-of-experts models; " + m.name +
+                                " is dense: drop --ep");
+  }
+  if (m.moe.experts % o.ep != 0) {
+    return Status::InvalidInput("--ep " + std::to_string(o.ep) + " does not divide the " +
+                                std::to_string(m.moe.experts) + " experts of " + m.name +
+                                "; use a divisor of " + std::to_string(m.moe.experts));
+  }
+  return Status::Ok();
+}
+
+// Prefill and decode on separate replicas (--disaggregate P:D): splits the replicas, simulates
+// the hand-off and measures by makespan.
+StatusOr<InferResult> RunDisaggregatedScenario(DeploymentPlan& plan, const InferContext& ctx,
+                                               const InferOptions& o, bool latency) {
+  InferResult r;
+  const int R = plan.dep.replicas;
+  if (R < 2) {
+    return Status::Infeasible(
+        "--disaggregate needs at least 2 replicas, TP" + std::to_string(plan.dep.tp) + " x PP" +
+        std::to_string(plan.dep.pp) + " gives " + std::to_string(R) +
+        (o.tp > 0 || o.pp > 0 ? "; add --vms or lower --tp/--pp" : "; add --vms"));
+  }
+  if (latency && o.qps <= 0 && o.trace.empty()) {
+    return Status::InvalidInput(
+        "--disaggregate runs offline, --qps or --trace-file; give --qps for server/interactive");
+  }
+  const int P = o.disaggregate_prefill, D = o.disaggregate_decode;
+  int pr = static_cast<int>(std::lround(static_cast<double>(R) * P / (P + D)));
+  pr = std::clamp(pr, 1, R - 1);
+  if (static_cast<int64_t>(pr) * D != static_cast<int64_t>(R - pr) * P) {
+    return Status::InvalidInput(
+        "--disaggregate " + std::to_string(P) + ":" + std::to_string(D) + " does not split " +
+        std::to_string(R) + " replicas of TP" + std::to_string(plan.dep.tp) + " x PP" +
+        std::to_string(plan.dep.pp) + "; the nearest is " + std::to_string(pr) + ":" +
+        std::to_string(R - pr) + " (use it, or --vms for a multiple of " + std::to_string(P + D) +
+        " replicas)");
+  }
+  plan.dep.prefill_replicas = pr;
+  plan.dep.decode_replicas = R - pr;
+  const int pe = pr * plan.dep.pp, de = (R - pr) * plan.dep.pp;
+  std::vector<Request> reqs = o.trace;
+  if (reqs.empty()) {
+    int n =
+        o.requests > 0
+            ? o.requests
+            : static_cast<int>(std::min<int64_t>(
+                  kSimRequestBudget * 2, std::max<int64_t>(static_cast<int64_t>(o.lengths.size()),
+                                                           int64_t{de} * kOfflineBatchesPerEngine *
+                                                               plan.engine.max_batch)));
+    reqs = latency ? PoissonRequests(o.lengths, n, o.qps, o.seed) : OfflineRequests(o.lengths, n);
+  }
+  RunTotals t = RunDisaggregated(plan, ctx, reqs, pe, de);
+  DeploymentPlan decode_plan = plan;
+  decode_plan.engines = de;
+  FillResult(decode_plan, t, Measure::kMakespan, &r);
+  r.engines = pe + de;
+  r.engines_simulated = pe + de;
+  r.qps = latency ? o.qps : r.requests_per_s;
+  return r;
+}
+
+// The cost per hour and per million output tokens (sizes with a price), and the requests' mean
+// lengths.
+void FillCostAndLengths(const InferContext& ctx, const InferOptions& o, InferResult* result) {
+  InferResult& r = *result;
+  if (ctx.sku->price && ctx.sku->price->usd_per_hour > 0) {
+    r.usd_per_hour = ctx.sku->price->usd_per_hour * o.vms;
+    if (r.output_tokens_per_s > 0) {
+      r.usd_per_million_tokens = r.usd_per_hour / 3600.0 / r.output_tokens_per_s * 1e6;
+    }
+  }
+  double in = 0, out = 0;
+  for (const RequestLengths& l : o.lengths) {
+    in += l.input_tokens;
+    out += l.output_tokens;
+  }
+  if (!o.lengths.empty()) {
+    r.mean_input_tokens = in / o.lengths.size();
+    r.mean_output_tokens = out / o.lengths.size();
+  }
+}
+
+}  // namespace
+
 StatusOr<InferResult> RunInference(const InferContext& given, const InferOptions& o) {
   NDT_CHECK(given.sku && given.gpu && given.model && given.calibration,
             "RunInference: null context");
@@ -376,19 +468,7 @@ StatusOr<InferResult> RunInference(const InferContext& given, const InferOptions
   ctx.calibration = &serving;
   NDT_CHECK(!o.lengths.empty() || !o.trace.empty(), "RunInference: no requests");
   NDT_RETURN_IF_ERROR(CheckServedContext(*ctx.model, o));
-  if (o.ep > 1) {
-    const TransformerSpec& m = *ctx.model;
-    if (!m.is_moe()) {
-      return Status::InvalidInput("--ep " + std::to_string(o.ep) +
-                                  " applies to mixture-of-experts models; " + m.name +
-                                  " is dense: drop --ep");
-    }
-    if (m.moe.experts % o.ep != 0) {
-      return Status::InvalidInput("--ep " + std::to_string(o.ep) + " does not divide the " +
-                                  std::to_string(m.moe.experts) + " experts of " + m.name +
-                                  "; use a divisor of " + std::to_string(m.moe.experts));
-    }
-  }
+  NDT_RETURN_IF_ERROR(CheckExpertParallel(*ctx.model, o));
   const bool latency = o.scenario != Scenario::kOffline;
   double ttft = o.ttft_p99_s, tpot = o.tpot_p99_s;
   if (ttft <= 0) ttft = o.scenario == Scenario::kInteractive ? 0.45 : 2.0;
@@ -406,48 +486,7 @@ StatusOr<InferResult> RunInference(const InferContext& given, const InferOptions
 
   InferResult r;
   if (o.disaggregate_prefill > 0) {
-    const int R = plan.dep.replicas;
-    if (R < 2) {
-      return Status::Infeasible(
-          "--disaggregate needs at least 2 replicas, TP" + std::to_string(plan.dep.tp) + " x PP" +
-          std::to_string(plan.dep.pp) + " gives " + std::to_string(R) +
-          (o.tp > 0 || o.pp > 0 ? "; add --vms or lower --tp/--pp" : "; add --vms"));
-    }
-    if (latency && o.qps <= 0 && o.trace.empty()) {
-      return Status::InvalidInput(
-          "--disaggregate runs offline, --qps or --trace-file; give --qps for server/interactive");
-    }
-    const int P = o.disaggregate_prefill, D = o.disaggregate_decode;
-    int pr = static_cast<int>(std::lround(static_cast<double>(R) * P / (P + D)));
-    pr = std::clamp(pr, 1, R - 1);
-    if (static_cast<int64_t>(pr) * D != static_cast<int64_t>(R - pr) * P) {
-      return Status::InvalidInput(
-          "--disaggregate " + std::to_string(P) + ":" + std::to_string(D) + " does not split " +
-          std::to_string(R) + " replicas of TP" + std::to_string(plan.dep.tp) + " x PP" +
-          std::to_string(plan.dep.pp) + "; the nearest is " + std::to_string(pr) + ":" +
-          std::to_string(R - pr) + " (use it, or --vms for a multiple of " + std::to_string(P + D) +
-          " replicas)");
-    }
-    plan.dep.prefill_replicas = pr;
-    plan.dep.decode_replicas = R - pr;
-    const int pe = pr * plan.dep.pp, de = (R - pr) * plan.dep.pp;
-    std::vector<Request> reqs = o.trace;
-    if (reqs.empty()) {
-      int n = o.requests > 0 ? o.requests
-                             : static_cast<int>(std::min<int64_t>(
-                                   kSimRequestBudget * 2,
-                                   std::max<int64_t>(static_cast<int64_t>(o.lengths.size()),
-                                                     int64_t{de} * kOfflineBatchesPerEngine *
-                                                         plan.engine.max_batch)));
-      reqs = latency ? PoissonRequests(o.lengths, n, o.qps, o.seed) : OfflineRequests(o.lengths, n);
-    }
-    RunTotals t = RunDisaggregated(plan, ctx, reqs, pe, de);
-    DeploymentPlan decode_plan = plan;
-    decode_plan.engines = de;
-    FillResult(decode_plan, t, Measure::kMakespan, &r);
-    r.engines = pe + de;
-    r.engines_simulated = pe + de;
-    r.qps = latency ? o.qps : r.requests_per_s;
+    NDT_ASSIGN_OR_RETURN(r, RunDisaggregatedScenario(plan, ctx, o, latency));
   } else if (!o.trace.empty()) {
     RunTotals t = RunTrace(plan, o, o.record_trace);
     FillResult(plan, t, Measure::kMakespan, &r);
@@ -484,21 +523,7 @@ StatusOr<InferResult> RunInference(const InferContext& given, const InferOptions
   r.caveat = ctx.calibration->For(ctx.gpu->arch).serving_caveat;
   r.ttft_limit_s = latency ? ttft : 0;
   r.tpot_limit_s = latency ? tpot : 0;
-  if (ctx.sku->price && ctx.sku->price->usd_per_hour > 0) {
-    r.usd_per_hour = ctx.sku->price->usd_per_hour * o.vms;
-    if (r.output_tokens_per_s > 0) {
-      r.usd_per_million_tokens = r.usd_per_hour / 3600.0 / r.output_tokens_per_s * 1e6;
-    }
-  }
-  double in = 0, out = 0;
-  for (const RequestLengths& l : o.lengths) {
-    in += l.input_tokens;
-    out += l.output_tokens;
-  }
-  if (!o.lengths.empty()) {
-    r.mean_input_tokens = in / o.lengths.size();
-    r.mean_output_tokens = out / o.lengths.size();
-  }
+  FillCostAndLengths(ctx, o, &r);
   return r;
 }
 
