@@ -74,10 +74,20 @@ const std::vector<Command>& Registry();
 // The command named `name` ("plan train"), or nullptr.
 const Command* FindCommand(const std::string& name);
 
+// How a door spells an option in messages: the CLI's "--tp" (the spelling the library's messages
+// use), Python's "tp=", a web form's field name.
+using OptionSpelling = std::function<std::string(const std::string& option)>;
+
+// Rewrites each "--name" of a declared option in `text` into the door's spelling (a "--name"
+// that is a prefix of a longer word, or not an option of the command, is left alone).
+std::string Respell(const std::string& text, const OptionList& options,
+                    const OptionSpelling& spell);
+
 // Runs a command from a JSON object of options (the web API's and Python's path): binds the
-// options (errors name the option), then runs.
+// options (errors name the option), then runs. With `spell`, the error's message and the
+// warnings name options in the door's spelling; the code is kept.
 StatusOr<CommandOutput> RunJson(const Command& cmd, const Context& ctx, const Json& args,
-                                Diagnostics* diag);
+                                Diagnostics* diag, const OptionSpelling& spell = {});
 
 }  // namespace ndt
 

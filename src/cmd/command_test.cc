@@ -228,3 +228,38 @@ TEST(OptionValues, ShowsDefaultsAndNullForOmittedOptionals) {
 
 }  // namespace
 }  // namespace ndt
+
+namespace ndt {
+namespace {
+
+TEST(RunJson, ErrorsAndWarningsNameOptionsInTheDoorsSpelling) {
+  // The library says "--mbs must be >= 1"; a Python door spells the option "mbs=", and only
+  // declared options are respelled ("--x" is not an option of train; "--mbs-foo" is no word of
+  // it either).
+  const OptionSpelling python = [](const std::string& o) {
+    std::string s = o;
+    for (char& c : s) {
+      if (c == '-') c = '_';
+    }
+    return s + "=";
+  };
+  Json job = {{"sku", "ND96amsr_A100_v4"}, {"model", "llama2-7b"}, {"gbs", 64}, {"mbs", 0}};
+  const Command* train = FindCommand("train");
+  ASSERT_NE(train, nullptr);
+  Diagnostics diag;
+  StatusOr<CommandOutput> r = RunJson(*train, Ctx(), job, &diag, python);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(r.status().message().rfind("mbs= must be >= 1", 0), 0u) << r.status().message();
+  OptionList o;
+  train->new_request()->Declare(&o);
+  EXPECT_EQ(Respell("--x and --mbs-foo, --no-dp-overlap.", o, python),
+            "--x and --mbs-foo, no_dp_overlap=.");
+  // Without a spelling the CLI's text is kept.
+  r = RunJson(*train, Ctx(), job, &diag);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message().rfind("--mbs must be >= 1", 0), 0u);
+}
+
+}  // namespace
+}  // namespace ndt
