@@ -11,6 +11,7 @@
 #include <numeric>
 
 #include "coll/collective.h"
+#include "coll/testing.h"
 #include "core/check.h"
 #include "hw/catalog.h"
 #include "topo/builders.h"
@@ -55,6 +56,7 @@ void Run(benchmark::State& state, int vms, Fidelity fid, CollOp op = CollOp::kAl
          const char* size = "Standard_ND96amsr_A100_v4") {
   Fixture f = Make(vms, size);
   CollOptions o;
+  o.calibration = &testing::BuiltinNcclCalibration();
   o.fidelity = fid;
   double time_s = 0;
   for (auto _ : state) {

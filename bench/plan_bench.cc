@@ -4,6 +4,7 @@
 // OpenMP default (all cores). Run: build-<dir>/plan_bench.
 #include <benchmark/benchmark.h>
 
+#include "coll/testing.h"
 #include "compute/compute.h"
 #include "core/check.h"
 #include "hw/catalog.h"
@@ -30,7 +31,8 @@ void RunPlan(benchmark::State& state, Fidelity fidelity) {
   }
   int64_t configs = 0;
   for (auto _ : state) {
-    StatusOr<PlanTrainReport> r = PlanTraining(*cat, testing::BuiltinFabricParams(), *cal, req);
+    StatusOr<PlanTrainReport> r = PlanTraining(*cat, testing::BuiltinFabricParams(),
+                                               testing::BuiltinNcclCalibration(), *cal, req);
     NDT_CHECK(r.ok(), r.status().message());
     configs += r->evaluated;
     benchmark::DoNotOptimize(r->results.data());

@@ -6,6 +6,7 @@
 // Run: build-<dir>/train_bench.
 #include <benchmark/benchmark.h>
 
+#include "coll/testing.h"
 #include "compute/compute.h"
 #include "core/check.h"
 #include "hw/catalog.h"
@@ -64,7 +65,8 @@ void RunJob(benchmark::State& state, const char* sku_name, int vms, const char* 
   job.gpu_memory_bytes = cs.gpu->memory_bytes;
   int64_t tasks = 0, events = 0;
   for (auto _ : state) {
-    ClusterCosts costs(*cluster, d.cal, Dtype::kBf16, Fidelity::kFlow);
+    ClusterCosts costs(*cluster, d.cal, testing::BuiltinNcclCalibration(), Dtype::kBf16,
+                       Fidelity::kFlow);
     StatusOr<TrainReport> r = RunTraining(job, costs);
     NDT_CHECK(r.ok(), r.status().message());
     tasks = r->sim.tasks;

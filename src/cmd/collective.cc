@@ -170,7 +170,8 @@ StatusOr<CommandOutput> RunCollective(const Context& ctx, const CollectiveOption
                                       Diagnostics*) {
   if (o.sku.empty()) return Status::InvalidInput("--sku is required (see: ndtwin sku list)");
   CollOp op;
-  NDT_ASSIGN_OR_RETURN(const CollOptions co, ParseOptions(o, &op));
+  NDT_ASSIGN_OR_RETURN(CollOptions co, ParseOptions(o, &op));
+  co.calibration = &ctx.nccl;
   NDT_ASSIGN_OR_RETURN(const auto range, SweepRange(o));
   const auto [lo, hi] = range;
   const Catalog& cat = ctx.catalog;

@@ -9,6 +9,7 @@ StatusOr<Context> Context::Load(const std::string& data_dir) {
   NDT_ASSIGN_OR_RETURN(ctx.fabric, LoadFabricParams(ctx.data_dir));
   NDT_ASSIGN_OR_RETURN(ctx.compute, LoadComputeCalibration(ctx.data_dir));
   NDT_ASSIGN_OR_RETURN(ctx.engine, LoadEngineParams(ctx.data_dir));
+  NDT_ASSIGN_OR_RETURN(ctx.nccl, LoadNcclCalibration(ctx.data_dir));
   NDT_ASSIGN_OR_RETURN(ctx.stacks, LoadStacks(ctx.data_dir));
   NDT_ASSIGN_OR_RETURN(ctx.intervals, LoadIntervals(ctx.data_dir));
   return ctx;

@@ -10,6 +10,7 @@
 
 #include <string>
 
+#include "coll/nccl_model.h"
 #include "compute/compute.h"
 #include "core/status.h"
 #include "hw/catalog.h"
@@ -26,6 +27,7 @@ struct Context {
   FabricParams fabric;
   ComputeCalibration compute;
   EngineParams engine;
+  NcclCalibrationSet nccl;            // data/calibration/nccl.yaml
   std::vector<SoftwareStack> stacks;  // data/stacks/*.yaml, in file-name order
   Intervals intervals;                // data/calibration/intervals.yaml
 

@@ -357,7 +357,7 @@ StatusOr<CommandOutput> RunInfer(const Context& ctx, const InferFlags& f, Diagno
   if (const std::string note = PrecisionNote(cat.GpuOf(*sku), o.weights); !note.empty()) {
     diag->Warn(note);
   }
-  const ServeData data{&cat, &ctx.fabric, &ctx.compute, &ctx.engine, ctx.data_dir};
+  const ServeData data{&cat, &ctx.fabric, &ctx.compute, &ctx.engine, &ctx.nccl, ctx.data_dir};
   NDT_ASSIGN_OR_RETURN(InferResult r, RunInferenceOn(data, sku->name, model, o));
   for (const std::string& w : r.warnings) diag->Warn(w);
   if (!r.caveat.empty()) diag->Warn(r.caveat);

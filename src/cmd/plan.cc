@@ -172,7 +172,8 @@ StatusOr<CommandOutput> RunPlanTrain(const Context& ctx, const PlanTrainFlags& f
   const auto start = std::chrono::steady_clock::now();
   NDT_ASSIGN_OR_RETURN(PlanTrainRequest req, BuildRequest(f, ctx));
   auto progress = [diag](const std::string& line) { diag->Progress(line); };
-  StatusOr<PlanTrainReport> rep = PlanTraining(ctx.catalog, ctx.fabric, ctx.compute, req, progress);
+  StatusOr<PlanTrainReport> rep =
+      PlanTraining(ctx.catalog, ctx.fabric, ctx.nccl, ctx.compute, req, progress);
   if (!rep.ok()) return rep.status();
   for (const std::string& n : rep->notes) diag->Progress("plan: note: " + n);
   CommandOutput out{ToJson(req, *rep), PlanTrainText(req, *rep)};
@@ -244,7 +245,8 @@ StatusOr<CommandOutput> RunPlanInfer(const Context& ctx, const PlanInferFlags& f
   const auto start = std::chrono::steady_clock::now();
   NDT_ASSIGN_OR_RETURN(PlanInferRequest req, BuildInferRequest(f, ctx));
   auto progress = [diag](const std::string& line) { diag->Progress(line); };
-  const ServeData data{&ctx.catalog, &ctx.fabric, &ctx.compute, &ctx.engine, ctx.data_dir};
+  const ServeData data{&ctx.catalog, &ctx.fabric, &ctx.compute,
+                       &ctx.engine,  &ctx.nccl,   ctx.data_dir};
   NDT_ASSIGN_OR_RETURN(PlanInferReport rep, PlanInference(data, req, progress));
   for (const std::string& n : rep.notes) diag->Progress("plan: note: " + n);
   nlohmann::ordered_json j;

@@ -336,7 +336,7 @@ StatusOr<CommandOutput> RunTrain(const Context& ctx, const TrainRequest& f, Diag
   job.nvlink_domain_gpus = cluster.nvlink_domain_gpus();
   job.gpu_memory_bytes = gpu.memory_bytes;  // what CUDA can allocate (data/gpus)
   job.vm_usd_per_hour = sku->price ? sku->price->usd_per_hour : 0;
-  ClusterCosts costs(cluster, ctx.compute, job.strategy.precision, fidelity);
+  ClusterCosts costs(cluster, ctx.compute, ctx.nccl, job.strategy.precision, fidelity);
   NDT_ASSIGN_OR_RETURN(TrainReport r, RunTraining(job, costs));
   for (const std::string& w : r.warnings) diag->Warn(w);
   if (f.trace.has_value()) NDT_RETURN_IF_ERROR(WriteTrace(BuildTrace(r), *f.trace));

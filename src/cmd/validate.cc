@@ -90,11 +90,13 @@ Summary Summarize(const std::vector<ValidationRow>& rows) {
 
 StatusOr<std::vector<ValidationRow>> RunSuite(const std::string& suite, const Context& ctx,
                                               const std::string& shared_dir) {
-  if (suite == "collectives") return ValidateCollectives(ctx.catalog, ctx.fabric, shared_dir);
+  if (suite == "collectives")
+    return ValidateCollectives(ctx.catalog, ctx.fabric, ctx.nccl, shared_dir);
   if (suite == "training") {
-    return ValidateTraining(ctx.catalog, ctx.fabric, ctx.compute, ctx.stacks, shared_dir);
+    return ValidateTraining(ctx.catalog, ctx.fabric, ctx.compute, ctx.nccl, ctx.stacks, shared_dir);
   }
-  const ServeData data{&ctx.catalog, &ctx.fabric, &ctx.compute, &ctx.engine, ctx.data_dir};
+  const ServeData data{&ctx.catalog, &ctx.fabric, &ctx.compute,
+                       &ctx.engine,  &ctx.nccl,   ctx.data_dir};
   return ValidateInference(data, shared_dir);
 }
 

@@ -1,11 +1,13 @@
-// The fitted constants in data/calibration/nccl.yaml equal the compiled-in NcclCalibration, and
-// the validation suite reads the calibration sweep.
+// data/calibration/nccl.yaml is what the collectives model reads (loaded strictly), and the
+// validation suite reads the calibration sweep.
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
 
+#include "coll/coll_testing.h"
 #include "coll/nccl_model.h"
+#include "coll/testing.h"
 #include "coll/validate.h"
 #include "core/units.h"
 #include "hw/catalog.h"
@@ -14,61 +16,106 @@
 namespace ndt {
 namespace {
 
-TEST(Calibration, YamlMatchesDefaults) {
+const NcclCalibrationSet& Cal() { return testing::BuiltinNcclCalibration(); }
+
+TEST(Calibration, LoadsTheFittedValuesOfTheYaml) {
+  // data/calibration/nccl.yaml: the A100 fit and the per-architecture values, each with its
+  // unit (times) or `unit: ratio`, fitted_on and how (the file records the procedure).
+  const NcclCalibrationSet& c = Cal();
+  EXPECT_DOUBLE_EQ(c.base.bw_efficiency, 1.0);
+  EXPECT_DOUBLE_EQ(c.base.call_overhead_per_gpu_s, 5.35e-6);
+  EXPECT_DOUBLE_EQ(c.base.kernel_gap_s, 3e-6);
+  EXPECT_DOUBLE_EQ(c.base.simple_step_sync_s, 10e-6);
+  EXPECT_DOUBLE_EQ(c.base.ll128_bw_ratio, 0.59);
+  EXPECT_DOUBLE_EQ(c.blackwell_ll_bw_ratio, 0.84);
+  EXPECT_DOUBLE_EQ(c.blackwell_ll128_bw_ratio, 1.01);
+  EXPECT_DOUBLE_EQ(c.blackwell_bw_efficiency, 0.915);
+  EXPECT_DOUBLE_EQ(c.blackwell_simple_step_sync_s, 1e-6);
+  EXPECT_DOUBLE_EQ(c.hopper_nvls_efficiency, 0.894);
+  EXPECT_DOUBLE_EQ(c.grace_call_overhead_per_gpu_s, 4.05e-6);
+  // Nothing fitted lives in the code: a default NcclCalibration is NCCL's own model.
+  const NcclCalibration none;
+  EXPECT_DOUBLE_EQ(none.call_overhead_per_gpu_s, 0);
+  EXPECT_DOUBLE_EQ(none.kernel_gap_s, 0);
+  EXPECT_DOUBLE_EQ(none.simple_step_sync_s, 0);
+}
+
+std::string YamlText() {
   std::ifstream in(std::string(NDT_DATA_DIR) + "/calibration/nccl.yaml");
   std::stringstream ss;
   ss << in.rdbuf();
-  const std::string text = ss.str();
-  NcclCalibration cal;
-  EXPECT_DOUBLE_EQ(cal.bw_efficiency, 1.0);
-  EXPECT_DOUBLE_EQ(cal.call_overhead_per_gpu_s, 5.35e-6);
-  EXPECT_DOUBLE_EQ(cal.kernel_gap_s, 3e-6);
-  EXPECT_DOUBLE_EQ(cal.simple_step_sync_s, 10e-6);
-  EXPECT_DOUBLE_EQ(cal.ll128_bw_ratio, 0.59);
-  EXPECT_NE(text.find("bw_efficiency:\n  value: 1.0\n"), std::string::npos);
-  EXPECT_NE(text.find("call_overhead_per_gpu:\n  value: 5.35 us"), std::string::npos);
-  EXPECT_NE(text.find("kernel_gap:\n  value: 3 us"), std::string::npos);
-  EXPECT_NE(text.find("simple_step_sync:\n  value: 10 us"), std::string::npos);
-  EXPECT_NE(text.find("ll128_bw_ratio:\n  value: 0.59\n"), std::string::npos);
-  EXPECT_DOUBLE_EQ(cal.ll_bw_ratio, 1.0);
-  EXPECT_DOUBLE_EQ(cal.nvls_efficiency, 0.0);
-  // Per architecture and host (CalibrationFor).
-  EXPECT_NE(text.find("blackwell_nvlink:\n"), std::string::npos);
-  EXPECT_NE(text.find("  ll_bw_ratio:\n    value: 0.84\n"), std::string::npos);
-  EXPECT_NE(text.find("  ll128_bw_ratio:\n    value: 1.01\n"), std::string::npos);
-  EXPECT_NE(text.find("  bw_efficiency:\n    value: 0.915\n"), std::string::npos);
-  EXPECT_NE(text.find("  simple_step_sync:\n    value: 1 us"), std::string::npos);
-  EXPECT_NE(text.find("hopper_nvls_efficiency:\n  value: 0.894\n"), std::string::npos);
-  EXPECT_NE(text.find("grace_call_overhead_per_gpu:\n  value: 4.05 us"), std::string::npos);
-  EXPECT_DOUBLE_EQ(kBlackwellLlBwRatio, 0.84);
-  EXPECT_DOUBLE_EQ(kBlackwellLl128BwRatio, 1.01);
-  EXPECT_DOUBLE_EQ(kBlackwellBwEfficiency, 0.915);
-  EXPECT_DOUBLE_EQ(kBlackwellSimpleStepSyncS, 1e-6);
-  EXPECT_DOUBLE_EQ(kHopperNvlsEfficiency, 0.894);
-  EXPECT_DOUBLE_EQ(kGraceCallOverheadPerGpuS, 4.05e-6);
+  return ss.str();
+}
+
+std::string Replace(std::string s, const std::string& from, const std::string& to) {
+  const size_t at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return at == std::string::npos ? s : s.replace(at, from.size(), to);
+}
+
+TEST(Calibration, TheModelReadsTheYamlsValues) {
+  // kernel_gap 3 us -> 7 us: a small all_reduce's device time grows by 4 us (the gap is paid
+  // once per call), with the host cost hidden so the device time shows.
+  StatusOr<NcclCalibrationSet> slow = ParseNcclCalibration(
+      Replace(YamlText(), "kernel_gap:\n  value: 3 us", "kernel_gap:\n  value: 7 us"), "nccl.yaml");
+  ASSERT_TRUE(slow.ok()) << slow.status().message();
+  Env env;
+  const Cluster c = env.Build("Standard_ND96amsr_A100_v4", 1);
+  const std::vector<int> g = All(c);
+  CollOptions o;
+  o.host_hidden = true;
+  o.calibration = &Cal();
+  const double base = TimeCollective(c, CollOp::kAllReduce, 1024, g, o)->time_s;
+  o.calibration = &*slow;
+  const double more = TimeCollective(c, CollOp::kAllReduce, 1024, g, o)->time_s;
+  EXPECT_NEAR(more - base, 4e-6, 1e-12);
+}
+
+TEST(Calibration, BadFilesAreOneLineErrorsWithFileAndLine) {
+  const std::string text = YamlText();
+  struct Bad {
+    std::string text, want;
+  };
+  const std::vector<Bad> bad = {
+      {Replace(text, "kernel_gap:\n  value: 3 us", "kernel_gap:\n  value: 3"), "kernel_gap"},
+      {Replace(text, "ll128_bw_ratio:\n  value: 0.59\n  unit: ratio",
+               "ll128_bw_ratio:\n  value: 0.59\n  unit: percent"),
+       "a ratio says `unit: ratio`"},
+      {Replace(text, "hopper_nvls_efficiency:\n  value: 0.894",
+               "hopper_nvls_efficiency:\n  value: 9"),
+       "a ratio must be in (0, 2]"},
+      {text + "colour: blue\n", "colour"},
+  };
+  for (const Bad& b : bad) {
+    StatusOr<NcclCalibrationSet> r = ParseNcclCalibration(b.text, "nccl.yaml");
+    ASSERT_FALSE(r.ok()) << b.want;
+    EXPECT_NE(r.status().message().find(b.want), std::string::npos) << r.status().message();
+    EXPECT_EQ(r.status().message().rfind("nccl.yaml:", 0), 0u) << r.status().message();
+  }
+  EXPECT_FALSE(LoadNcclCalibration("/nonexistent").ok());
 }
 
 TEST(Calibration, ForAppliesEachFitWhereItWasFitted) {
   NcclTopo t;
   t.nodes = 1;
   t.arch = 1;  // A100: the defaults
-  NcclCalibration a = CalibrationFor(t, "AMD EPYC 7V12 (Rome), 96 physical cores");
+  NcclCalibration a = CalibrationFor(Cal(), t, "AMD EPYC 7V12 (Rome), 96 physical cores");
   EXPECT_DOUBLE_EQ(a.simple_step_sync_s, 10e-6);
   EXPECT_DOUBLE_EQ(a.call_overhead_per_gpu_s, 5.35e-6);
   EXPECT_DOUBLE_EQ(a.nvls_efficiency, 0.0);
   t.arch = 3;  // Blackwell inside one NVLink domain, on Grace
-  NcclCalibration b = CalibrationFor(t, "2x NVIDIA Grace (72 Arm Neoverse V2 cores each)");
+  NcclCalibration b = CalibrationFor(Cal(), t, "2x NVIDIA Grace (72 Arm Neoverse V2 cores each)");
   EXPECT_DOUBLE_EQ(b.ll_bw_ratio, 0.84);
   EXPECT_DOUBLE_EQ(b.ll128_bw_ratio, 1.01);
   EXPECT_DOUBLE_EQ(b.bw_efficiency, 0.915);
   EXPECT_DOUBLE_EQ(b.simple_step_sync_s, 1e-6);
   EXPECT_DOUBLE_EQ(b.call_overhead_per_gpu_s, 4.05e-6);
   t.nodes = 2;  // across NVLink domains the NICs set the pace: the A100 defaults stand
-  NcclCalibration b2 = CalibrationFor(t, "Grace");
+  NcclCalibration b2 = CalibrationFor(Cal(), t, "Grace");
   EXPECT_DOUBLE_EQ(b2.bw_efficiency, 1.0);
   EXPECT_DOUBLE_EQ(b2.simple_step_sync_s, 10e-6);
   t.arch = 2;  // Hopper on a Xeon host: NVLS efficiency only
-  NcclCalibration h = CalibrationFor(t, "Intel Xeon Platinum 8480C (Sapphire Rapids)");
+  NcclCalibration h = CalibrationFor(Cal(), t, "Intel Xeon Platinum 8480C (Sapphire Rapids)");
   EXPECT_DOUBLE_EQ(h.nvls_efficiency, 0.894);
   EXPECT_DOUBLE_EQ(h.call_overhead_per_gpu_s, 5.35e-6);
   EXPECT_DOUBLE_EQ(h.bw_efficiency, 1.0);
@@ -117,8 +164,8 @@ TEST(Validate, ForcedAlgorithmComesFromTheColumnOrTheNote) {
 
 TEST(Validate, CalibrationSweepRowsAreMarkedAndLargeSizesWithinFivePercent) {
   Catalog cat = *Catalog::Load(NDT_DATA_DIR);
-  StatusOr<std::vector<ValidationRow>> rows =
-      ValidateCollectives(cat, testing::BuiltinFabricParams(), NDT_SHARED_DIR);
+  StatusOr<std::vector<ValidationRow>> rows = ValidateCollectives(
+      cat, testing::BuiltinFabricParams(), testing::BuiltinNcclCalibration(), NDT_SHARED_DIR);
   ASSERT_TRUE(rows.ok()) << rows.status().message();
   int calib = 0;
   double hopper_sum = 0;

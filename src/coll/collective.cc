@@ -188,7 +188,10 @@ StatusOr<CollResult> TimeCollective(const Cluster& c, CollOp op, double bytes,
                                 NcclVersionName(kOldestNcclVersion) + " to 2." +
                                 std::to_string(kNewestNcclVersion / 100 % 100) + ".x");
   t.nccl_version = o.nccl_version;
-  const NcclCalibration cal = CalibrationFor(t, c.sku().cpu);
+  NDT_CHECK(
+      o.calibration != nullptr,
+      "TimeCollective: no NCCL calibration (CollOptions::calibration; cmd/context.h loads it)");
+  const NcclCalibration cal = CalibrationFor(*o.calibration, t, c.sku().cpu);
   const double host_s = HostCallS(cal, o);
   const int n = static_cast<int>(group.size());
   StatusOr<CollResult> out = Status::Internal("unset");

@@ -61,7 +61,12 @@ Status ParseNcclVersion(const std::string& s, int* out);
 // 21805 -> "2.18.5".
 std::string NcclVersionName(int version);
 
+struct NcclCalibrationSet;  // coll/nccl_model.h: the fitted constants of data/calibration/nccl.yaml
+
 struct CollOptions {
+  // The fitted constants (cmd/context.h loads them from data/calibration/nccl.yaml). REQUIRED:
+  // TimeCollective refuses to run without them rather than price with made-up defaults.
+  const NcclCalibrationSet* calibration = nullptr;
   std::optional<Algo> algo;    // force (NCCL_ALGO); error if not available here
   std::optional<Proto> proto;  // force (NCCL_PROTO)
   Fidelity fidelity = Fidelity::kAnalytical;

@@ -8,6 +8,7 @@
 #include "coll/coll_testing.h"
 #include "coll/nccl_model.h"
 #include "coll/schedule.h"
+#include "coll/testing.h"
 #include "hw/catalog.h"
 #include "topo/builders.h"
 
@@ -40,7 +41,7 @@ TEST(Coll, LargeAllReduceBusBwApproachesTheNvlinkBottleneck) {
   // x 14 steps x 10 us of step sync = 3.08 ms, plus 56 us latency and 3 us kernel gap (the
   // 42.8 us host overhead hides under the kernel): 65.77 ms, i.e.
   // busbw = 8 GiB x 1.75 / 65.77 ms = 228.5 GB/s.
-  CollResult r = *TimeCollective(c, CollOp::kAllReduce, 8.0 * (1 << 30), g);
+  CollResult r = *testing::TimeCollectiveCal(c, CollOp::kAllReduce, 8.0 * (1 << 30), g);
   EXPECT_NEAR(r.busbw_Bps / 1e9, 228.5, 0.5);
   EXPECT_EQ(r.algo, Algo::kRing);
   EXPECT_EQ(r.proto, Proto::kSimple);
@@ -74,21 +75,22 @@ TEST(Coll, SimpleRingPaysStepSyncOncePerLoop) {
     return 3e-6 + 56e-6 + loops * 14 * 10e-6 + bytes / (240e9 * 8 / 14);
   };
   const double mib = 1 << 20;
-  EXPECT_NEAR(TimeCollective(c, CollOp::kAllReduce, 32 * mib, g, o)->time_s, expect(32 * mib, 1),
-              1e-9);
-  EXPECT_NEAR(TimeCollective(c, CollOp::kAllReduce, 384 * mib, g, o)->time_s, expect(384 * mib, 1),
-              1e-9);
+  EXPECT_NEAR(testing::TimeCollectiveCal(c, CollOp::kAllReduce, 32 * mib, g, o)->time_s,
+              expect(32 * mib, 1), 1e-9);
+  EXPECT_NEAR(testing::TimeCollectiveCal(c, CollOp::kAllReduce, 384 * mib, g, o)->time_s,
+              expect(384 * mib, 1), 1e-9);
   // One byte past the loop adds a whole second loop of step syncs (14 x 10 = 140 us).
-  EXPECT_NEAR(TimeCollective(c, CollOp::kAllReduce, 384 * mib + 4096, g, o)->time_s,
+  EXPECT_NEAR(testing::TimeCollectiveCal(c, CollOp::kAllReduce, 384 * mib + 4096, g, o)->time_s,
               expect(384 * mib + 4096, 2), 1e-9);
   // all_gather runs n-1 = 7 steps per loop: 3 + (8.4 + 7 x 3.4) + 7 x 10 us + bytes x 7/8 / 240.
   double ag = 3e-6 + 32.2e-6 + 7 * 10e-6 + 32 * mib / (240e9 * 8 / 7);
-  EXPECT_NEAR(TimeCollective(c, CollOp::kAllGather, 32 * mib, g, o)->time_s, ag, 1e-9);
+  EXPECT_NEAR(testing::TimeCollectiveCal(c, CollOp::kAllGather, 32 * mib, g, o)->time_s, ag, 1e-9);
   // LL and LL128 carry their flags inline: no loop sync; LL128 runs at 0.59 of NCCL's
   // 0.92 x 240 GB/s: 3 + (14 + 14 x 1.9) us + bytes / (220.8 x 0.59 x 8/14 GB/s).
   o.proto = Proto::kLL128;
   double ll128 = 3e-6 + 40.6e-6 + 16 * mib / (220.8e9 * 0.59 * 8 / 14);
-  EXPECT_NEAR(TimeCollective(c, CollOp::kAllReduce, 16 * mib, g, o)->time_s, ll128, 1e-9);
+  EXPECT_NEAR(testing::TimeCollectiveCal(c, CollOp::kAllReduce, 16 * mib, g, o)->time_s, ll128,
+              1e-9);
 }
 
 TEST(Coll, TreeBandwidthTakesNcclCorrectionFactor) {
@@ -112,8 +114,8 @@ TEST(Coll, LatencyDominatesSmallMessages) {
   std::vector<int> g = All(c);
   // 1 KiB vs 2 KiB: the bandwidth term (< 0.1 us) is tiny against the 18 us of a Ring/LL call
   // (3 us gap + 6.6 + 14 x 0.6), above the host cost of one process per GPU (5.35 us).
-  double t1 = TimeCollective(c, CollOp::kAllReduce, 1024, g)->time_s;
-  double t2 = TimeCollective(c, CollOp::kAllReduce, 2048, g)->time_s;
+  double t1 = testing::TimeCollectiveCal(c, CollOp::kAllReduce, 1024, g)->time_s;
+  double t2 = testing::TimeCollectiveCal(c, CollOp::kAllReduce, 2048, g)->time_s;
   EXPECT_NEAR(t2 / t1, 1.0, 0.01);
   EXPECT_NEAR(t1, 18.0e-6, 0.05e-6);
 }
@@ -128,12 +130,12 @@ TEST(Coll, TimeGrowsWithBytesAndMoreBandwidthIsNeverSlower) {
   double prev = 0;
   for (double b = 1024; b <= 8.0 * (1 << 30); b *= 4) {
     for (CollOp op : {CollOp::kAllReduce, CollOp::kAllGather, CollOp::kBroadcast}) {
-      double slow_t = TimeCollective(c, op, b, g)->time_s;
-      double fast_t = TimeCollective(f, op, b, g)->time_s;
+      double slow_t = testing::TimeCollectiveCal(c, op, b, g)->time_s;
+      double fast_t = testing::TimeCollectiveCal(f, op, b, g)->time_s;
       EXPECT_LE(fast_t, slow_t * (1 + 1e-12)) << CollOpName(op) << " " << b;
     }
     // Non-decreasing: small calls all cost the host overhead (max(host, device)).
-    double t = TimeCollective(c, CollOp::kAllReduce, b, g)->time_s;
+    double t = testing::TimeCollectiveCal(c, CollOp::kAllReduce, b, g)->time_s;
     EXPECT_GE(t, prev);
     if (b >= 4.0 * (1 << 20)) {  // past the host overhead (1 MiB: 3 + 35.9 us < 42.8)
       EXPECT_GT(t, prev);
@@ -148,10 +150,11 @@ TEST(Coll, NvlsOnlyWhereNvSwitchMulticastExists) {
   Cluster h100 = e.Build("Standard_ND96isr_H100_v5", 1);
   CollOptions o;
   o.algo = Algo::kNvls;
-  StatusOr<CollResult> bad = TimeCollective(a100, CollOp::kAllReduce, 1 << 30, All(a100), o);
+  StatusOr<CollResult> bad =
+      testing::TimeCollectiveCal(a100, CollOp::kAllReduce, 1 << 30, All(a100), o);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("NVLS needs NVSwitch multicast"), std::string::npos);
-  EXPECT_TRUE(TimeCollective(h100, CollOp::kAllReduce, 1 << 30, All(h100), o).ok());
+  EXPECT_TRUE(testing::TimeCollectiveCal(h100, CollOp::kAllReduce, 1 << 30, All(h100), o).ok());
 }
 
 TEST(Coll, NvlsAllReduceMovesEachSliceOutAndBack) {
@@ -175,9 +178,11 @@ TEST(Coll, NvlsAllReduceMovesEachSliceOutAndBack) {
   EXPECT_NEAR(AchievedAlgbwGBps(*t, CollOp::kAllReduce, Algo::kNvls, est), 272.0, 1e-9);
   // Hopper's fitted NVLS efficiency (0.894, data/calibration/nccl.yaml) in place of NCCL's 0.85:
   // 272.0 x 0.894 / 0.85 = 286.08.
-  EXPECT_NEAR(AchievedAlgbwGBps(*t, CollOp::kAllReduce, Algo::kNvls, est, kHopperNvlsEfficiency),
+  EXPECT_NEAR(AchievedAlgbwGBps(*t, CollOp::kAllReduce, Algo::kNvls, est,
+                                testing::BuiltinNcclCalibration().hopper_nvls_efficiency),
               286.08, 1e-9);
-  StatusOr<CollResult> r = TimeCollective(h100, CollOp::kAllReduce, 8.0 * (1 << 30), All(h100));
+  StatusOr<CollResult> r =
+      testing::TimeCollectiveCal(h100, CollOp::kAllReduce, 8.0 * (1 << 30), All(h100));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->algo, Algo::kNvls);
   // The kernel adds its pipeline (NvlsPipelineUs): 8 GiB in 128 KiB chunks is 512 loops of
@@ -254,8 +259,10 @@ TEST(Coll, NvlsChunkFollowsNcclAndPipelineAddsStepsAndFill) {
   EXPECT_EQ(NvlsPipelineUs(t, CollOp::kAllReduce, Algo::kNvls, 0, hbm), 0.0);
   // Smaller chunks pay more steps per byte: the bus bandwidth at 512 MiB (64 KiB chunks) is
   // below that at 1 GiB (128 KiB chunks) by more than latency alone would make it.
-  const double bw512 = TimeCollective(h100, CollOp::kAllReduce, 512 * MiB, All(h100))->busbw_Bps;
-  const double bw1g = TimeCollective(h100, CollOp::kAllReduce, 1024 * MiB, All(h100))->busbw_Bps;
+  const double bw512 =
+      testing::TimeCollectiveCal(h100, CollOp::kAllReduce, 512 * MiB, All(h100))->busbw_Bps;
+  const double bw1g =
+      testing::TimeCollectiveCal(h100, CollOp::kAllReduce, 1024 * MiB, All(h100))->busbw_Bps;
   EXPECT_GT(bw1g / bw512, 1.05);
 }
 
@@ -266,42 +273,46 @@ TEST(Coll, HostCostScalesWithTheGpusOneThreadDrives) {
   Env e;
   Cluster h100 = e.Build("Standard_ND96isr_H100_v5", 1);
   EXPECT_EQ(CollOptions().gpus_per_thread, 1);
-  EXPECT_NEAR(TimeCollective(h100, CollOp::kAllReduce, 1024, All(h100))->time_s, 18.0e-6, 0.05e-6);
+  EXPECT_NEAR(testing::TimeCollectiveCal(h100, CollOp::kAllReduce, 1024, All(h100))->time_s,
+              18.0e-6, 0.05e-6);
   // One thread on all 8 GPUs (nccl-tests -g 8, one process for the VM) costs 8 x 5.35 = 42.8 us
   // of host time per call, which paces the loop; -g 4: 21.4 us.
   CollOptions o;
   o.gpus_per_thread = 8;
-  EXPECT_NEAR(TimeCollective(h100, CollOp::kAllReduce, 1024, All(h100), o)->time_s, 42.8e-6, 1e-12);
+  EXPECT_NEAR(testing::TimeCollectiveCal(h100, CollOp::kAllReduce, 1024, All(h100), o)->time_s,
+              42.8e-6, 1e-12);
   o.gpus_per_thread = 4;
-  EXPECT_NEAR(TimeCollective(h100, CollOp::kAllReduce, 1024, All(h100), o)->time_s, 21.4e-6, 1e-12);
+  EXPECT_NEAR(testing::TimeCollectiveCal(h100, CollOp::kAllReduce, 1024, All(h100), o)->time_s,
+              21.4e-6, 1e-12);
   o.gpus_per_thread = 0;  // below 1 counts as 1
-  EXPECT_NEAR(TimeCollective(h100, CollOp::kAllReduce, 1024, All(h100), o)->time_s, 18.0e-6,
-              0.05e-6);
+  EXPECT_NEAR(testing::TimeCollectiveCal(h100, CollOp::kAllReduce, 1024, All(h100), o)->time_s,
+              18.0e-6, 0.05e-6);
   // Across VMs too: one launch, 5.35 us, under the device time.
   Cluster two = e.Build("Standard_ND96isr_H100_v5", 2);
-  const double t2 = TimeCollective(two, CollOp::kAllReduce, 1024, All(two))->time_s;
+  const double t2 = testing::TimeCollectiveCal(two, CollOp::kAllReduce, 1024, All(two))->time_s;
   EXPECT_GT(t2, 5.35e-6);
   // A Grace host launches in 4.05 us per GPU (the GB200 sweep, data/calibration/nccl.yaml):
   // 1 KiB on 4 GB200s with -g 4 is host-paced at 4 x 4.05 = 16.2 us (device: 3 + Ring/LL 6.6 +
   // 6 x 0.6 = 13.2 us).
   Cluster gb = e.Build("Standard_ND128isr_NDR_GB200_v6", 1);
   o.gpus_per_thread = 4;
-  EXPECT_NEAR(TimeCollective(gb, CollOp::kAllReduce, 1024, All(gb), o)->time_s, 16.2e-6, 1e-12);
+  EXPECT_NEAR(testing::TimeCollectiveCal(gb, CollOp::kAllReduce, 1024, All(gb), o)->time_s, 16.2e-6,
+              1e-12);
 }
 
 TEST(Coll, ErrorsAreInvalidInput) {
   Env e;
   Cluster c = e.Build("Standard_ND96amsr_A100_v4", 1);
   std::vector<int> one = {0};
-  EXPECT_EQ(TimeCollective(c, CollOp::kAllReduce, 1024, one).status().code(),
+  EXPECT_EQ(testing::TimeCollectiveCal(c, CollOp::kAllReduce, 1024, one).status().code(),
             StatusCode::kInvalidInput);
   std::vector<int> dup = {0, 0};
-  EXPECT_FALSE(TimeCollective(c, CollOp::kAllReduce, 1024, dup).ok());
+  EXPECT_FALSE(testing::TimeCollectiveCal(c, CollOp::kAllReduce, 1024, dup).ok());
   CollOp op;
   EXPECT_FALSE(ParseCollOp("allsum", &op).ok());
   CollOptions pat;
   pat.algo = Algo::kPat;  // PAT needs 1 rank per node
-  EXPECT_FALSE(TimeCollective(c, CollOp::kAllGather, 1 << 20, All(c), pat).ok());
+  EXPECT_FALSE(testing::TimeCollectiveCal(c, CollOp::kAllGather, 1 << 20, All(c), pat).ok());
 }
 
 TEST(Coll, SchedulesSendWhatTheyReceive) {
@@ -337,8 +348,8 @@ TEST(Coll, ClosedFormEqualsFlowReplayWithoutContention) {
     EXPECT_NEAR(EvaluateOnNetwork(c, s, NetFidelity::kAnalytical) / closed, 1.0, 0.01) << vms;
     CollOptions flow;
     flow.fidelity = Fidelity::kFlow;
-    double ta = TimeCollective(c, CollOp::kAllReduce, 1 << 28, g)->time_s;
-    double tf = TimeCollective(c, CollOp::kAllReduce, 1 << 28, g, flow)->time_s;
+    double ta = testing::TimeCollectiveCal(c, CollOp::kAllReduce, 1 << 28, g)->time_s;
+    double tf = testing::TimeCollectiveCal(c, CollOp::kAllReduce, 1 << 28, g, flow)->time_s;
     EXPECT_NEAR(tf / ta, 1.0, 0.01) << vms;
   }
 }
@@ -365,8 +376,8 @@ TEST(Coll, OversubscriptionSlowsAllToAllAcrossLeavesByItsRatio) {
   // all_reduce is not slowed (NCCL rings are bisection-light).
   CollOptions flow;
   flow.fidelity = Fidelity::kFlow;
-  double r_nb = TimeCollective(nb, CollOp::kAllReduce, 1 << 30, g, flow)->time_s;
-  double r_os = TimeCollective(os, CollOp::kAllReduce, 1 << 30, g, flow)->time_s;
+  double r_nb = testing::TimeCollectiveCal(nb, CollOp::kAllReduce, 1 << 30, g, flow)->time_s;
+  double r_os = testing::TimeCollectiveCal(os, CollOp::kAllReduce, 1 << 30, g, flow)->time_s;
   EXPECT_NEAR(r_os / r_nb, 1.0, 0.01);
 }
 
@@ -378,17 +389,21 @@ TEST(Coll, HostOverheadHidesUnderLongKernels) {
   g8.gpus_per_thread = 8;
   // 1 KiB with -g 8: device = 3 us gap + Ring/LL 6.6 + 14 x 0.6 = 18 us + ~0.02 us < 42.8 us host
   // overhead, so nccl-tests' back-to-back loop is paced by the host: exactly 42.8 us.
-  EXPECT_NEAR(TimeCollective(c, CollOp::kAllReduce, 1024, g, g8)->time_s, 42.8e-6, 1e-12);
+  EXPECT_NEAR(testing::TimeCollectiveCal(c, CollOp::kAllReduce, 1024, g, g8)->time_s, 42.8e-6,
+              1e-12);
   // 32 MiB Ring/Simple: device 3 + 56 + 14 x 10 + 32 MiB / 137.14 GB/s = 443.7 us > 42.8 us.
-  const double t = TimeCollective(c, CollOp::kAllReduce, 32.0 * (1 << 20), g, g8)->time_s;
+  const double t =
+      testing::TimeCollectiveCal(c, CollOp::kAllReduce, 32.0 * (1 << 20), g, g8)->time_s;
   EXPECT_NEAR(t, 3e-6 + 56e-6 + 140e-6 + 32.0 * (1 << 20) / (240e9 * 8 / 14), 1e-9);
   // Inside a workload whose host runs ahead, the 1 KiB call costs its device time: ~15 us + 3 us.
   CollOptions hidden;
   hidden.host_hidden = true;
-  const double d = TimeCollective(c, CollOp::kAllReduce, 1024, g, hidden)->time_s;
+  const double d = testing::TimeCollectiveCal(c, CollOp::kAllReduce, 1024, g, hidden)->time_s;
   EXPECT_GT(d, 18e-6);
   EXPECT_LT(d, 18.1e-6);
-  EXPECT_NEAR(TimeCollective(c, CollOp::kAllReduce, 32.0 * (1 << 20), g, hidden)->time_s, t, 1e-12);
+  EXPECT_NEAR(
+      testing::TimeCollectiveCal(c, CollOp::kAllReduce, 32.0 * (1 << 20), g, hidden)->time_s, t,
+      1e-12);
 }
 
 TEST(Coll, RingLLBusFactorFollowsTheNcclRelease) {
@@ -419,13 +434,13 @@ TEST(Coll, TunerPicksByNcclsOwnModelNotByCalibratedTime) {
   // 48.9, Simple 56 + 7.6 = 63.6 -> LL. At 2 MiB: LL 76.2, LL128 57.2, Simple 71.3 -> LL128,
   // although LL128 then achieves only 0.59 of its model: 3 + 40.6 + 2 MiB / (126.17 x 0.59
   // GB/s) = 71.8 us.
-  CollResult r1 = *TimeCollective(c, CollOp::kAllReduce, mib, g, o);
+  CollResult r1 = *testing::TimeCollectiveCal(c, CollOp::kAllReduce, mib, g, o);
   EXPECT_EQ(r1.proto, Proto::kLL);
-  CollResult r2 = *TimeCollective(c, CollOp::kAllReduce, 2 * mib, g, o);
+  CollResult r2 = *testing::TimeCollectiveCal(c, CollOp::kAllReduce, 2 * mib, g, o);
   EXPECT_EQ(r2.proto, Proto::kLL128);
   EXPECT_NEAR(r2.time_s, 3e-6 + 40.6e-6 + 2 * mib / (220.8e9 * 8 / 14 * 0.59), 1e-9);
   // v2.30: Ring LL at 87.7 bus: 15 + 2 MiB / 50.11 GB/s = 56.85 us < LL128's 57.2 -> LL.
-  EXPECT_EQ(TimeCollective(c, CollOp::kAllReduce, 2 * mib, g)->proto, Proto::kLL);
+  EXPECT_EQ(testing::TimeCollectiveCal(c, CollOp::kAllReduce, 2 * mib, g)->proto, Proto::kLL);
 }
 
 }  // namespace
@@ -466,7 +481,7 @@ TEST(Coll, Nvl72RackRunsNvlsOnThirtyTwoHeadsAtNcclsGraphSpeed) {
   // (2 x 96 MiB / 8 TB/s + 3.4) (57.1) = 18,840 us: bus bandwidth 8 GiB / 18,840 us x 142/72 =
   // 899.2 GB/s (the old model, 72 heads and 24 CTAs x 721.8/24: 1,002.6). Blackwell's ring
   // efficiency (0.915) does not apply to NVLS.
-  const CollResult r = *TimeCollective(rack, CollOp::kAllReduce, 8 * G, All(rack));
+  const CollResult r = *testing::TimeCollectiveCal(rack, CollOp::kAllReduce, 8 * G, All(rack));
   EXPECT_EQ(r.algo, Algo::kNvls);
   EXPECT_NEAR(r.busbw_Bps / 1e9, 899.2, 0.1);
 }
@@ -482,7 +497,7 @@ TEST(Coll, BlackwellRingPaysItsFittedStepAndEfficiency) {
   o.algo = Algo::kRing;
   o.nccl_version = 22501;
   const double S = 16.0 * (1 << 20);
-  const CollResult r = *TimeCollective(gb, CollOp::kAllReduce, S, All(gb), o);
+  const CollResult r = *testing::TimeCollectiveCal(gb, CollOp::kAllReduce, S, All(gb), o);
   EXPECT_EQ(r.proto, Proto::kSimple);
   EXPECT_NEAR(r.time_s * 1e6, 3 + 28.8 + S / (480e3 * 0.915) + 6, 1e-6);
   // Across racks the NICs set the pace and the A100 constants stand: 2 GB200 VMs in different

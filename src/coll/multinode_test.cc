@@ -8,6 +8,7 @@
 #include "coll/collective.h"
 #include "coll/nccl_model.h"
 #include "coll/schedule.h"
+#include "coll/testing.h"
 
 namespace ndt {
 namespace {
@@ -47,8 +48,8 @@ TEST(Nvl72, TwoRacksAllReduceStaysBelowNvlinkAndFlowAgrees) {
     for (double bytes : {1.0 * (1 << 20), 256.0 * (1 << 20), 4 * kGiB}) {
       CollOptions flow;
       flow.fidelity = Fidelity::kFlow;
-      const CollResult a = *TimeCollective(c, CollOp::kAllReduce, bytes, g);
-      const CollResult f = *TimeCollective(c, CollOp::kAllReduce, bytes, g, flow);
+      const CollResult a = *testing::TimeCollectiveCal(c, CollOp::kAllReduce, bytes, g);
+      const CollResult f = *testing::TimeCollectiveCal(c, CollOp::kAllReduce, bytes, g, flow);
       EXPECT_LE(a.algbw_Bps, nvlink) << bytes;
       if (fab.ecmp_spread) {
         EXPECT_NEAR(f.time_s / a.time_s, 1.0, 0.03) << bytes;
@@ -56,10 +57,10 @@ TEST(Nvl72, TwoRacksAllReduceStaysBelowNvlinkAndFlowAgrees) {
       for (Algo algo : {Algo::kRing, Algo::kTree}) {
         CollOptions o;
         o.algo = algo;
-        const CollResult r = *TimeCollective(c, CollOp::kAllReduce, bytes, g, o);
+        const CollResult r = *testing::TimeCollectiveCal(c, CollOp::kAllReduce, bytes, g, o);
         EXPECT_LE(r.busbw_Bps, nvlink) << AlgoName(algo) << " " << bytes;
         o.fidelity = Fidelity::kFlow;
-        const CollResult rf = *TimeCollective(c, CollOp::kAllReduce, bytes, g, o);
+        const CollResult rf = *testing::TimeCollectiveCal(c, CollOp::kAllReduce, bytes, g, o);
         if (fab.ecmp_spread) {
           EXPECT_NEAR(rf.time_s / r.time_s, 1.0, 0.03) << AlgoName(algo);
         }
@@ -93,7 +94,7 @@ double RingTime(const Cluster& c, double bytes, Fidelity f) {
   o.algo = Algo::kRing;
   o.proto = Proto::kSimple;
   o.fidelity = f;
-  return TimeCollective(c, CollOp::kAllReduce, bytes, All(c), o)->time_s;
+  return testing::TimeCollectiveCal(c, CollOp::kAllReduce, bytes, All(c), o)->time_s;
 }
 
 TEST(NicBound, NvlsTreeAcrossH100VmsIsCappedByTheNicsAndByNvls) {
@@ -117,7 +118,7 @@ TEST(NicBound, NvlsTreeAcrossH100VmsIsCappedByTheNicsAndByNvls) {
     const double bound = vms == 2 ? 280.2 : 192.0;
     EXPECT_GT(est.algbw_GBps, bound + 1) << vms;  // the tuner's model alone is above it
     EXPECT_NEAR(AchievedAlgbwGBps(t, CollOp::kAllReduce, Algo::kNvlsTree, est), bound, 0.5) << vms;
-    const CollResult r = *TimeCollective(c, CollOp::kAllReduce, 4 * kGiB, All(c));
+    const CollResult r = *testing::TimeCollectiveCal(c, CollOp::kAllReduce, 4 * kGiB, All(c));
     EXPECT_EQ(r.algo, Algo::kNvlsTree);
     EXPECT_LE(r.algbw_Bps / 1e9, bound) << vms;
     EXPECT_GT(r.algbw_Bps / 1e9, 0.9 * bound) << vms;
@@ -126,7 +127,8 @@ TEST(NicBound, NvlsTreeAcrossH100VmsIsCappedByTheNicsAndByNvls) {
       for (Algo a : {Algo::kRing, Algo::kTree, Algo::kNvlsTree}) {
         CollOptions o;
         o.algo = a;
-        const CollResult x = *TimeCollective(c, CollOp::kAllReduce, 4 * kGiB, All(c), o);
+        const CollResult x =
+            *testing::TimeCollectiveCal(c, CollOp::kAllReduce, 4 * kGiB, All(c), o);
         EXPECT_LE(x.busbw_Bps / 1e9, 384.0) << AlgoName(a) << " " << vms;
       }
     }
@@ -149,8 +151,8 @@ TEST(NicBound, APartialRackIsHeldToItsLoneVmsNicsInBothFidelities) {
   EXPECT_DOUBLE_EQ(t.nic_GBps, 96);
   CollOptions flow;
   flow.fidelity = Fidelity::kFlow;
-  const CollResult a = *TimeCollective(c, CollOp::kAllReduce, 4 * kGiB, All(c));
-  const CollResult f = *TimeCollective(c, CollOp::kAllReduce, 4 * kGiB, All(c), flow);
+  const CollResult a = *testing::TimeCollectiveCal(c, CollOp::kAllReduce, 4 * kGiB, All(c));
+  const CollResult f = *testing::TimeCollectiveCal(c, CollOp::kAllReduce, 4 * kGiB, All(c), flow);
   EXPECT_EQ(a.algo, Algo::kNvlsTree);
   EXPECT_LE(a.algbw_Bps / 1e9, 384.0);
   EXPECT_GT(a.algbw_Bps / 1e9, 0.9 * 384);
@@ -170,7 +172,7 @@ TEST(NicBound, OneGpuPerVmGroupsHaveNoNvlsAndOneNicsWorth) {
   EXPECT_EQ(t.ppn, 1);
   EXPECT_FALSE(t.nvls);
   EXPECT_EQ(t.nics_per_node, 1);
-  const CollResult r = *TimeCollective(c, CollOp::kAllReduce, 4 * kGiB, g);
+  const CollResult r = *testing::TimeCollectiveCal(c, CollOp::kAllReduce, 4 * kGiB, g);
   EXPECT_NE(r.algo, Algo::kNvlsTree);
   EXPECT_LE(r.algbw_Bps / 1e9, 25.6);
   EXPECT_GT(r.algbw_Bps / 1e9, 20.0);
@@ -251,29 +253,32 @@ TEST(NcclVersion, AlgorithmsAppearWithTheirRelease) {
   CollOptions o;
   // NVLS arrived in 2.17.1: 8 H100 at 1 GiB pick it from 2.17 on, the ring before.
   o.nccl_version = 21605;
-  EXPECT_EQ(TimeCollective(one, CollOp::kAllReduce, kGiB, All(one), o)->algo, Algo::kRing);
+  EXPECT_EQ(testing::TimeCollectiveCal(one, CollOp::kAllReduce, kGiB, All(one), o)->algo,
+            Algo::kRing);
   o.nccl_version = 21701;
-  EXPECT_EQ(TimeCollective(one, CollOp::kAllReduce, kGiB, All(one), o)->algo, Algo::kNvls);
+  EXPECT_EQ(testing::TimeCollectiveCal(one, CollOp::kAllReduce, kGiB, All(one), o)->algo,
+            Algo::kNvls);
   // NVLSTree (NVLS inside, tree across nodes) arrived in 2.18.1.
   o.algo = Algo::kNvlsTree;
-  StatusOr<CollResult> r = TimeCollective(two, CollOp::kAllReduce, kGiB, All(two), o);
+  StatusOr<CollResult> r = testing::TimeCollectiveCal(two, CollOp::kAllReduce, kGiB, All(two), o);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("NVLSTree needs NCCL 2.18 or newer"), std::string::npos)
       << r.status().message();
   o.nccl_version = 21801;
-  EXPECT_TRUE(TimeCollective(two, CollOp::kAllReduce, kGiB, All(two), o).ok());
+  EXPECT_TRUE(testing::TimeCollectiveCal(two, CollOp::kAllReduce, kGiB, All(two), o).ok());
   // PAT (one rank per node) arrived in 2.23.4.
   const std::vector<int> per_node = {0, 8};
   o.algo = Algo::kPat;
   o.nccl_version = 22203;
-  EXPECT_FALSE(TimeCollective(two, CollOp::kAllGather, kGiB, per_node, o).ok());
+  EXPECT_FALSE(testing::TimeCollectiveCal(two, CollOp::kAllGather, kGiB, per_node, o).ok());
   o.nccl_version = 22304;
-  EXPECT_TRUE(TimeCollective(two, CollOp::kAllGather, kGiB, per_node, o).ok());
+  EXPECT_TRUE(testing::TimeCollectiveCal(two, CollOp::kAllGather, kGiB, per_node, o).ok());
   // A release outside the modelled range is refused, not priced as 2.30.
   CollOptions old;
   old.nccl_version = 20000;
-  EXPECT_EQ(TimeCollective(one, CollOp::kAllReduce, kGiB, All(one), old).status().code(),
-            StatusCode::kInvalidInput);
+  EXPECT_EQ(
+      testing::TimeCollectiveCal(one, CollOp::kAllReduce, kGiB, All(one), old).status().code(),
+      StatusCode::kInvalidInput);
 }
 
 }  // namespace

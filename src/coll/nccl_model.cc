@@ -517,17 +517,18 @@ double AchievedAlgbwGBps(const NcclTopo& t, CollOp op, Algo algo, const AlgoEsti
   return a;
 }
 
-NcclCalibration CalibrationFor(const NcclTopo& t, const std::string& host_cpu) {
-  NcclCalibration c;
+NcclCalibration CalibrationFor(const NcclCalibrationSet& set, const NcclTopo& t,
+                               const std::string& host_cpu) {
+  NcclCalibration c = set.base;
   if (t.arch == 3 && t.nodes == 1) {
-    c.ll_bw_ratio = kBlackwellLlBwRatio;
-    c.ll128_bw_ratio = kBlackwellLl128BwRatio;
-    c.bw_efficiency = kBlackwellBwEfficiency;
-    c.simple_step_sync_s = kBlackwellSimpleStepSyncS;
+    c.ll_bw_ratio = set.blackwell_ll_bw_ratio;
+    c.ll128_bw_ratio = set.blackwell_ll128_bw_ratio;
+    c.bw_efficiency = set.blackwell_bw_efficiency;
+    c.simple_step_sync_s = set.blackwell_simple_step_sync_s;
   }
-  if (t.arch == 2) c.nvls_efficiency = kHopperNvlsEfficiency;
+  if (t.arch == 2) c.nvls_efficiency = set.hopper_nvls_efficiency;
   if (host_cpu.find("Grace") != std::string::npos)
-    c.call_overhead_per_gpu_s = kGraceCallOverheadPerGpuS;
+    c.call_overhead_per_gpu_s = set.grace_call_overhead_per_gpu_s;
   return c;
 }
 

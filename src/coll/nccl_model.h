@@ -3,7 +3,7 @@
 // applied to a group of GPUs on a Cluster: what NCCL's topology search would find (channels,
 // per-channel bandwidth intra and inter, path types) and, per (algorithm, protocol), the bus
 // and algorithm bandwidth (GB/s) and latency (us) of the tuner. Plus the constants fitted on the
-// calibration sweep (data/calibration/nccl.yaml). Pure functions; no I/O.
+// calibration sweep (data/calibration/nccl.yaml, read by LoadNcclCalibration; the rest is pure).
 #ifndef NDTWIN_COLL_NCCL_MODEL_H_
 #define NDTWIN_COLL_NCCL_MODEL_H_
 
@@ -11,49 +11,53 @@
 #include <string>
 
 #include "coll/collective.h"
+#include "core/status.h"
 #include "topo/cluster.h"
 
 namespace ndt {
 
-// Constants fitted on the calibration sweeps (validation/calibration/): the A100 sweep
-// (nccl_allreduce_ndm_a100_v4_1vm.csv) sets the defaults below; Azure's H100/H200/GB200 single-VM
-// sweeps (nccl_allreduce_azure_1vm_h100_h200_gb200.csv) set the per-architecture and per-host
-// values that CalibrationFor applies. Values and the fitting procedure are recorded in
-// data/calibration/nccl.yaml; a test checks the file and these values agree.
+// The constants fitted on the calibration sweeps (validation/calibration/), as one group of
+// GPUs uses them. The defaults are NCCL's own model with nothing fitted; the fitted values and
+// how they were fitted live only in data/calibration/nccl.yaml (LoadNcclCalibration).
 struct NcclCalibration {
-  // Achieved / NCCL-model bandwidth of every algorithm (1.0).
+  // Achieved / NCCL-model bandwidth of every algorithm.
   double bw_efficiency = 1.0;
   // Host time of one call per GPU the calling thread drives (one enqueue + kernel launch).
   // nccl-tests (src/common.cu BenchTime) issues its iterations back to back and divides the wall
-  // time by their count, so a call costs max(gpus_per_thread x this, device time): the host cost
-  // hides under kernels longer than it. Fitted as the median measured time over 1 KiB..64 KiB
-  // (42.8 us) of the sweep, which one thread ran on all 8 GPUs (-g 8): 42.8 / 8 = 5.35 us.
-  double call_overhead_per_gpu_s = 5.35e-6;
-  // Device-side gap between back-to-back kernels, added to the device time (3 us).
-  double kernel_gap_s = 3e-6;
+  // time by their count, so a call costs max(gpus_per_thread x this, device time).
+  double call_overhead_per_gpu_s = 0;
+  // Device-side gap between back-to-back kernels, added to the device time.
+  double kernel_gap_s = 0;
   // Ring/Simple: synchronisation cost of one ring step (flag wait, fence, post over both slices
-  // of a chunk), paid by each of the steps of every loop (see RingSimpleLoops). 10 us.
-  double simple_step_sync_s = 10e-6;
-  // LL128 achieved / NCCL-model bandwidth (0.59).
-  double ll128_bw_ratio = 0.59;
-  // Ring LL achieved / NCCL-model bandwidth (1: the A100 fit needed none).
+  // of a chunk), paid by each of the steps of every loop (see RingSimpleLoops).
+  double simple_step_sync_s = 0;
+  // LL128 and Ring LL achieved / NCCL-model bandwidth.
+  double ll128_bw_ratio = 1.0;
   double ll_bw_ratio = 1.0;
   // NVLS efficiency of the achieved bandwidth inside one NVLink domain, in place of NCCL's
   // nvlsEfficiency (0: NCCL's own, 0.85 Hopper, 0.74 Blackwell).
   double nvls_efficiency = 0;
 };
 
-// Blackwell NVLink 5 inside one NVLink domain, fitted on the GB200 sweep (4 GPUs, Ring forced,
-// NCCL 2.25.1): NCCL's tuner runs Ring LL to 4 MiB, LL128 at 8 MiB, Simple from 16 MiB.
-inline constexpr double kBlackwellLlBwRatio = 0.84;
-inline constexpr double kBlackwellLl128BwRatio = 1.01;
-inline constexpr double kBlackwellBwEfficiency = 0.915;
-inline constexpr double kBlackwellSimpleStepSyncS = 1e-6;
-// Hopper NVLS all_reduce inside one NVLink domain, fitted on the H100 and H200 sweeps (NVLS
-// forced, NCCL 2.18.5 and 2.20.5).
-inline constexpr double kHopperNvlsEfficiency = 0.894;
-// Host cost per GPU a thread drives on a Grace host (GB200 sweep, -g 4).
-inline constexpr double kGraceCallOverheadPerGpuS = 4.05e-6;
+// data/calibration/nccl.yaml: the A100 fit (the base every group starts from) and the
+// per-architecture and per-host values fitted on Azure's H100/H200/GB200 sweeps.
+struct NcclCalibrationSet {
+  NcclCalibration base;
+  // Blackwell NVLink 5 inside one NVLink domain (GB200 sweep, Ring forced, NCCL 2.25.1).
+  double blackwell_bw_efficiency = 1.0;
+  double blackwell_ll_bw_ratio = 1.0;
+  double blackwell_ll128_bw_ratio = 1.0;
+  double blackwell_simple_step_sync_s = 0;
+  // Hopper NVLS all_reduce inside one NVLink domain (H100 and H200 sweeps, NVLS forced).
+  double hopper_nvls_efficiency = 0;
+  // Host cost per GPU a thread drives on a Grace host (GB200 sweep, -g 4).
+  double grace_call_overhead_per_gpu_s = 0;
+};
+
+// Loads data_dir/calibration/nccl.yaml strictly (every value with its unit, fitted_on and how).
+StatusOr<NcclCalibrationSet> LoadNcclCalibration(const std::string& data_dir);
+// The same from YAML text; `name` stands in for the file in errors.
+StatusOr<NcclCalibrationSet> ParseNcclCalibration(const std::string& text, const std::string& name);
 
 // The calibration for a group on a host CPU (SkuSpec::cpu): the A100 fit, with Blackwell's
 // NVLink 5 constants for a Blackwell group inside one NVLink domain (where they were fitted;
@@ -61,7 +65,8 @@ inline constexpr double kGraceCallOverheadPerGpuS = 4.05e-6;
 // Grace's launch cost on a Grace host. Other hosts (Xeon 8480C) keep the A100 host's EPYC value:
 // their sweeps ran forced NVLS, whose small sizes are device-bound, so they do not show it.
 struct NcclTopo;
-NcclCalibration CalibrationFor(const NcclTopo& t, const std::string& host_cpu);
+NcclCalibration CalibrationFor(const NcclCalibrationSet& set, const NcclTopo& t,
+                               const std::string& host_cpu);
 
 // NCCL device-code constants of the Simple ring (src/device/all_reduce.h, common.h, via
 // data/nccl.yaml): 4 MiB Simple buffer in NCCL_STEPS = 8 steps; a chunk is

@@ -100,6 +100,7 @@ StatusOr<int> GpusPerThreadOf(const std::string& column, const std::string& sour
 }
 
 StatusOr<std::vector<ValidationRow>> ValidateCollectives(const Catalog& cat, const FabricParams& fp,
+                                                         const NcclCalibrationSet& nccl,
                                                          const std::string& shared_dir) {
   namespace fs = std::filesystem;
   const fs::path root = fs::path(shared_dir) / "validation";
@@ -159,6 +160,7 @@ StatusOr<std::vector<ValidationRow>> ValidateCollectives(const Catalog& cat, con
       std::vector<int> group(c.num_gpus());
       std::iota(group.begin(), group.end(), 0);
       CollOptions opts;
+      opts.calibration = &nccl;
       if (col.count("software")) opts.nccl_version = NcclVersionOf(get("software"));
       StatusOr<std::optional<Algo>> algo = ForcedAlgo(
           col.count("algorithm") ? get("algorithm") : "", col.count("note") ? get("note") : "");

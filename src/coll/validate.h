@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "coll/collective.h"
+#include "coll/nccl_model.h"
 #include "core/status.h"
 #include "core/validation.h"
 #include "hw/catalog.h"
@@ -32,6 +33,7 @@ namespace ndt {
 
 StatusOr<std::vector<ValidationRow>> ValidateCollectives(const Catalog& catalog,
                                                          const FabricParams& fabric,
+                                                         const NcclCalibrationSet& nccl,
                                                          const std::string& shared_dir);
 
 // The VM size a "system" string of a validation CSV names, or kNotFound.

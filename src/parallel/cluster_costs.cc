@@ -18,9 +18,9 @@ bool ParseFidelity(const std::string& s, Fidelity* out) {
   return true;
 }
 
-ClusterCosts::ClusterCosts(const Cluster& cluster, const ComputeCalibration& cal, Dtype precision,
-                           Fidelity fidelity)
-    : cluster_(cluster), cal_(cal), precision_(precision), fidelity_(fidelity) {}
+ClusterCosts::ClusterCosts(const Cluster& cluster, const ComputeCalibration& cal,
+                           const NcclCalibrationSet& nccl, Dtype precision, Fidelity fidelity)
+    : cluster_(cluster), cal_(cal), nccl_(nccl), precision_(precision), fidelity_(fidelity) {}
 
 double ClusterCosts::OpsTime(const std::vector<Op>& ops) const {
   return ndt::OpsTime(cluster_.gpu_spec(), ops, cal_);
@@ -48,6 +48,7 @@ double ClusterCosts::CommTime(CommKind kind, double bytes, std::span<const int> 
       break;
   }
   CollOptions o;
+  o.calibration = &nccl_;
   o.fidelity = fidelity_;
   o.host_hidden = true;                          // the training loop's host runs ahead of the GPU
   if (group.size() < 2 || bytes <= 0) return 0;  // nothing moves
@@ -61,6 +62,7 @@ double ClusterCosts::CommTime(CommKind kind, double bytes, std::span<const int> 
 double ClusterCosts::P2pTime(double bytes, int src, int dst) const {
   const int pair[2] = {src, dst};
   CollOptions o;
+  o.calibration = &nccl_;
   o.fidelity = fidelity_;
   o.host_hidden = true;  // the training loop's host runs ahead of the GPU
   if (src == dst || bytes <= 0) return 0;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "coll/collective.h"
+#include "coll/nccl_model.h"
 #include "compute/compute.h"
 #include "parallel/costs.h"
 #include "topo/cluster.h"
@@ -18,11 +19,11 @@ namespace ndt {
 // "analytical" | "flow" into coll/'s Fidelity.
 bool ParseFidelity(const std::string& s, Fidelity* out);
 
-// Holds references: `cluster` and `cal` must outlive it.
+// Holds references: `cluster`, `cal` and `nccl` must outlive it.
 class ClusterCosts : public TrainCosts {
  public:
-  ClusterCosts(const Cluster& cluster, const ComputeCalibration& cal, Dtype precision,
-               Fidelity fidelity);
+  ClusterCosts(const Cluster& cluster, const ComputeCalibration& cal,
+               const NcclCalibrationSet& nccl, Dtype precision, Fidelity fidelity);
   double OpsTime(const std::vector<Op>& ops) const override;
   double CommTime(CommKind kind, double bytes, std::span<const int> group) const override;
   double P2pTime(double bytes, int src, int dst) const override;
@@ -31,6 +32,7 @@ class ClusterCosts : public TrainCosts {
  private:
   const Cluster& cluster_;
   const ComputeCalibration& cal_;
+  const NcclCalibrationSet& nccl_;
   Dtype precision_;
   Fidelity fidelity_;
 };

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "coll/testing.h"
 #include "compute/compute.h"
 #include "hw/catalog.h"
 #include "model/transformer.h"
@@ -46,7 +47,8 @@ TEST(StepEstimate, AgreesWithTheTaskGraphWithinFivePercent) {
     cs.vms = c.vms;
     cs.fabric.tiers = ChooseTiers(cs);
     const Cluster cl = *testing::BuildClusterForTest(cs);
-    ClusterCosts costs(cl, cal, Dtype::kBf16, Fidelity::kAnalytical);
+    ClusterCosts costs(cl, cal, testing::BuiltinNcclCalibration(), Dtype::kBf16,
+                       Fidelity::kAnalytical);
     Strategy s;
     s.tp = c.tp;
     s.pp = c.pp;
@@ -85,7 +87,8 @@ TEST(StepEstimate, OneStageIsComputePlusTheTail) {
   cs.vms = 1;
   cs.gpus_per_vm = 1;
   const Cluster cl = *testing::BuildClusterForTest(cs);
-  ClusterCosts costs(cl, cal, Dtype::kBf16, Fidelity::kAnalytical);
+  ClusterCosts costs(cl, cal, testing::BuiltinNcclCalibration(), Dtype::kBf16,
+                     Fidelity::kAnalytical);
   const TransformerSpec m = *LoadModel("gpt3-1.3b", ModelsDir(""));
   Strategy s;
   s.gbs = 8;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "coll/testing.h"
 #include "compute/compute.h"
 #include "hw/catalog.h"
 #include "parallel/cluster_costs.h"
@@ -621,8 +622,9 @@ TEST(ClusterCostsTrain, AnalyticalAndFlowAgreeOnAnUncongestedFabric) {
   s.gbs = 64;
   s.tp = 8;
   s = Resolve(m, s, 32);
-  ClusterCosts an(*cl, *cal, Dtype::kBf16, Fidelity::kAnalytical);
-  ClusterCosts fl(*cl, *cal, Dtype::kBf16, Fidelity::kFlow);
+  ClusterCosts an(*cl, *cal, testing::BuiltinNcclCalibration(), Dtype::kBf16,
+                  Fidelity::kAnalytical);
+  ClusterCosts fl(*cl, *cal, testing::BuiltinNcclCalibration(), Dtype::kBf16, Fidelity::kFlow);
   auto ra = SimulateTrainingStep(m, s, an, {});
   auto rf = SimulateTrainingStep(m, s, fl, {});
   ASSERT_TRUE(ra.ok() && rf.ok());

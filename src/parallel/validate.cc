@@ -58,6 +58,7 @@ struct Env {
   const GpuSpec* gpu;
   const FabricParams& fabric;
   const ComputeCalibration& cal;
+  const NcclCalibrationSet& nccl;
 };
 
 // How each Table 1 row was run: Megatron-LM's examples/sc21/run_table_1.sh (the paper's own
@@ -93,7 +94,7 @@ StatusOr<ValidationRow> RunCase(const Env& env, InlineModelArgs a, Strategy s, i
   cs.vms = gpus / env.sku->gpus;
   cs.fabric.tiers = ChooseTiers(cs);
   NDT_ASSIGN_OR_RETURN(Cluster cluster, BuildCluster(cs, env.fabric));
-  ClusterCosts costs(cluster, env.cal, Dtype::kBf16, Fidelity::kAnalytical);
+  ClusterCosts costs(cluster, env.cal, env.nccl, Dtype::kBf16, Fidelity::kAnalytical);
   TrainJob job;
   job.model = model;
   job.strategy = s;
@@ -146,10 +147,11 @@ StatusOr<ValidationRow> RunCase(const Env& env, InlineModelArgs a, Strategy s, i
 StatusOr<std::vector<ValidationRow>> ValidateTraining(const Catalog& catalog,
                                                       const FabricParams& fabric,
                                                       const ComputeCalibration& cal,
+                                                      const NcclCalibrationSet& nccl,
                                                       const std::vector<SoftwareStack>& stacks,
                                                       const std::string& shared_dir) {
   NDT_ASSIGN_OR_RETURN(const SkuSpec* sku, catalog.FindSku(kSku));
-  const Env env{sku, &catalog.GpuOf(*sku), fabric, cal};
+  const Env env{sku, &catalog.GpuOf(*sku), fabric, cal, nccl};
   // Every published case runs with the software stack of its year (data/stacks/).
   NDT_ASSIGN_OR_RETURN(SoftwareStack megatron_2021,
                        FindStack(stacks, "megatron-lm-2021", StackKind::kTraining));

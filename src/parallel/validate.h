@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "coll/nccl_model.h"
 #include "compute/compute.h"
 #include "core/status.h"
 #include "core/validation.h"
@@ -25,6 +26,7 @@ namespace ndt {
 StatusOr<std::vector<ValidationRow>> ValidateTraining(const Catalog& catalog,
                                                       const FabricParams& fabric,
                                                       const ComputeCalibration& cal,
+                                                      const NcclCalibrationSet& nccl,
                                                       const std::vector<SoftwareStack>& stacks,
                                                       const std::string& shared_dir);
 

@@ -139,6 +139,7 @@ std::string ReasonOf(const Status& s) {
 
 // Builds the contexts of the sizes that can run, with a note for each one skipped.
 std::vector<SizeContext> BuildContexts(const Catalog& cat, const FabricParams& fabric,
+                                       const NcclCalibrationSet& nccl,
                                        const ComputeCalibration& cal, const PlanTrainRequest& req,
                                        std::vector<std::string>* notes) {
   std::vector<SizeContext> out;
@@ -182,7 +183,8 @@ std::vector<SizeContext> BuildContexts(const Catalog& cat, const FabricParams& f
     c.gpus = cluster->num_gpus();
     c.gpu_memory_bytes = gpu.memory_bytes;  // what CUDA can allocate (data/gpus)
     c.cluster = std::make_unique<Cluster>(std::move(*cluster));
-    c.fast = std::make_unique<ClusterCosts>(*c.cluster, cal, req.precision, Fidelity::kAnalytical);
+    c.fast =
+        std::make_unique<ClusterCosts>(*c.cluster, cal, nccl, req.precision, Fidelity::kAnalytical);
     out.push_back(std::move(c));
   }
   if (!unpriced.empty()) notes->push_back("no price, skipped (objective cost): " + unpriced);
@@ -202,14 +204,14 @@ double BestScoreBound(const SizeContext& c, double flop_per_token, const PlanTra
 // Re-scores `best` with RunTraining's full search (every micro-batch and VPP simulated) at
 // `fidelity` (analytical: the clusters' fast costs) and ranks them again.
 Status Rescore(const PlanTrainRequest& req, const ComputeCalibration& cal,
-               const std::vector<Candidate>& cands, int threads, const PlanProgress& progress,
-               Fidelity fidelity, JobPerThread* jobs, std::vector<SizeContext>* ctx,
-               std::vector<PlanResult>* best) {
+               const NcclCalibrationSet& nccl, const std::vector<Candidate>& cands, int threads,
+               const PlanProgress& progress, Fidelity fidelity, JobPerThread* jobs,
+               std::vector<SizeContext>* ctx, std::vector<PlanResult>* best) {
   const bool fast = fidelity == Fidelity::kAnalytical;
   for (const PlanResult& r : *best) {
     SizeContext& sc = (*ctx)[cands[r.index].context];
     if (!fast && !sc.full) {
-      sc.full = std::make_unique<ClusterCosts>(*sc.cluster, cal, req.precision, fidelity);
+      sc.full = std::make_unique<ClusterCosts>(*sc.cluster, cal, nccl, req.precision, fidelity);
     }
   }
   if (progress) {
@@ -302,6 +304,7 @@ std::vector<Strategy> EnumerateTrainStrategies(const TransformerSpec& model, int
 }
 
 StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const FabricParams& fabric,
+                                       const NcclCalibrationSet& nccl,
                                        const ComputeCalibration& cal, const PlanTrainRequest& req,
                                        const PlanProgress& progress) {
   const char* obj = PlanObjectiveName(req.objective);
@@ -316,7 +319,7 @@ StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const FabricParam
   }
   PlanTrainReport rep;
   rep.objective = req.objective;
-  std::vector<SizeContext> ctx = BuildContexts(catalog, fabric, cal, req, &rep.notes);
+  std::vector<SizeContext> ctx = BuildContexts(catalog, fabric, nccl, cal, req, &rep.notes);
   if (ctx.empty()) {
     std::string why;
     for (size_t i = 0; i < rep.notes.size() && i < 2; ++i) why += (i ? "; " : "") + rep.notes[i];
@@ -411,11 +414,11 @@ StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const FabricParam
   const size_t simulated = std::max<size_t>(kSimulatedFactor * req.top_k, kSimulatedMin);
   if (ok.size() > simulated) ok.resize(simulated);
   NDT_RETURN_IF_ERROR(
-      Rescore(req, cal, cands, threads, progress, Fidelity::kAnalytical, &jobs, &ctx, &ok));
+      Rescore(req, cal, nccl, cands, threads, progress, Fidelity::kAnalytical, &jobs, &ctx, &ok));
   if (ok.size() > static_cast<size_t>(req.top_k)) ok.resize(req.top_k);
   if (req.fidelity != Fidelity::kAnalytical) {
     NDT_RETURN_IF_ERROR(
-        Rescore(req, cal, cands, threads, progress, req.fidelity, &jobs, &ctx, &ok));
+        Rescore(req, cal, nccl, cands, threads, progress, req.fidelity, &jobs, &ctx, &ok));
   }
   rep.results = std::move(ok);
   return rep;

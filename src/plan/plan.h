@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "coll/collective.h"
+#include "coll/nccl_model.h"
 #include "compute/compute.h"
 #include "core/status.h"
 #include "hw/catalog.h"
@@ -100,6 +101,7 @@ Status NoneFeasible(const std::vector<Status>& failures);
 // VMs, time/cost without tokens, no size left to try) and kInfeasible, naming the commonest
 // reason and a fix, when no configuration is feasible. Catalog and calibration are read-only.
 StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const FabricParams& fabric,
+                                       const NcclCalibrationSet& nccl,
                                        const ComputeCalibration& cal, const PlanTrainRequest& req,
                                        const PlanProgress& progress = {});
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "coll/testing.h"
 #include "parallel/cluster_costs.h"
 #include "parallel/train.h"
 #include "topo/builders.h"
@@ -106,7 +107,8 @@ TEST(PlanTraining, BestThroughputEqualsBestOfRunTrainingOnEachCandidate) {
   cs.fabric.tiers = ChooseTiers(cs);
   StatusOr<Cluster> cluster = testing::BuildClusterForTest(cs);
   ASSERT_TRUE(cluster.ok());
-  ClusterCosts costs(*cluster, env.cal, Dtype::kBf16, Fidelity::kAnalytical);
+  ClusterCosts costs(*cluster, env.cal, testing::BuiltinNcclCalibration(), Dtype::kBf16,
+                     Fidelity::kAnalytical);
   const std::vector<Strategy> all = EnumerateTrainStrategies(m, 8, 8, 32, Dtype::kBf16);
   double best = 0;
   int64_t infeasible = 0;
@@ -128,7 +130,8 @@ TEST(PlanTraining, BestThroughputEqualsBestOfRunTrainingOnEachCandidate) {
     }
   }
   StatusOr<PlanTrainReport> rep =
-      PlanTraining(env.cat, testing::BuiltinFabricParams(), env.cal, Request(m, 32, {kA100}));
+      PlanTraining(env.cat, testing::BuiltinFabricParams(), testing::BuiltinNcclCalibration(),
+                   env.cal, Request(m, 32, {kA100}));
   ASSERT_TRUE(rep.ok()) << rep.status().message();
   EXPECT_EQ(rep->evaluated, static_cast<int64_t>(all.size()));
   EXPECT_EQ(rep->infeasible, infeasible);
@@ -192,11 +195,11 @@ TEST(PlanTraining, SameBytesOnOneAndSevenThreads) {
   req.fidelity = Fidelity::kFlow;
   req.tokens = 1e9;
   req.threads = 1;
-  StatusOr<PlanTrainReport> a =
-      PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(), TheEnv().cal, req);
+  StatusOr<PlanTrainReport> a = PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(),
+                                             testing::BuiltinNcclCalibration(), TheEnv().cal, req);
   req.threads = 7;
-  StatusOr<PlanTrainReport> b =
-      PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(), TheEnv().cal, req);
+  StatusOr<PlanTrainReport> b = PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(),
+                                             testing::BuiltinNcclCalibration(), TheEnv().cal, req);
   ASSERT_TRUE(a.ok()) << a.status().message();
   ASSERT_TRUE(b.ok()) << b.status().message();
   EXPECT_EQ(a->results.size(), 24u);
@@ -213,15 +216,16 @@ TEST(PlanTraining, CostRanksTheSizeWithMoreTokensPerDollarFirst) {
   const char* names[2] = {kA100, kH100};
   for (int i = 0; i < 2; ++i) {
     StatusOr<PlanTrainReport> r =
-        PlanTraining(env.cat, testing::BuiltinFabricParams(), env.cal, Request(m, 32, {names[i]}));
+        PlanTraining(env.cat, testing::BuiltinFabricParams(), testing::BuiltinNcclCalibration(),
+                     env.cal, Request(m, 32, {names[i]}));
     ASSERT_TRUE(r.ok());
     per_usd[i] = r->results[0].tokens_per_s / (*env.cat.FindSku(names[i]))->price->usd_per_hour;
   }
   PlanTrainRequest req = Request(m, 32, {kH100, kA100, kH200});
   req.objective = PlanObjective::kCost;
   req.tokens = tokens;
-  StatusOr<PlanTrainReport> rep =
-      PlanTraining(env.cat, testing::BuiltinFabricParams(), env.cal, req);
+  StatusOr<PlanTrainReport> rep = PlanTraining(env.cat, testing::BuiltinFabricParams(),
+                                               testing::BuiltinNcclCalibration(), env.cal, req);
   ASSERT_TRUE(rep.ok()) << rep.status().message();
   const PlanResult& best = rep->results[0];
   EXPECT_EQ(best.sku, per_usd[0] > per_usd[1] ? kA100 : kH100);
@@ -247,10 +251,12 @@ TEST(PlanTraining, BoundPruningNeverChangesTheResults) {
   req.gpus = 16;
   req.top_k = 3;
   StatusOr<PlanTrainReport> pruned =
-      PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(), TheEnv().cal, req);
+      PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(), testing::BuiltinNcclCalibration(),
+                   TheEnv().cal, req);
   req.prune_by_bound = false;
   StatusOr<PlanTrainReport> full =
-      PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(), TheEnv().cal, req);
+      PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(), testing::BuiltinNcclCalibration(),
+                   TheEnv().cal, req);
   ASSERT_TRUE(pruned.ok()) << pruned.status().message();
   ASSERT_TRUE(full.ok()) << static_cast<int>(full.status().code()) << full.status().message();
   EXPECT_GT(pruned->bounded, 0);
@@ -267,8 +273,8 @@ TEST(PlanTraining, BoundPruningNeverChangesTheResults) {
 TEST(PlanTraining, TimeAndCostNeedTokens) {
   PlanTrainRequest req = Request(Llama(16, 2048, 16), 32, {kA100});
   req.objective = PlanObjective::kTime;
-  StatusOr<PlanTrainReport> r =
-      PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(), TheEnv().cal, req);
+  StatusOr<PlanTrainReport> r = PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(),
+                                             testing::BuiltinNcclCalibration(), TheEnv().cal, req);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
   EXPECT_NE(r.status().message().find("--tokens"), std::string::npos);
@@ -282,8 +288,9 @@ TEST(PlanTraining, NothingFitsSaysWhyAndSuggestsMoreGpus) {
   a.hidden = 12288;
   a.heads = 96;
   const TransformerSpec m = *BuildInlineModel(a);
-  StatusOr<PlanTrainReport> r = PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(),
-                                             TheEnv().cal, Request(m, 64, {kA100}));
+  StatusOr<PlanTrainReport> r =
+      PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(), testing::BuiltinNcclCalibration(),
+                   TheEnv().cal, Request(m, 64, {kA100}));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInfeasible);
   EXPECT_NE(r.status().message().find("does not fit in GPU memory"), std::string::npos);
@@ -295,8 +302,8 @@ TEST(PlanTraining, RescoresTheBestAtFlowFidelity) {
   req.vms = 2;
   req.top_k = 3;
   req.fidelity = Fidelity::kFlow;
-  StatusOr<PlanTrainReport> r =
-      PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(), TheEnv().cal, req);
+  StatusOr<PlanTrainReport> r = PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(),
+                                             testing::BuiltinNcclCalibration(), TheEnv().cal, req);
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(r->results.size(), 3u);
   for (const PlanResult& x : r->results) {
@@ -310,8 +317,8 @@ TEST(PlanTraining, GpusSkipSizesThatDoNotDivide) {
   PlanTrainRequest req = Request(Llama(16, 2048, 16), 32, {kA100});
   req.vms = 0;
   req.gpus = 12;
-  StatusOr<PlanTrainReport> r =
-      PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(), TheEnv().cal, req);
+  StatusOr<PlanTrainReport> r = PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(),
+                                             testing::BuiltinNcclCalibration(), TheEnv().cal, req);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
 }

@@ -34,13 +34,14 @@ double RouteTime(const Cluster& c, int a, int b, double bytes) {
 using Key = std::tuple<int, int, int, double>;
 using Memo = std::map<Key, double>;
 
-double Collective(const Cluster& c, Memo* memo, CollOp op, const std::vector<int>& group,
-                  double bytes) {
+double Collective(const Cluster& c, const NcclCalibrationSet& nccl, Memo* memo, CollOp op,
+                  const std::vector<int>& group, double bytes) {
   Key key{static_cast<int>(op), group.front(), static_cast<int>(group.size()), bytes};
   auto it = memo->find(key);
   if (it != memo->end()) return it->second;
   double t = 0;
   CollOptions o;
+  o.calibration = &nccl;
   o.host_hidden = true;  // the engine's CUDA graphs keep the host off the critical path
   StatusOr<CollResult> r = TimeCollective(c, op, bytes, group, o);
   if (r.ok()) {
@@ -57,27 +58,28 @@ double Collective(const Cluster& c, Memo* memo, CollOp op, const std::vector<int
 
 }  // namespace
 
-CommFns MakeCommFns(const Cluster& cluster) {
+CommFns MakeCommFns(const Cluster& cluster, const NcclCalibrationSet& nccl) {
   CommFns f;
   const Cluster* c = &cluster;
+  const NcclCalibrationSet* cal = &nccl;
   auto memo = std::make_shared<Memo>();
-  f.tp_allreduce_s = [c, memo](int tp, double bytes) {
+  f.tp_allreduce_s = [c, cal, memo](int tp, double bytes) {
     if (tp <= 1 || tp > c->num_gpus() || bytes <= 0) return 0.0;
     std::vector<int> group(tp);
     std::iota(group.begin(), group.end(), 0);
-    return Collective(*c, memo.get(), CollOp::kAllReduce, group, bytes);
+    return Collective(*c, *cal, memo.get(), CollOp::kAllReduce, group, bytes);
   };
   // Stage s's last GPU sends to stage s+1's first: GPUs s*tp - 1 -> s*tp, one after another.
-  f.pp_sends_s = [c, memo](int tp, int pp, double bytes) {
+  f.pp_sends_s = [c, cal, memo](int tp, int pp, double bytes) {
     double t = 0;
     for (int s = 1; s < pp && s * tp < c->num_gpus(); ++s) {
-      t += Collective(*c, memo.get(), CollOp::kSendRecv, {s * tp - 1, s * tp}, bytes);
+      t += Collective(*c, *cal, memo.get(), CollOp::kSendRecv, {s * tp - 1, s * tp}, bytes);
     }
     return t;
   };
-  f.kv_transfer_s = [c, memo](double bytes) {
+  f.kv_transfer_s = [c, cal, memo](double bytes) {
     if (c->num_gpus() < 2 || bytes <= 0) return 0.0;
-    return Collective(*c, memo.get(), CollOp::kSendRecv, {0, c->num_gpus() - 1}, bytes);
+    return Collective(*c, *cal, memo.get(), CollOp::kSendRecv, {0, c->num_gpus() - 1}, bytes);
   };
   return f;
 }

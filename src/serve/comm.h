@@ -10,15 +10,17 @@
 
 #include <memory>
 
+#include "coll/nccl_model.h"
 #include "core/status.h"
 #include "serve/service.h"
 #include "topo/cluster.h"
 
 namespace ndt {
 
-// REQUIRES: `cluster` outlives the returned functions. The TP group is GPUs 0..tp-1; stage s
-// of a replica is GPUs s*tp..(s+1)*tp-1; the KV transfer goes from GPU 0 to the last GPU.
-CommFns MakeCommFns(const Cluster& cluster);
+// REQUIRES: `cluster` and `nccl` outlive the returned functions. The TP group is GPUs
+// 0..tp-1; stage s of a replica is GPUs s*tp..(s+1)*tp-1; the KV transfer goes from GPU 0 to
+// the last GPU.
+CommFns MakeCommFns(const Cluster& cluster, const NcclCalibrationSet& nccl);
 
 }  // namespace ndt
 

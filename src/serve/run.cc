@@ -26,7 +26,7 @@ StatusOr<InferResult> RunInferenceOn(const ServeData& data, const std::string& s
   ctx.model = &model;
   ctx.calibration = data.compute;
   ctx.params = *data.engine;
-  ctx.comm = MakeCommFns(cluster);
+  ctx.comm = MakeCommFns(cluster, *data.nccl);
   return RunInference(ctx, options);
 }
 

@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "coll/nccl_model.h"
 #include "compute/compute.h"
 #include "core/status.h"
 #include "hw/catalog.h"
@@ -24,6 +25,7 @@ struct ServeData {
   const FabricParams* fabric = nullptr;
   const ComputeCalibration* compute = nullptr;
   const EngineParams* engine = nullptr;
+  const NcclCalibrationSet* nccl = nullptr;
   std::string data_dir;  // where dataset presets and models are read by name
 };
 

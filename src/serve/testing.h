@@ -15,6 +15,7 @@ inline const ServeData& BuiltinServeData() {
     Catalog catalog;
     ComputeCalibration compute;
     EngineParams engine;
+    NcclCalibrationSet nccl;
   };
   static const Owned owned = [] {
     StatusOr<Catalog> c = Catalog::Load(NDT_DATA_DIR);
@@ -23,10 +24,13 @@ inline const ServeData& BuiltinServeData() {
     NDT_CHECK(cal.ok(), cal.status().message());
     StatusOr<EngineParams> e = LoadEngineParams(NDT_DATA_DIR);
     NDT_CHECK(e.ok(), e.status().message());
-    return Owned{*std::move(c), *std::move(cal), *std::move(e)};
+    StatusOr<NcclCalibrationSet> n = LoadNcclCalibration(NDT_DATA_DIR);
+    NDT_CHECK(n.ok(), n.status().message());
+    return Owned{*std::move(c), *std::move(cal), *std::move(e), *std::move(n)};
   }();
-  static const ServeData data{&owned.catalog, &BuiltinFabricParams(), &owned.compute, &owned.engine,
-                              NDT_DATA_DIR};
+  static const ServeData data{&owned.catalog, &BuiltinFabricParams(),
+                              &owned.compute, &owned.engine,
+                              &owned.nccl,    NDT_DATA_DIR};
   return data;
 }
 
