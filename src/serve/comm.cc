@@ -1,7 +1,5 @@
 #include "serve/comm.h"
 
-#include <algorithm>
-#include <limits>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -13,22 +11,6 @@
 namespace ndt {
 namespace {
 
-// Fallback when coll/ reports an error: `bytes` from GPU a to GPU b over the route NCCL would
-// use, each path carrying its fraction at its bottleneck bandwidth after its summed latency.
-double RouteTime(const Cluster& c, int a, int b, double bytes) {
-  if (a == b || bytes <= 0) return 0;
-  double worst = 0;
-  for (const Path& p : c.GpuRoute(a, b)) {
-    double bw = std::numeric_limits<double>::infinity(), lat = 0;
-    for (LinkId l : p.links) {
-      bw = std::min(bw, c.link(l).bw_Bps);
-      lat += c.link(l).latency_s;
-    }
-    worst = std::max(worst, lat + bytes * p.fraction / bw);
-  }
-  return worst;
-}
-
 // Memo of collective times by (op, first rank, group size, bytes). Shared by the copies of the
 // returned std::functions (hence shared_ptr); single-threaded use, as IterationCostModel's.
 using Key = std::tuple<int, int, int, double>;
@@ -39,19 +21,14 @@ double Collective(const Cluster& c, const NcclCalibrationSet& nccl, Memo* memo, 
   Key key{static_cast<int>(op), group.front(), static_cast<int>(group.size()), bytes};
   auto it = memo->find(key);
   if (it != memo->end()) return it->second;
-  double t = 0;
   CollOptions o;
   o.calibration = &nccl;
   o.host_hidden = true;  // the engine's CUDA graphs keep the host off the critical path
   StatusOr<CollResult> r = TimeCollective(c, op, bytes, group, o);
-  if (r.ok()) {
-    t = r->time_s;
-  } else if (op == CollOp::kSendRecv) {
-    t = RouteTime(c, group[0], group[1], bytes);
-  } else {  // ring all-reduce: 2(n-1) steps of bytes/n between neighbours
-    int n = static_cast<int>(group.size());
-    t = 2.0 * (n - 1) * RouteTime(c, group[0], group[1], bytes / n);
-  }
+  // The groups built below are valid on every cluster: a refusal is our bug, never a reason to
+  // price the call with another model.
+  NDT_CHECK(r.ok(), "pricing a serving collective: " + r.status().message());
+  const double t = r->time_s;
   memo->emplace(key, t);
   return t;
 }
