@@ -179,7 +179,10 @@ StatusOr<CollResult> PointToPoint(const Cluster& c, CollOp op, double bytes,
 StatusOr<CollResult> TimeCollective(const Cluster& c, CollOp op, double bytes,
                                     std::span<const int> group, const CollOptions& o) {
   if (Status s = CheckGroup(c, op, bytes, group); !s.ok()) return s;
-  StatusOr<NcclTopo> ts = AnalyzeGroup(c, group);
+  NDT_CHECK(
+      o.calibration != nullptr,
+      "TimeCollective: no NCCL calibration (CollOptions::calibration; cmd/context.h loads it)");
+  StatusOr<NcclTopo> ts = AnalyzeGroup(c, group, o.calibration->tuning);
   if (!ts.ok()) return ts.status();
   NcclTopo t = *ts;
   if (o.nccl_version < kOldestNcclVersion || o.nccl_version > kNewestNcclVersion)
@@ -188,9 +191,6 @@ StatusOr<CollResult> TimeCollective(const Cluster& c, CollOp op, double bytes,
                                 NcclVersionName(kOldestNcclVersion) + " to 2." +
                                 std::to_string(kNewestNcclVersion / 100 % 100) + ".x");
   t.nccl_version = o.nccl_version;
-  NDT_CHECK(
-      o.calibration != nullptr,
-      "TimeCollective: no NCCL calibration (CollOptions::calibration; cmd/context.h loads it)");
   const NcclCalibration cal = CalibrationFor(*o.calibration, t, c.sku().cpu);
   const double host_s = HostCallS(cal, o);
   const int n = static_cast<int>(group.size());

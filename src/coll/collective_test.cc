@@ -26,7 +26,7 @@ TEST(Coll, A100ChannelsAreSixAtFortyDuplicatedToTwelveAtTwenty) {
   Env e;
   Cluster c = e.Build("Standard_ND96amsr_A100_v4", 1);
   std::vector<int> g = All(c);
-  NcclTopo t = *AnalyzeGroup(c, g);
+  NcclTopo t = *AnalyzeGroup(c, g, testing::BuiltinNcclCalibration().tuning);
   // 12 NVLinks x 20 GB/s = 240; first speed <= 240 is 40 -> 6 channels; 40 >= 25 -> 12 at 20.
   EXPECT_EQ(t.ring_channels, 12);
   EXPECT_DOUBLE_EQ(t.bw_intra_GBps, 20);
@@ -51,7 +51,7 @@ TEST(Coll, SimpleRingLoopsFollowNcclChunking) {
   Env e;
   Cluster c = e.Build("Standard_ND96amsr_A100_v4", 1);
   std::vector<int> g = All(c);
-  NcclTopo t = *AnalyzeGroup(c, g);
+  NcclTopo t = *AnalyzeGroup(c, g, testing::BuiltinNcclCalibration().tuning);
   // One loop = 2 x 12 channels x 8 ranks x (4 steps x 4 MiB / 8) = 384 MiB.
   const double loop = 384.0 * (1 << 20);
   EXPECT_EQ(RingSimpleLoops(t, 0), 0);
@@ -96,7 +96,7 @@ TEST(Coll, SimpleRingPaysStepSyncOncePerLoop) {
 TEST(Coll, TreeBandwidthTakesNcclCorrectionFactor) {
   Env e;
   Cluster c = e.Build("Standard_ND96amsr_A100_v4", 1);
-  NcclTopo t = *AnalyzeGroup(c, All(c));
+  NcclTopo t = *AnalyzeGroup(c, All(c), testing::BuiltinNcclCalibration().tuning);
   // Tree Simple: A = 0.5 x min(0.92 x 240, 12 x 24) = 110.4 GB/s, times NCCL's Simple factor at
   // log2(bytes/64): 16 MiB -> 18 -> 0.7; 1 GiB -> 24 (past the table) -> 1.0.
   const double mib = 1 << 20;
@@ -166,7 +166,7 @@ TEST(Coll, NvlsAllReduceMovesEachSliceOutAndBack) {
   // it, so NCCL's model stands: 272.0 at NCCL's efficiency.
   Env e;
   Cluster h100 = e.Build("Standard_ND96isr_H100_v5", 1);
-  StatusOr<NcclTopo> t = AnalyzeGroup(h100, All(h100));
+  StatusOr<NcclTopo> t = AnalyzeGroup(h100, All(h100), testing::BuiltinNcclCalibration().tuning);
   ASSERT_TRUE(t.ok());
   EXPECT_NEAR(t->total_intra_GBps, 370.8, 0.5);
   EXPECT_EQ(t->nvls_heads, 8);
@@ -195,7 +195,7 @@ TEST(Coll, NvlsAllReduceMovesEachSliceOutAndBack) {
   // 255.0, under the bound 370.8 x 0.85 x 5/6 = 262.65 (a user's 5-GPU run reports ~258 algbw,
   // NVIDIA/nccl #1455).
   std::vector<int> five = {0, 1, 2, 3, 4};
-  StatusOr<NcclTopo> t5 = AnalyzeGroup(h100, five);
+  StatusOr<NcclTopo> t5 = AnalyzeGroup(h100, five, testing::BuiltinNcclCalibration().tuning);
   ASSERT_TRUE(t5.ok());
   EXPECT_NEAR(AchievedAlgbwGBps(*t5, CollOp::kAllReduce, Algo::kNvls,
                                 EstimateNccl(*t5, CollOp::kAllReduce, Algo::kNvls, Proto::kSimple,
@@ -205,7 +205,7 @@ TEST(Coll, NvlsAllReduceMovesEachSliceOutAndBack) {
   // x 3/4 = 236.4) are below the ring's (12 channels of 30 GB/s: 360 x 3/4 = 270), which stands:
   // forced-NVLS runs on 2-4 H100s report the ring's 365-370 GB/s bus bandwidth (#1455).
   std::vector<int> three = {0, 1, 2};
-  StatusOr<NcclTopo> t3 = AnalyzeGroup(h100, three);
+  StatusOr<NcclTopo> t3 = AnalyzeGroup(h100, three, testing::BuiltinNcclCalibration().tuning);
   ASSERT_TRUE(t3.ok());
   const AlgoEstimate ring3 =
       EstimateNccl(*t3, CollOp::kAllReduce, Algo::kRing, Proto::kSimple, 1 << 30, false);
@@ -216,7 +216,7 @@ TEST(Coll, NvlsAllReduceMovesEachSliceOutAndBack) {
   EXPECT_NEAR(ring3.algbw_GBps, 270, 0.5);
   // Two ranks: NCCL turns NVLS off for a node of <= 2 GPUs (ncclNvlsInit), so it is not offered.
   std::vector<int> two = {0, 1};
-  StatusOr<NcclTopo> t2 = AnalyzeGroup(h100, two);
+  StatusOr<NcclTopo> t2 = AnalyzeGroup(h100, two, testing::BuiltinNcclCalibration().tuning);
   ASSERT_TRUE(t2.ok());
   EXPECT_FALSE(t2->nvls);
   EXPECT_FALSE(
@@ -233,7 +233,7 @@ TEST(Coll, NvlsChunkFollowsNcclAndPipelineAddsStepsAndFill) {
   // 32 KiB from 2 x 128 x 32 KiB = 8 MiB; 16 KiB below.
   Env e;
   Cluster h100 = e.Build("Standard_ND96isr_H100_v5", 1);
-  const NcclTopo t = *AnalyzeGroup(h100, All(h100));
+  const NcclTopo t = *AnalyzeGroup(h100, All(h100), testing::BuiltinNcclCalibration().tuning);
   ASSERT_EQ(t.nvls_channels, 16);
   const double MiB = 1 << 20;
   EXPECT_EQ(NvlsLoops(t, 1024 * MiB).chunk_bytes, 131072);
@@ -409,7 +409,7 @@ TEST(Coll, HostOverheadHidesUnderLongKernels) {
 TEST(Coll, RingLLBusFactorFollowsTheNcclRelease) {
   Env e;
   Cluster c = e.Build("Standard_ND96amsr_A100_v4", 1);
-  NcclTopo t = *AnalyzeGroup(c, All(c));
+  NcclTopo t = *AnalyzeGroup(c, All(c), testing::BuiltinNcclCalibration().tuning);
   const double mib = 1 << 20;
   // v2.30 (pinned): min(llMaxBw 87.7, 240 / 2) = 87.7 bus -> 87.7 x 8/14 algorithm bandwidth.
   EXPECT_NEAR(EstimateNccl(t, CollOp::kAllReduce, Algo::kRing, Proto::kLL, mib, false).algbw_GBps,
@@ -456,7 +456,7 @@ TEST(Coll, Nvl72RackRunsNvlsOnThirtyTwoHeadsAtNcclsGraphSpeed) {
   // GPU's, so the speed is the first Blackwell intra speed s with 33 s <= 18 x 40.1 = 721.8: 20.
   Env e;
   const Cluster rack = e.Build("Standard_ND128isr_NDR_GB200_v6", 18);
-  const NcclTopo t = *AnalyzeGroup(rack, All(rack));
+  const NcclTopo t = *AnalyzeGroup(rack, All(rack), testing::BuiltinNcclCalibration().tuning);
   EXPECT_EQ(t.n, 72);
   EXPECT_EQ(t.nodes, 1);
   EXPECT_EQ(t.nvls_heads, 32);

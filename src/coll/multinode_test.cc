@@ -24,7 +24,7 @@ TEST(Nvl72, TwoRacksRingChannelsFitOneGpusNvlink) {
   // (The NIC count alone allowed 32 channels of 96, duplicated to 64 of 48: 3072 GB/s.)
   Env e;
   const Cluster c = e.Build("Standard_ND128isr_GB300_v6", 36);
-  const NcclTopo t = *AnalyzeGroup(c, All(c));
+  const NcclTopo t = *AnalyzeGroup(c, All(c), testing::BuiltinNcclCalibration().tuning);
   EXPECT_EQ(t.nodes, 2);
   EXPECT_EQ(t.ppn, 72);
   EXPECT_EQ(t.ring_channels, 16);
@@ -109,7 +109,7 @@ TEST(NicBound, NvlsTreeAcrossH100VmsIsCappedByTheNicsAndByNvls) {
   Env e;
   for (int vms : {2, 4, 16}) {
     const Cluster c = e.Build("Standard_ND96isr_H100_v5", vms);
-    const NcclTopo t = *AnalyzeGroup(c, All(c));
+    const NcclTopo t = *AnalyzeGroup(c, All(c), testing::BuiltinNcclCalibration().tuning);
     EXPECT_EQ(t.nics_per_node, 8);
     EXPECT_DOUBLE_EQ(t.nic_GBps, 48);
     const AlgoEstimate est =
@@ -145,7 +145,7 @@ TEST(NicBound, APartialRackIsHeldToItsLoneVmsNicsInBothFidelities) {
   // the funnel on top of the bound).
   Env e;
   const Cluster c = e.Build("Standard_ND128isr_GB300_v6", 19);
-  const NcclTopo t = *AnalyzeGroup(c, All(c));
+  const NcclTopo t = *AnalyzeGroup(c, All(c), testing::BuiltinNcclCalibration().tuning);
   EXPECT_EQ(t.nodes, 2);
   EXPECT_EQ(t.nics_per_node, 4);
   EXPECT_DOUBLE_EQ(t.nic_GBps, 96);
@@ -168,7 +168,7 @@ TEST(NicBound, OneGpuPerVmGroupsHaveNoNvlsAndOneNicsWorth) {
   const Cluster c = e.Build("Standard_ND96isr_H100_v5", 16);
   std::vector<int> g;
   for (int v = 0; v < 16; ++v) g.push_back(8 * v);
-  const NcclTopo t = *AnalyzeGroup(c, g);
+  const NcclTopo t = *AnalyzeGroup(c, g, testing::BuiltinNcclCalibration().tuning);
   EXPECT_EQ(t.ppn, 1);
   EXPECT_FALSE(t.nvls);
   EXPECT_EQ(t.nics_per_node, 1);
@@ -199,7 +199,7 @@ TEST(Oversubscription, SlowsARingWhoseHopsCrossThinUplinks) {
   const double t_os = EvaluateClosedForm(os, s, FabricView::kAsBuilt);
   EXPECT_GT(t_os / t_nb, 3.5);
   EXPECT_DOUBLE_EQ(EvaluateClosedForm(os, s, FabricView::kNonBlocking), t_nb);
-  const NcclTopo t = *AnalyzeGroup(nb, g);
+  const NcclTopo t = *AnalyzeGroup(nb, g, testing::BuiltinNcclCalibration().tuning);
   const double bw =
       kGiB /
       (EstimateNccl(t, CollOp::kAllReduce, Algo::kRing, Proto::kSimple, kGiB, false).algbw_GBps *

@@ -62,7 +62,9 @@ StatusOr<NcclCalibrationSet> FromMap(const YamlMap& top) {
 
 StatusOr<NcclCalibrationSet> LoadNcclCalibration(const std::string& data_dir) {
   NDT_ASSIGN_OR_RETURN(YamlMap top, LoadYamlMapFile(data_dir + "/calibration/nccl.yaml"));
-  return FromMap(top);
+  NDT_ASSIGN_OR_RETURN(NcclCalibrationSet set, FromMap(top));
+  NDT_ASSIGN_OR_RETURN(set.tuning, LoadNcclTuning(data_dir));
+  return set;
 }
 
 StatusOr<NcclCalibrationSet> ParseNcclCalibration(const std::string& text,

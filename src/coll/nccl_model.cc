@@ -1,7 +1,8 @@
 // File: coll/nccl_model.cc
-// NCCL v2.30.4's topology search outcome and tuner (topology.md §8.2-§8.7). Constants are NCCL's
-// published source constants (NVIDIA/nccl v2.30.4 src/graph/tuning.cc, topo.h, search.cc via
-// topology.md §8), listed in data/nccl.yaml with that source.
+// NCCL v2.30.4's topology search outcome and tuner (topology.md §8.2-§8.7). NCCL's tables
+// (NVIDIA/nccl v2.30.4 src/graph/tuning.cc, topo.h, search.cc via topology.md §8) are read from
+// data/nccl.yaml (NcclTuning, nccl_tuning_io.cc); the formulas and NCCL's scalar constants that
+// use them are here, each with its source.
 #include "coll/nccl_model.h"
 
 #include <algorithm>
@@ -13,30 +14,21 @@
 namespace ndt {
 namespace {
 
-// NCCL NVLink bandwidth per link (GB/s) by compute capability (topo.h).
-double NvlinkPerLink(int sm) {
-  if (sm >= 100) return 40.1;
-  if (sm >= 90) return 20.6;
-  if (sm == 86) return 12.0;
-  if (sm >= 70) return 20.0;
-  return 18.0;
+// NCCL NVLink bandwidth per link (GB/s) by compute capability (topo.h): the entry of the
+// largest sm at or below the GPU's (the smallest entry below all of them).
+double NvlinkPerLink(const NcclTuning& k, int sm) {
+  double bw = k.nvlink_GBps_per_link.front().second;
+  for (const auto& [at, GBps] : k.nvlink_GBps_per_link)
+    if (sm >= at) bw = GBps;
+  return bw;
 }
 
 // Search speed arrays (GB/s per channel), search.cc.
-const std::vector<double>& IntraSpeeds(int arch) {
-  static const std::vector<double> pre = {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3};
-  static const std::vector<double> hop = {60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3};
-  static const std::vector<double> bw = {90, 80, 70, 60, 50, 45, 40, 30, 24, 20, 19, 18};
-  return arch >= 3 ? bw : arch == 2 ? hop : pre;
+const std::vector<double>& IntraSpeeds(const NcclTuning& k, int arch) {
+  return k.intra_speeds[std::clamp(arch - 1, 0, 2)];
 }
-const std::vector<double>& InterSpeeds(int arch) {
-  static const std::vector<double> pre = {48, 30, 28, 24, 20, 18,  15,  12,   10,  9,
-                                          7,  6,  5,  4,  3,  2.4, 1.2, 0.24, 0.12};
-  static const std::vector<double> hop = {48, 45, 42, 40, 30,  24,  22,   20,  17.5,
-                                          15, 12, 6,  3,  2.4, 1.2, 0.24, 0.12};
-  static const std::vector<double> bw = {96, 86,   80, 48, 45.1, 42, 40,  30,  24,   22,
-                                         20, 17.5, 15, 12, 6,    3,  2.4, 1.2, 0.24, 0.12};
-  return arch >= 3 ? bw : arch == 2 ? hop : pre;
+const std::vector<double>& InterSpeeds(const NcclTuning& k, int arch) {
+  return k.inter_speeds[std::clamp(arch - 1, 0, 2)];
 }
 double FirstFit(const std::vector<double>& speeds, double limit) {
   for (double s : speeds)
@@ -44,57 +36,15 @@ double FirstFit(const std::vector<double>& speeds, double limit) {
   return speeds.back();
 }
 
-// Tables indexed [arch][nodes index 0/1/2] (tuning.cc).
-const double kLlMaxBw[4][3] = {
-    {39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141, 45, 35}, {282, 90, 70}};
-const double kPerChMaxRingLL128[4][3] = {
-    {20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}, {40, 40, 40}};
-const double kPerChMaxTreeLL128[4][3] = {
-    {20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
-const double kPerChMaxTree[4][3] = {
-    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
-const double kPerChMaxNvlsTree[4][3] = {
-    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0, 57.7, 45.5}, {0, 96.0, 80.0}};
-const double kNvlsEff[4] = {0, 0, 0.85, 0.74};
+const NcclTuning& Tables(const NcclTopo& t) {
+  NDT_CHECK(t.tuning != nullptr && t.tuning->loaded, "NcclTopo without NCCL's tables");
+  return *t.tuning;
+}
 
-// Latencies (us): base[algo][proto] and hw[path][algo][proto]; algo order as enum Algo.
-const double kBase[7][3] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0},      {0, 0, 0},
-                            {0, 0, 0},        {0, 0, 0},        {8.0, 8.0, 8.0}};
-// Indexed by Algo order: Ring, Tree, NVLS, NVLSTree, CollNetDirect, CollNetChain, PAT.
-const double kHw[3][7][3] = {
-    // NVLink
-    {{0.6, 1.9, 3.4},
-     {0.6, 1.25, 4.0},
-     {0, 0, 25},
-     {0, 0, 25},
-     {0, 0, 3.7},
-     {0, 0, 2.8},
-     {0, 0, 4.0}},
-    // PCI
-    {{1.0, 2.5, 5.7}, {1.0, 1.9, 4.0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 4.0}},
-    // NET
-    {{2.7, 4.0, 14.0},
-     {5.0, 8.5, 14},
-     {0, 0, 18},
-     {0, 0, 20.9},
-     {0, 0, 31},
-     {0, 0, 30},
-     {0, 0, 14}},
-};
-
-// Tree correction factors by protocol (LL, LL128, Simple) and log2(bytes / 64), 64 B .. 256 MiB;
-// 1 beyond (tuning.cc treeCorrectionFactor, topology.md §8.7).
-const double kTreeCorrection[3][23] = {
-    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
-     .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
-    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6, .6,
-     .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0},
-    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
-
-double TreeCorrection(int proto, double bytes) {
-  if (bytes < 64) return kTreeCorrection[proto][0];
+double TreeCorrection(const NcclTuning& k, int proto, double bytes) {
+  if (bytes < 64) return k.tree_correction[proto][0];
   const int log_size = static_cast<int>(std::floor(std::log2(bytes / 64)));
-  return log_size < 23 ? kTreeCorrection[proto][log_size] : 1.0;
+  return log_size < 23 ? k.tree_correction[proto][log_size] : 1.0;
 }
 
 int AIdx(Algo a) {
@@ -115,14 +65,6 @@ int AIdx(Algo a) {
       return 6;
   }
 }
-// kBase is ordered Tree, Ring, ... in topology.md; map explicitly.
-double Base(Algo a, int p) {
-  if (a == Algo::kTree) return kBase[0][p];
-  if (a == Algo::kRing) return kBase[1][p];
-  if (a == Algo::kPat) return kBase[6][p];
-  return 0;
-}
-
 // NCCL's inter-node ring search (search.cc): the speeds of the array are tried from the top
 // (at most min(NIC, NVLink total)) and the solution of most bandwidth, channels x speed, is kept
 // (ties: the faster speed); a lower speed is tried only while it is more than 0.49 of the best
@@ -133,7 +75,7 @@ double Base(Algo a, int p) {
 // the per-GPU NVLink total. An NVL72 rack has 72 NICs but one GPU's NVLink; without this bound 2
 // racks would get 32 channels of 96 GB/s (3 TB/s per GPU, 4x its NVLink).
 void InterNodeChannels(const NcclTopo& t, double nic_GBps, int nics, double* speed, int* channels) {
-  const std::vector<double>& speeds = InterSpeeds(t.arch);
+  const std::vector<double>& speeds = InterSpeeds(Tables(t), t.arch);
   const double top = std::min(nic_GBps, t.total_intra_GBps);
   const double through = t.ppn > 1 ? (t.ppn - 1.0) / t.ppn : 0.0;
   double best = 0;
@@ -155,8 +97,10 @@ void InterNodeChannels(const NcclTopo& t, double nic_GBps, int nics, double* spe
 
 }  // namespace
 
-StatusOr<NcclTopo> AnalyzeGroup(const Cluster& c, std::span<const int> group) {
+StatusOr<NcclTopo> AnalyzeGroup(const Cluster& c, std::span<const int> group, const NcclTuning& k) {
+  NDT_CHECK(k.loaded, "AnalyzeGroup: NCCL's tables (data/nccl.yaml) are not loaded");
   NcclTopo t;
+  t.tuning = &k;
   t.n = static_cast<int>(group.size());
   // NVLink domains of the group, ranks per domain (ppn: the most) and distinct NICs per domain,
   // from the (domain, NIC) pairs sorted; on the stack up to kStackRanks ranks, as this runs for
@@ -206,10 +150,10 @@ StatusOr<NcclTopo> AnalyzeGroup(const Cluster& c, std::span<const int> group) {
   t.nvswitch = nvlink && fab != IntraVmFabric::kNvlinkCubeMesh;
   t.nvls = t.nvswitch && t.arch >= 2 && t.ppn > 2;
   if (nvlink) {
-    t.total_intra_GBps = gpu.nvlink_links * NvlinkPerLink(t.sm);
+    t.total_intra_GBps = gpu.nvlink_links * NvlinkPerLink(k, t.sm);
   } else {
-    // PCIe: width x rate / 80 -> Gen3 12, Gen4 24, Gen5 48 GB/s per x16 (topo.h).
-    t.total_intra_GBps = gpu.pcie_gen >= 3 ? 12.0 * (1 << (gpu.pcie_gen - 3)) : 12.0;
+    // PCIe x16 as NCCL counts it (width x rate / 80, topo.h); before Gen3 as Gen3.
+    t.total_intra_GBps = k.pcie_x16_GBps[std::clamp(gpu.pcie_gen - 3, 0, 2)];
   }
   // Ring search: intra speed, channels, then duplication (search.cc).
   double speed = 0;
@@ -217,10 +161,10 @@ StatusOr<NcclTopo> AnalyzeGroup(const Cluster& c, std::span<const int> group) {
   if (t.nodes == 1) {
     if (t.intra == PathType::kNvl && !t.nvswitch) {
       // NDv2 hybrid cube-mesh: rings over single NVLinks, one channel per link (topology.md §8.8).
-      speed = NvlinkPerLink(t.sm);
+      speed = NvlinkPerLink(k, t.sm);
       channels = gpu.nvlink_links;
     } else {
-      speed = FirstFit(IntraSpeeds(t.arch), t.total_intra_GBps);
+      speed = FirstFit(IntraSpeeds(k, t.arch), t.total_intra_GBps);
       channels = std::max(1, static_cast<int>(std::floor(t.total_intra_GBps / speed + 1e-9)));
     }
   } else {
@@ -232,10 +176,12 @@ StatusOr<NcclTopo> AnalyzeGroup(const Cluster& c, std::span<const int> group) {
     const double nic_GBps = c.sku().infiniband ? c.sku().infiniband->port_Bps / 1e9 : 0;
     InterNodeChannels(t, nic_GBps, nics_per_node, &speed, &channels);
     t.nics_per_node = nics_per_node;
-    t.nic_GBps = FirstFit(InterSpeeds(t.arch), nic_GBps);
+    t.nic_GBps = FirstFit(InterSpeeds(k, t.arch), nic_GBps);
   }
-  // Duplication: bw >= 25, skipped when sm > 80, bw < 50 and more than 4 channels.
-  if (speed >= 25 && !(t.sm > 80 && speed < 50 && channels > 4)) {
+  // Duplication (data/nccl.yaml channel_duplication: bw >= 25, skipped when sm > 80, bw < 50 and
+  // more than 4 channels).
+  if (speed >= k.dup_min_GBps && !(t.sm > k.dup_skip_above_sm && speed < k.dup_skip_below_GBps &&
+                                   channels > k.dup_skip_above_channels)) {
     channels *= 2;
     speed /= 2;
   }
@@ -243,17 +189,21 @@ StatusOr<NcclTopo> AnalyzeGroup(const Cluster& c, std::span<const int> group) {
   t.bw_intra_GBps = speed;
   t.bw_inter_GBps = t.nodes > 1 ? speed : 0;
   if (t.nvls) {
-    t.nvls_channels = t.arch >= 3 ? (t.nodes > 1 ? 32 : 24) : 16;
+    t.nvls_channels =
+        t.arch >= 3 ? (t.nodes > 1 ? k.nvls_channels_sm100_multi : k.nvls_channels_sm100_single)
+                    : k.nvls_channels_sm90;
     t.nvls_heads = std::min(kNvlsMaxArity, t.ppn);
-    t.nvls_graph_GBps = FirstFit(IntraSpeeds(t.arch), t.total_intra_GBps / (t.nvls_heads + 1));
+    t.nvls_graph_GBps = FirstFit(IntraSpeeds(k, t.arch), t.total_intra_GBps / (t.nvls_heads + 1));
   }
   return t;
 }
 
 int RingSimpleLoops(const NcclTopo& t, double bytes) {
   NDT_CHECK(t.ring_channels > 0 && t.n > 0, "RingSimpleLoops: empty topology");
-  const double chunk = kSimpleChunkSteps * kSimpleBufferBytes / kNcclSteps;
-  const double loop = 2.0 * t.ring_channels * t.n * chunk;
+  const NcclTuning& k = Tables(t);
+  const double chunk = k.simple_chunk_steps * k.simple_buffer_bytes / k.nccl_steps;
+  const double loop =
+      static_cast<double>(k.simple_channel_duplication) * t.ring_channels * t.n * chunk;
   return bytes > 0 ? static_cast<int>(std::ceil(bytes / loop)) : 0;
 }
 
@@ -276,7 +226,8 @@ double NvlsPipelineUs(const NcclTopo& t, CollOp op, Algo algo, double bytes, dou
   if (algo != Algo::kNvls || op != CollOp::kAllReduce || t.nodes != 1 || bytes <= 0 || hbm_Bps <= 0)
     return 0.0;
   const NvlsLoop l = NvlsLoops(t, bytes);
-  const double step_us = kHw[0][AIdx(Algo::kRing)][static_cast<int>(Proto::kSimple)];
+  const double step_us =
+      Tables(t).hw_latency_us[0][AIdx(Algo::kRing)][static_cast<int>(Proto::kSimple)];
   const double copy_us = 2.0 * std::min(bytes, l.loop_bytes) / hbm_Bps * 1e6;
   return l.loops * step_us + 2.0 * (copy_us + step_us);
 }
@@ -291,6 +242,7 @@ std::string WhyUnavailable(const AlgoEstimate& e, int nccl_version) {
 
 AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, double bytes,
                           bool collnet) {
+  const NcclTuning& k = Tables(t);
   AlgoEstimate e;
   const int n = t.n, N = t.nodes, ppn = t.ppn;
   const int ni = N == 1 ? 0 : N == 2 ? 1 : 2;
@@ -368,20 +320,23 @@ AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, 
                        : t.bw_inter_GBps;
   double B = C * b;
   const int llrow = N == 1 ? t.arch : (t.amd_cpu ? 1 : 0);
-  const double ll_max = kLlMaxBw[llrow][ni];
+  const double ll_max = k.ll_max_bw[llrow][ni];
   if (algo == Algo::kRing) {
     if (proto == Proto::kLL) {
       // Pre-2.22 tuners: B/4 for all_reduce, reduce or multi-node, B/3 otherwise; later B/2.
       const bool quarter = ar || op == CollOp::kReduce || N > 1;
-      const double f = t.nccl_version >= kNcclRingLLHalfSince ? 0.5 : quarter ? 0.25 : 1.0 / 3.0;
-      B = std::min(ll_max, f * B);
+      const double div = t.nccl_version >= kNcclRingLLHalfSince ? k.ring_ll_divisor_new
+                         : quarter                              ? k.ring_ll_divisor_old_ar
+                                                                : k.ring_ll_divisor_old_other;
+      B = std::min(ll_max, 1.0 / div * B);
     }
-    if (proto == Proto::kLL128) B = std::min(0.92 * B, C * kPerChMaxRingLL128[t.arch][ni]);
+    if (proto == Proto::kLL128) B = std::min(0.92 * B, C * k.per_ch_max_ring_ll128[t.arch][ni]);
   } else if (algo == Algo::kTree) {
-    B = std::min(0.92 * B, C * kPerChMaxTree[t.arch][ni]);
+    B = std::min(0.92 * B, C * k.per_ch_max_tree[t.arch][ni]);
     if (proto == Proto::kLL) B = std::min(B / 3.8, ll_max);
     if (proto == Proto::kLL128)
-      B = std::min(B * (N == 1 ? 7.0 / 9.0 : 120.0 / 128.0), C * kPerChMaxTreeLL128[t.arch][ni]);
+      B = std::min(B * (N == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
+                   C * k.per_ch_max_tree_ll128[t.arch][ni]);
   } else if (algo == Algo::kPat) {
     B *= 0.75;
   } else if (algo == Algo::kCollNetDirect || algo == Algo::kCollNetChain) {
@@ -402,11 +357,11 @@ AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, 
     const double gc = N == 1 && t.nvls_heads > 0 ? t.nvls_heads : C;
     if (gc < 2) return no("NVLS needs at least 2 channels");
     const double gbw = N == 1 && t.nvls_heads > 0 ? t.nvls_graph_GBps : t.total_intra_GBps / C;
-    double intra = gbw * kNvlsEff[t.arch] * (gc - 1.0) / gc;
+    double intra = gbw * k.nvls_efficiency[t.arch] * (gc - 1.0) / gc;
     intra = ar ? intra * 2 : intra * (ppn - 1.0) / ppn;
     double inter = N > 1 ? t.bw_inter_GBps * (algo == Algo::kNvlsTree && N <= 2 ? 2 : 1) : 1e30;
     double per = std::min(intra, inter);
-    if (algo == Algo::kNvlsTree) per = std::min(per, kPerChMaxNvlsTree[t.arch][ni]);
+    if (algo == Algo::kNvlsTree) per = std::min(per, k.per_ch_max_nvls_tree[t.arch][ni]);
     B = gc * per;
   }
   if (B <= 0) return no("bandwidth 0 in NCCL's model for this combination");
@@ -417,29 +372,30 @@ AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, 
     A = 0.5 * B;
   else
     A = B * n / steps;
-  if (algo == Algo::kTree) A *= TreeCorrection(p, bytes);
+  if (algo == Algo::kTree) A *= TreeCorrection(k, p, bytes);
   // Latency (§8.6).
   const int path = t.intra == PathType::kNvl ? 0 : 1;
-  const double intra_lat = kHw[path][AIdx(algo)][p];
-  const double net_over = (t.amd_cpu ? 2.0 : 1.0) * (proto == Proto::kSimple ? 3.0 : 1.0);
-  const double inter_lat = kHw[2][ppn == 1 ? AIdx(Algo::kTree) : AIdx(algo)][p];
+  const double intra_lat = k.hw_latency_us[path][AIdx(algo)][p];
+  const double net_over = (t.amd_cpu ? k.net_overhead_amd_us : k.net_overhead_intel_us) *
+                          (proto == Proto::kSimple ? k.net_overhead_simple_x : 1.0);
+  const double inter_lat = k.hw_latency_us[2][ppn == 1 ? AIdx(Algo::kTree) : AIdx(algo)][p];
+  const double base = k.base_latency_us[AIdx(algo)][p];
   const double log2N = std::log2(static_cast<double>(N));
   double L = 0;
   switch (algo) {
     case Algo::kRing:
       if (bcred) {
-        L = Base(algo, p) + (N > 1 ? inter_lat : intra_lat);
+        L = base + (N > 1 ? inter_lat : intra_lat);
       } else {
         double snet = N > 1 ? (ar ? 2.0 * (N - 1) : N - 1.0) : 0.0;
-        L = Base(algo, p) + (steps - snet) * std::max(intra_lat, N > 1 ? net_over : 0.0) +
-            snet * inter_lat;
+        L = base + (steps - snet) * std::max(intra_lat, N > 1 ? net_over : 0.0) + snet * inter_lat;
         // Multi-node Ring-Simple all_reduce "plateau effect" (§8.7).
         if (ar && N > 1 && proto == Proto::kSimple && bytes / (C * n) >= 64)
-          L *= t.arch >= 1 ? 1.4 : 1.9;
+          L *= t.arch >= 1 ? k.plateau_ampere_plus : k.plateau_pre_ampere;
       }
       break;
     case Algo::kTree:
-      L = Base(algo, p) + 2 * ((ppn - 1) * intra_lat + log2N * inter_lat);
+      L = base + 2 * ((ppn - 1) * intra_lat + log2N * inter_lat);
       break;
     case Algo::kCollNetDirect:
       L = 2 * (std::min(1, ppn - 1) * intra_lat + 0.4 * (ppn - 1)) + inter_lat;
@@ -473,7 +429,7 @@ namespace {
 // the S every rank serves and receives, S + S/h each way.
 double NvlsIntraAlgbwGBps(const NcclTopo& t, int n) {
   const double h = std::min(n, kNvlsMaxArity);
-  return t.total_intra_GBps * kNvlsEff[t.arch] * h / (h + 1.0);
+  return t.total_intra_GBps * Tables(t).nvls_efficiency[t.arch] * h / (h + 1.0);
 }
 
 // Bound 3: bytes per direction through one node's NICs per byte of the buffer (0: no bound).
@@ -505,7 +461,7 @@ double AchievedAlgbwGBps(const NcclTopo& t, CollOp op, Algo algo, const AlgoEsti
   double a = e.algbw_GBps;
   if (algo == Algo::kNvls && op == CollOp::kAllReduce && t.nodes == 1 && t.n > 1) {
     const AlgoEstimate ring = EstimateNccl(t, op, Algo::kRing, Proto::kSimple, 1 << 30, false);
-    const double scale = nvls_eff > 0 ? nvls_eff / kNvlsEff[t.arch] : 1.0;
+    const double scale = nvls_eff > 0 ? nvls_eff / Tables(t).nvls_efficiency[t.arch] : 1.0;
     a = std::max(std::min(a, NvlsIntraAlgbwGBps(t, t.n)) * scale, ring.ok ? ring.algbw_GBps : 0.0);
     return a;  // one NVLink domain: no NICs
   }

@@ -9,12 +9,52 @@
 
 #include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "coll/collective.h"
 #include "core/status.h"
 #include "topo/cluster.h"
 
 namespace ndt {
+
+// NCCL's own cost-model tables (data/nccl.yaml, read by LoadNcclTuning; nothing here is fitted).
+// Indices: arch 0 Volta, 1 Ampere, 2 Hopper, 3 Blackwell; nodes 1, 2, >= 3; protocol LL, LL128,
+// Simple; algorithm in the order of kTuningAlgos. Empty until loaded: the model checks.
+struct NcclTuning {
+  bool loaded = false;
+  std::vector<std::pair<int, double>> nvlink_GBps_per_link;  // (sm, GB/s), sm ascending
+  double pcie_x16_GBps[3] = {};                              // gen3, gen4, gen5
+  std::vector<double> intra_speeds[3];                       // pre-Hopper, Hopper, Blackwell
+  std::vector<double> inter_speeds[3];
+  double dup_min_GBps = 0, dup_skip_below_GBps = 0;
+  int dup_skip_above_sm = 0, dup_skip_above_channels = 0;
+  int nvls_channels_sm90 = 0, nvls_channels_sm100_single = 0, nvls_channels_sm100_multi = 0;
+  double ll_max_bw[4][3] = {};
+  double ring_ll_divisor_old_ar = 0, ring_ll_divisor_old_other = 0, ring_ll_divisor_new = 0;
+  double per_ch_max_ring_ll128[4][3] = {};
+  double per_ch_max_tree_ll128[4][3] = {};
+  double per_ch_max_tree[4][3] = {};
+  double per_ch_max_nvls_tree[4][3] = {};
+  double nvls_efficiency[4] = {};
+  double base_latency_us[7][3] = {};   // [algorithm][protocol]
+  double hw_latency_us[3][7][3] = {};  // [NVLink, PCI, NET][algorithm][protocol]
+  double net_overhead_intel_us = 0, net_overhead_amd_us = 0, net_overhead_simple_x = 0;
+  double plateau_pre_ampere = 0, plateau_ampere_plus = 0;
+  double simple_buffer_bytes = 0;
+  int nccl_steps = 0, simple_chunk_steps = 0, simple_channel_duplication = 0;
+  double tree_correction[3][23] = {};  // by log2(bytes / 64), 64 B .. 256 MiB; 1 beyond
+};
+
+// The algorithms of NcclTuning's latency tables, in order (data/nccl.yaml's keys).
+inline constexpr Algo kTuningAlgos[7] = {Algo::kRing,     Algo::kTree,          Algo::kNvls,
+                                         Algo::kNvlsTree, Algo::kCollNetDirect, Algo::kCollNetChain,
+                                         Algo::kPat};
+
+// Loads data_dir/nccl.yaml strictly (every table, its shape; unknown keys are errors).
+StatusOr<NcclTuning> LoadNcclTuning(const std::string& data_dir);
+// The same from YAML text; `name` stands in for the file in errors.
+StatusOr<NcclTuning> ParseNcclTuning(const std::string& text, const std::string& name);
 
 // The constants fitted on the calibration sweeps (validation/calibration/), as one group of
 // GPUs uses them. The defaults are NCCL's own model with nothing fitted; the fitted values and
@@ -43,6 +83,8 @@ struct NcclCalibration {
 // per-architecture and per-host values fitted on Azure's H100/H200/GB200 sweeps.
 struct NcclCalibrationSet {
   NcclCalibration base;
+  // NCCL's own tables (data/nccl.yaml): LoadNcclCalibration reads both files.
+  NcclTuning tuning;
   // Blackwell NVLink 5 inside one NVLink domain (GB200 sweep, Ring forced, NCCL 2.25.1).
   double blackwell_bw_efficiency = 1.0;
   double blackwell_ll_bw_ratio = 1.0;
@@ -54,9 +96,10 @@ struct NcclCalibrationSet {
   double grace_call_overhead_per_gpu_s = 0;
 };
 
-// Loads data_dir/calibration/nccl.yaml strictly (every value with its unit, fitted_on and how).
+// Loads data_dir/calibration/nccl.yaml strictly (every value with its unit, fitted_on and how)
+// and data_dir/nccl.yaml (the tuning).
 StatusOr<NcclCalibrationSet> LoadNcclCalibration(const std::string& data_dir);
-// The same from YAML text; `name` stands in for the file in errors.
+// The fitted values from YAML text (the tuning is left empty); `name` stands in for the file.
 StatusOr<NcclCalibrationSet> ParseNcclCalibration(const std::string& text, const std::string& name);
 
 // The calibration for a group on a host CPU (SkuSpec::cpu): the A100 fit, with Blackwell's
@@ -67,14 +110,6 @@ StatusOr<NcclCalibrationSet> ParseNcclCalibration(const std::string& text, const
 struct NcclTopo;
 NcclCalibration CalibrationFor(const NcclCalibrationSet& set, const NcclTopo& t,
                                const std::string& host_cpu);
-
-// NCCL device-code constants of the Simple ring (src/device/all_reduce.h, common.h, via
-// data/nccl.yaml): 4 MiB Simple buffer in NCCL_STEPS = 8 steps; a chunk is
-// ALLREDUCE_CHUNKSTEPS = 4 steps (2 MiB); connect.cc duplicates the searched ring channels once
-// more, so a collective runs on 2 x ring_channels channels (DGX/ND A100: 24).
-inline constexpr double kSimpleBufferBytes = 4.0 * 1024 * 1024;
-inline constexpr int kNcclSteps = 8;
-inline constexpr int kSimpleChunkSteps = 4;
 
 enum class PathType { kNvl, kPci, kNet };
 
@@ -110,11 +145,12 @@ struct NcclTopo {
   double nvls_graph_GBps = 0;
   bool amd_cpu = false;
   int nccl_version = kPinnedNcclVersion;  // major*10000 + minor*100 + patch (tuner revision)
+  const NcclTuning* tuning = nullptr;     // NCCL's tables the group was analysed with
 };
 
 // NCCL releases before this one price Ring LL at 1/4 of the ring bus bandwidth for all_reduce,
 // reduce and multi-node (1/3 otherwise); later ones at 1/2 (src/graph/tuning.cc; see
-// data/nccl.yaml ring_ll_bus_factor).
+// data/nccl.yaml ring_ll_bus_divisor).
 inline constexpr int kNcclRingLLHalfSince = 22200;
 // First releases with an algorithm (NVIDIA NCCL release notes): NVLS (NVLink SHARP) inside a
 // node in 2.17.1; NVLS across nodes (with IB SHARP) and NVLSTree in 2.18.1; PAT in 2.23.4.
@@ -123,7 +159,10 @@ inline constexpr int kNcclNvlsSince = 21700;
 inline constexpr int kNcclNvlsTreeSince = 21800;
 inline constexpr int kNcclPatSince = 22300;
 
-StatusOr<NcclTopo> AnalyzeGroup(const Cluster& cluster, std::span<const int> group);
+// What NCCL's search finds for `group`, with NCCL's tables `tuning` (kept by pointer in the
+// result: it must outlive it). REQUIRES: tuning.loaded.
+StatusOr<NcclTopo> AnalyzeGroup(const Cluster& cluster, std::span<const int> group,
+                                const NcclTuning& tuning);
 
 struct AlgoEstimate {
   bool ok = false;  // false: not available (WhyUnavailable says why)
@@ -176,8 +215,12 @@ std::string WhyUnavailable(const AlgoEstimate& e, int nccl_version);
 double AchievedAlgbwGBps(const NcclTopo& t, CollOp op, Algo algo, const AlgoEstimate& e,
                          double nvls_eff = 0);
 
-// Loops of NCCL's Simple ring kernel for a buffer of `bytes` (nccl-tests size): each loop moves
-// 2 x ring_channels x n chunks of kSimpleChunkSteps x buffer/kNcclSteps bytes and runs every
+// Loops of NCCL's Simple ring kernel for a buffer of `bytes` (nccl-tests size). NCCL's device
+// constants (src/device/all_reduce.h, common.h, via data/nccl.yaml simple_ring): a 4 MiB Simple
+// buffer in NCCL_STEPS = 8 steps; a chunk is ALLREDUCE_CHUNKSTEPS = 4 steps (2 MiB); connect.cc
+// duplicates the searched ring channels once more, so a collective runs on 2 x ring_channels
+// channels (DGX/ND A100: 24). Each loop moves
+// 2 x ring_channels x n chunks of chunk_steps x buffer/nccl_steps bytes and runs every
 // ring step once; the last loop may be partial. 0 for 0 bytes.
 // REQUIRES: t.ring_channels > 0, t.n > 0.
 int RingSimpleLoops(const NcclTopo& t, double bytes);

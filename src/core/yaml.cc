@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -168,6 +169,43 @@ StatusOr<std::vector<int64_t>> YamlMap::IntList(std::string_view key) const {
       return ErrorAt(e, key, "expected a list of integers");
     }
     out.push_back(v);
+  }
+  return out;
+}
+
+namespace {
+
+// The numbers of a sequence node, or the reason it is not one.
+bool DecodeNumbers(const YAML::Node& n, std::vector<double>* out) {
+  if (!n.IsSequence() || n.size() == 0) return false;
+  for (const auto& e : n) {
+    double v;
+    if (!e.IsScalar() || !YAML::convert<double>::decode(e, v) || !std::isfinite(v)) return false;
+    out->push_back(v);
+  }
+  return true;
+}
+
+}  // namespace
+
+StatusOr<std::vector<double>> YamlMap::NumberList(std::string_view key) const {
+  YAML::Node n = Get(key);
+  if (!n.IsDefined() || n.IsNull()) return Error(key, "missing required key");
+  std::vector<double> out;
+  if (!DecodeNumbers(n, &out)) return ErrorAt(n, key, "expected a non-empty list of numbers");
+  return out;
+}
+
+StatusOr<std::vector<std::vector<double>>> YamlMap::NumberTable(std::string_view key) const {
+  YAML::Node n = Get(key);
+  if (!n.IsDefined() || n.IsNull()) return Error(key, "missing required key");
+  if (!n.IsSequence() || n.size() == 0)
+    return ErrorAt(n, key, "expected a table: a list of lists of numbers");
+  std::vector<std::vector<double>> out;
+  for (const auto& row : n) {
+    out.emplace_back();
+    if (!DecodeNumbers(row, &out.back()))
+      return ErrorAt(row, key, "expected a table: a list of lists of numbers");
   }
   return out;
 }

@@ -52,6 +52,9 @@ class YamlMap {
   StatusOr<std::optional<bool>> OptionalBool(std::string_view key) const;
   StatusOr<std::vector<std::string>> StringList(std::string_view key) const;  // missing -> empty
   StatusOr<std::vector<int64_t>> IntList(std::string_view key) const;
+  // A required, non-empty list of plain numbers, and a list of such lists (a table).
+  StatusOr<std::vector<double>> NumberList(std::string_view key) const;
+  StatusOr<std::vector<std::vector<double>>> NumberTable(std::string_view key) const;
 
   // A quantity with a unit: either "450 GB/s" or {value: "450 GB/s", source: "...", note: ...}.
   StatusOr<Sourced> Quantity(std::string_view key, Dim dim) const;
