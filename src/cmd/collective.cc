@@ -138,7 +138,6 @@ CommandOutput Render(const Context& ctx, const CollectiveOptions& o, const SkuSp
   p("%12s %12s %6s %10s %9s %9s  %-13s %s\n", "size(B)", "count", "type", "time(us)", "algbw",
     "busbw", "algorithm", "protocol");
   // The interval goes in the JSON only: the text table stays nccl-tests' columns.
-  const IntervalClass iv = IntervalFor(ctx, sku, "collectives");
   Json rows = Json::array();
   for (const auto& [b, r] : results) {
     double count = std::floor(b / 4);  // float elements
@@ -147,6 +146,7 @@ CommandOutput Render(const Context& ctx, const CollectiveOptions& o, const SkuSp
     row["time_us"] = r.time_s * 1e6;
     row["algbw_GBps"] = r.algbw_Bps / 1e9;
     row["busbw_GBps"] = r.busbw_Bps / 1e9;
+    const IntervalClass iv = IntervalFor(ctx, sku, CollectivesWorkload(b));
     row["busbw_GBps_interval"] = IntervalJson(iv, iv.OfRate(r.busbw_Bps / 1e9));
     row["algorithm"] = AlgoName(r.algo);
     row["protocol"] = ProtoName(r.proto);

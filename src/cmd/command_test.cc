@@ -152,7 +152,9 @@ std::string DataWithKnownIntervals() {
          "  - {workload: training, half_width: 0.25, reason: r}\n"
          "  - {workload: training-zero3, half_width: 0.25, reason: r}\n"
          "  - {workload: serving, half_width: 0.35, reason: r}\n"
-         "  - {workload: collectives, half_width: 0.3, reason: r}\n"
+         "  - {workload: collectives-small, half_width: 0.5, reason: r}\n"
+         "  - {workload: collectives-medium, half_width: 0.3, reason: r}\n"
+         "  - {workload: collectives-large, half_width: 0.3, reason: r}\n"
          "classes:\n"
          "  - {class: Ampere training, arch: Ampere, workload: training, metric: m, cases: 12,\n"
          "     p10: 0.9, p90: 1.05, default_width: false, basis: twelve}\n";

@@ -135,6 +135,16 @@ TEST(Validate, SweepHostCostFollowsItsSource) {
   EXPECT_NE(GpusPerThreadOf("9", "", 8).status().message().find("1 to 8"), std::string::npos);
 }
 
+TEST(Validate, CollectivesAreClassedBySizeBand) {
+  // 1 MiB and 64 MiB start a band (latency-bound below 1 MiB, bandwidth-bound from 64 MiB).
+  const double mib = 1024.0 * 1024.0;
+  EXPECT_STREQ(CollectivesWorkload(1024), "collectives-small");
+  EXPECT_STREQ(CollectivesWorkload(mib - 1), "collectives-small");
+  EXPECT_STREQ(CollectivesWorkload(mib), "collectives-medium");
+  EXPECT_STREQ(CollectivesWorkload(64 * mib - 1), "collectives-medium");
+  EXPECT_STREQ(CollectivesWorkload(64 * mib), "collectives-large");
+}
+
 TEST(Validate, LabelsArePowersOfTwo) {
   EXPECT_DOUBLE_EQ(*LabelBytes("33M"), 33554432.0);
   EXPECT_DOUBLE_EQ(*LabelBytes("65K"), 65536.0);

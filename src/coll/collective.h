@@ -37,8 +37,13 @@ enum class Proto { kLL, kLL128, kSimple };
 enum class Fidelity { kAnalytical, kFlow };
 
 const char* CollOpName(CollOp op);  // "all_reduce", ...
-const char* AlgoName(Algo a);       // "Ring", "Tree", "NVLS", "NVLSTree", "CollNetDirect", ...
-const char* ProtoName(Proto p);     // "LL", "LL128", "Simple"
+// The prediction-interval workload of a collective of `bytes` (report/intervals.h): its size
+// band, as the model's error differs by regime: "collectives-small" below 1 MiB (latency-bound),
+// "collectives-medium" from 1 MiB to below 64 MiB, "collectives-large" from 64 MiB
+// (bandwidth-bound).
+const char* CollectivesWorkload(double bytes);
+const char* AlgoName(Algo a);    // "Ring", "Tree", "NVLS", "NVLSTree", "CollNetDirect", ...
+const char* ProtoName(Proto p);  // "LL", "LL128", "Simple"
 // Accept nccl-tests / NCCL spellings, case-insensitive: "allreduce", "all_reduce", "ar", ...
 Status ParseCollOp(const std::string& s, CollOp* out);
 Status ParseAlgo(const std::string& s, Algo* out);

@@ -18,6 +18,13 @@ std::string Norm(const std::string& s) {
 
 }  // namespace
 
+const char* CollectivesWorkload(double bytes) {
+  constexpr double kMiB = 1024.0 * 1024.0;
+  if (bytes < kMiB) return "collectives-small";
+  if (bytes < 64 * kMiB) return "collectives-medium";
+  return "collectives-large";
+}
+
 const char* CollOpName(CollOp op) {
   switch (op) {
     case CollOp::kAllReduce:

@@ -178,6 +178,7 @@ StatusOr<std::vector<ValidationRow>> ValidateCollectives(const Catalog& cat, con
       NDT_ASSIGN_OR_RETURN(CollResult r, std::move(forced));
       ValidationRow row;
       row.suite = "collectives";
+      row.workload = CollectivesWorkload(bytes);
       row.case_id = sku_name + " " + std::to_string(nodes) + "vm " + CollOpName(op) + " " +
                     get("message_size_label");
       row.sku = sku_name;

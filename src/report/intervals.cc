@@ -13,7 +13,9 @@
 namespace ndt {
 namespace {
 
-constexpr const char* kWorkloads[] = {"training", "training-zero3", "serving", "collectives"};
+constexpr const char* kWorkloads[] = {
+    "training",          "training-zero3",     "serving",
+    "collectives-small", "collectives-medium", "collectives-large"};
 
 bool KnownWorkload(const std::string& w) {
   for (const char* k : kWorkloads) {
@@ -72,9 +74,15 @@ std::vector<IntervalDefault> DefaultIntervalWidths() {
        "fewer than 3 measured cases: no evidence the model meets the 20% max error accepted on "
        "validated serving classes; +-35%, about 1.7x that bound (batching and scheduler "
        "effects vary more than training's)"},
-      {"collectives", 0.30,
-       "fewer than 3 measured cases: no evidence the model meets the 25% max error accepted on "
-       "validated collectives classes; +-30%, that bound plus a margin"},
+      {"collectives-small", 0.50,
+       "fewer than 3 measured cases below 1 MiB: latency-bound sizes, where the calibration "
+       "sweeps show the model off by up to 40% (H100 2 KiB); +-50%"},
+      {"collectives-medium", 0.30,
+       "fewer than 3 measured cases from 1 to 64 MiB: no evidence the model meets the 25% max "
+       "error accepted on validated collectives classes; +-30%, that bound plus a margin"},
+      {"collectives-large", 0.30,
+       "fewer than 3 measured cases from 64 MiB: no evidence the model meets the 25% max error "
+       "accepted on validated collectives classes; +-30%, that bound plus a margin"},
   };
 }
 
@@ -190,8 +198,9 @@ StatusOr<Intervals> FromMap(const YamlMap& top) {
     IntervalDefault d;
     NDT_ASSIGN_OR_RETURN(d.workload, m.String("workload"));
     if (!KnownWorkload(d.workload)) {
-      return m.Error("workload",
-                     "'" + d.workload + "'; use training, training-zero3, serving or collectives");
+      return m.Error("workload", "'" + d.workload +
+                                     "'; use training, training-zero3, serving, collectives-small, "
+                                     "collectives-medium or collectives-large");
     }
     for (const IntervalDefault& x : iv.defaults) {
       if (x.workload == d.workload) return m.Error("workload", "'" + d.workload + "' twice");
@@ -219,8 +228,9 @@ StatusOr<Intervals> FromMap(const YamlMap& top) {
     NDT_ASSIGN_OR_RETURN(c.arch, m.String("arch"));
     NDT_ASSIGN_OR_RETURN(c.workload, m.String("workload"));
     if (!KnownWorkload(c.workload)) {
-      return m.Error("workload",
-                     "'" + c.workload + "'; use training, training-zero3, serving or collectives");
+      return m.Error("workload", "'" + c.workload +
+                                     "'; use training, training-zero3, serving, collectives-small, "
+                                     "collectives-medium or collectives-large");
     }
     if (c.name != c.arch + " " + c.workload) {
       return m.Error(

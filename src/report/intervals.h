@@ -1,7 +1,8 @@
 // File: report/intervals.h
 // Prediction intervals from measured residuals (issue 15). `ndtwin validate --write-intervals`
 // groups its rows by class (architecture x workload: "Ampere training", "Hopper serving",
-// "Blackwell collectives"), takes the ratio measured / predicted of each case's validated rate
+// "Blackwell collectives-large"; collectives are classed by message size too, as their errors
+// differ by regime), takes the ratio measured / predicted of each case's validated rate
 // (TFLOP/s per GPU, output tokens/s, bus bandwidth) and writes the empirical p10 and p90 of
 // those ratios to data/calibration/intervals.yaml. Commands read the file (Context::intervals)
 // and show, beside a predicted rate v, [v * p10, v * p90]; beside a predicted time t (a step,
@@ -21,11 +22,13 @@ namespace ndt {
 
 // One class's interval on the ratio measured / predicted of a rate.
 struct IntervalClass {
-  std::string name;      // "Hopper training": arch + " " + workload
-  std::string arch;      // "Ampere", "Hopper", "Blackwell", ... (ArchClassName)
-  std::string workload;  // "training", "serving" or "collectives"
-  std::string metric;    // the validated rate, e.g. "tflops_per_gpu" ("" for a default)
-  int cases = 0;         // cases with a prediction behind p10/p90
+  std::string name;  // "Hopper training": arch + " " + workload
+  std::string arch;  // "Ampere", "Hopper", "Blackwell", ... (ArchClassName)
+  // "training", "training-zero3", "serving", or a collectives size band (coll/collective.h
+  // CollectivesWorkload: "collectives-small" < 1 MiB <= "-medium" < 64 MiB <= "-large").
+  std::string workload;
+  std::string metric;  // the validated rate, e.g. "tflops_per_gpu" ("" for a default)
+  int cases = 0;       // cases with a prediction behind p10/p90
   double p10 = 1, p90 = 1;
   std::string basis;           // what the cases are (validation or calibration rows)
   bool default_width = false;  // fewer than min_cases cases: the workload's default width
@@ -49,7 +52,7 @@ struct Intervals {
 
   // The interval of arch x workload: the class's own when it has min_cases cases or more, else
   // the workload's default width (default_width set, cases the class's count, possibly 0).
-  // REQUIRES: a default for `workload` (the loader checks all three exist).
+  // REQUIRES: a default for `workload` (the loader checks every workload has one).
   IntervalClass For(const std::string& arch, const std::string& workload) const;
 };
 

@@ -44,8 +44,8 @@ std::vector<Residual> Rows() {
   for (double m : {110.0, 80.0, 100.0, 90.0})
     r.push_back({"Hopper", "serving", "t", m, 100, false});
   r.push_back({"Hopper", "serving", "t", 300, 100, true});
-  // Ampere collectives: calibration rows only, ratios 1, 2, 3: p10 h = 0.2 -> 1.2; p90 2.8.
-  for (double m : {3.0, 1.0, 2.0}) r.push_back({"Ampere", "collectives", "bw", m, 1, true});
+  // Ampere collectives-large: calibration rows only, ratios 1, 2, 3: p10 h = 0.2 -> 1.2; p90 2.8.
+  for (double m : {3.0, 1.0, 2.0}) r.push_back({"Ampere", "collectives-large", "bw", m, 1, true});
   // Blackwell training: 2 cases, fewer than 3.
   for (double m : {1.0, 1.1}) r.push_back({"Blackwell", "training", "tf", m, 1, false});
   return r;
@@ -54,7 +54,7 @@ std::vector<Residual> Rows() {
 TEST(Intervals, ComputePerClassFromValidationElseCalibrationRows) {
   const Intervals iv = ComputeIntervals(Rows(), {{"Hopper serving", 1}});
   ASSERT_EQ(iv.classes.size(), 3u);  // sorted by name
-  EXPECT_EQ(iv.classes[0].name, "Ampere collectives");
+  EXPECT_EQ(iv.classes[0].name, "Ampere collectives-large");
   EXPECT_EQ(iv.classes[1].name, "Blackwell training");
   EXPECT_EQ(iv.classes[2].name, "Hopper serving");
   const IntervalClass& hs = iv.classes[2];
@@ -83,7 +83,8 @@ TEST(Intervals, ComputePerClassFromValidationElseCalibrationRows) {
   EXPECT_EQ(vs.cases, 0);
   EXPECT_DOUBLE_EQ(vs.p10, 0.65);  // serving default +-35%
   EXPECT_DOUBLE_EQ(vs.p90, 1.35);
-  EXPECT_EQ(iv.For("Volta", "collectives").p90, 1.3);
+  EXPECT_EQ(iv.For("Volta", "collectives-large").p90, 1.3);
+  EXPECT_EQ(iv.For("Volta", "collectives-small").p90, 1.5);
 }
 
 TEST(Intervals, ArchClassNames) {
@@ -103,14 +104,14 @@ TEST(IntervalsYaml, RoundTripsThroughTheStrictLoader) {
   EXPECT_EQ(back->classes[2].name, "Hopper serving");
   EXPECT_NEAR(back->classes[2].p10, 0.83, 1e-4);  // written with 4 decimals
   EXPECT_EQ(back->classes[2].cases, 4);
-  EXPECT_EQ(back->defaults.size(), 4u);
+  EXPECT_EQ(back->defaults.size(), 6u);
   EXPECT_EQ(IntervalsYaml(*back), text);  // deterministic and lossless at 4 decimals
 }
 
 TEST(IntervalsYaml, TheBuiltInFileLoads) {
   StatusOr<Intervals> iv = LoadIntervals(NDT_DATA_DIR);
   ASSERT_TRUE(iv.ok()) << iv.status().message();
-  EXPECT_EQ(iv->defaults.size(), 4u);
+  EXPECT_EQ(iv->defaults.size(), 6u);
 }
 
 const char* kGood =
@@ -119,7 +120,9 @@ const char* kGood =
     "  - {workload: training, half_width: 0.25, reason: r}\n"
     "  - {workload: training-zero3, half_width: 0.25, reason: r}\n"
     "  - {workload: serving, half_width: 0.35, reason: r}\n"
-    "  - {workload: collectives, half_width: 0.3, reason: r}\n"
+    "  - {workload: collectives-small, half_width: 0.5, reason: r}\n"
+    "  - {workload: collectives-medium, half_width: 0.3, reason: r}\n"
+    "  - {workload: collectives-large, half_width: 0.3, reason: r}\n"
     "classes:\n"
     "  - class: Hopper serving\n"
     "    arch: Hopper\n"
@@ -143,7 +146,7 @@ TEST(IntervalsYaml, BadFilesAreOneLineErrorsWithFileAndLine) {
     std::string text, want;
   };
   const std::vector<Bad> bad = {
-      {Replace(kGood, "p90: 1.1", "p90: 0.7"), "iv.yaml:14: classes[0].p90: must be >= p10"},
+      {Replace(kGood, "p90: 1.1", "p90: 0.7"), "iv.yaml:16: classes[0].p90: must be >= p10"},
       {Replace(kGood, "p10: 0.8", "p10: 0"), "p10: must be > 0"},
       {Replace(kGood, "class: Hopper serving", "class: Hopper training"), "is not arch + workload"},
       {Replace(kGood, "workload: serving\n", "workload: inference\n"),
@@ -151,8 +154,8 @@ TEST(IntervalsYaml, BadFilesAreOneLineErrorsWithFileAndLine) {
       {Replace(kGood, "default_width: false", "default_width: true"),
        "must be true exactly when cases < min_cases"},
       {Replace(kGood, "half_width: 0.35", "half_width: 35"), "must be between 0 and 1"},
-      {Replace(kGood, "  - {workload: collectives, half_width: 0.3, reason: r}\n", ""),
-       "no default width for collectives"},
+      {Replace(kGood, "  - {workload: collectives-large, half_width: 0.3, reason: r}\n", ""),
+       "no default width for collectives-large"},
       {Replace(kGood, "    basis: b\n", "    basis: b\n    color: red\n"), "color"},
       {Replace(kGood, "cases: 4", "cases: 0"), "cases: must be >= 1"},
   };
