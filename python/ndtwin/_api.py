@@ -56,8 +56,11 @@ def set_data_dir(path):
 _PACKAGED_DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 
 
+_HAS_PACKAGED_DATA = os.path.isdir(_PACKAGED_DATA)
+
+
 def _default_data_dir():
-    if not os.environ.get("NDTWIN_DATA") and os.path.isdir(_PACKAGED_DATA):
+    if _HAS_PACKAGED_DATA and not os.environ.get("NDTWIN_DATA"):
         return _PACKAGED_DATA
     return ""  # the core's default: $NDTWIN_DATA or the built-in data/
 
@@ -88,6 +91,13 @@ def _python_name(command):
 def _py_option(name):
     n = name.replace("-", "_")
     return n + "_" if keyword.iskeyword(n) else n
+
+
+# Per command: Python keyword -> the option's name ("min_bytes" -> "min-bytes"), and whether the
+# command takes a model (--hf-config). Computed once: a call is a dict lookup per argument.
+_KEYWORDS = {c["name"]: {_py_option(o["name"]): o["name"] for o in c["options"]}
+             for c in _REGISTRY}
+_TAKES_MODEL = {c["name"]: any(o["name"] == "hf-config" for o in c["options"]) for c in _REGISTRY}
 
 
 def _spelled(name):
@@ -213,15 +223,19 @@ def call(command, data_dir=None, **kwargs):
     if cmd is None:
         raise Error("unknown command '%s'; use one of: %s"
                     % (command, ", ".join(c["name"] for c in _REGISTRY)), command=command)
-    by_py = {_py_option(o["name"]): o["name"] for o in cmd["options"]}
+    keywords = _KEYWORDS[command]
     args = {}
     for key, value in kwargs.items():
         if value is None:
             continue
-        name = by_py.get(key, key.replace("_", "-"))
+        name = keywords.get(key) or key.replace("_", "-")
         args[name] = value
-    args = _resolve_model(cmd, args)
-    args = {k: _jsonable(v, k, cmd) for k, v in args.items()}
+    if _TAKES_MODEL[command]:
+        args = _resolve_model(cmd, args)  # a dict or a path as the file option the core takes
+    for name, value in args.items():
+        if type(value) not in (int, str, bool, float) or (
+                type(value) is float and not math.isfinite(value)):
+            args[name] = _jsonable(value, name, cmd)
     if data_dir is None:
         with _data_dir_lock:
             data_dir = _data_dir
@@ -250,13 +264,18 @@ def _make_function(cmd):
     params.append(inspect.Parameter("data_dir", inspect.Parameter.KEYWORD_ONLY, default=None))
     signature = inspect.Signature(params)
     command = cmd["name"]
+    positional = [_py_option(o["name"]) for o in cmd["options"] if o["positional"]]
 
     def function(*args, **kwargs):
-        try:
-            bound = signature.bind_partial(*args, **kwargs)
-        except TypeError as e:
-            raise TypeError("%s(): %s" % (pyname, e)) from None
-        return call(command, **bound.arguments)
+        if args:
+            if len(args) > len(positional):
+                raise TypeError("%s() takes %d positional argument%s but %d were given" % (
+                    pyname, len(positional), "" if len(positional) == 1 else "s", len(args)))
+            for name, value in zip(positional, args):
+                if name in kwargs:
+                    raise TypeError("%s() got multiple values for argument '%s'" % (pyname, name))
+                kwargs[name] = value
+        return call(command, **kwargs)
 
     function.__name__ = function.__qualname__ = pyname
     function.__signature__ = signature

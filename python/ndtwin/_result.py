@@ -50,7 +50,13 @@ class Result:
         self.progress = list(progress)
         self.args = dict(args or {})
         self._text = text
-        self._fields = _wrap(json.loads(text))
+        self._parsed = None  # the document as Fields, parsed on first use
+
+    @property
+    def _fields(self):
+        if self._parsed is None:
+            self._parsed = _wrap(json.loads(self._text))
+        return self._parsed
 
     # ---- the document ----
     def to_json(self):
@@ -68,7 +74,9 @@ class Result:
     def __getattr__(self, name):
         if name.startswith("_"):
             raise AttributeError(name)
-        fields = self.__dict__.get("_fields")
+        if "_text" not in self.__dict__:
+            raise AttributeError(name)
+        fields = self._fields
         if isinstance(fields, dict) and name in fields:
             return fields[name]
         raise AttributeError("%s result has no field %r; fields: %s" % (
