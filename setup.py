@@ -21,9 +21,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 class CMakeBuild(build_ext):
     def build_extension(self, ext):
         build_dir = os.path.join(HERE, "build-pip")
-        subprocess.check_call([
+        configure = [
             "cmake", "-S", HERE, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release", "-DNDT_BENCH=OFF",
-            "-DNDT_PYTHON=ON", "-DPython_EXECUTABLE=" + sys.executable])
+            "-DNDT_PYTHON=ON", "-DPython_EXECUTABLE=" + sys.executable]
+        if shutil.which("ccache"):
+            configure.append("-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
+        subprocess.check_call(configure)
         jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 2))
         subprocess.check_call(
             ["cmake", "--build", build_dir, "--target", "ndt_python", "-j", jobs])
@@ -47,6 +50,7 @@ setup(
     packages=["ndtwin"],
     ext_modules=[Extension("ndtwin._core", sources=[])],
     cmdclass={"build_ext": CMakeBuild},
+    options={"build": {"build_base": "build-pip/setuptools"}},  # not CMake's build/
     python_requires=">=3.9",
     zip_safe=False,
 )

@@ -5,7 +5,7 @@ import math
 import pytest
 
 import ndtwin
-from conftest import golden_cases, parse_cli, python_spelling, read_case
+from conftest import ROOT, golden_cases, parse_cli, python_spelling, read_case
 
 A100 = "Standard_ND96amsr_A100_v4"
 
@@ -70,9 +70,10 @@ def test_bad_data_dir(tmp_path):
     assert ndtwin.skus().skus
 
 
-def test_golden_errors_have_the_cli_message():
+def test_golden_errors_have_the_cli_message(monkeypatch):
     """Each golden error case the CLI's own parser did not refuse (those end "--help)"): Python
     raises ndtwin.Error with the same message, options respelled."""
+    monkeypatch.chdir(ROOT)  # the cases name files relative to the repository
     registry = ndtwin.commands()
     by_name = {c["name"]: c for c in registry}
     checked = 0

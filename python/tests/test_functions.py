@@ -6,7 +6,7 @@ import json
 import pytest
 
 import ndtwin
-from conftest import golden_cases, parse_cli, read_case, run_cli
+from conftest import ROOT, golden_cases, parse_cli, read_case, run_cli
 
 A100 = "Standard_ND96amsr_A100_v4"
 H100 = "Standard_ND96isr_H100_v5"
@@ -164,8 +164,9 @@ def test_model_as_ndtwin_dict():
     assert t.step_time_s == preset.step_time_s and t.memory == preset.memory
 
 
-def test_golden_json_cases_match():
+def test_golden_json_cases_match(monkeypatch):
     """The golden cases that print --json: the same document from Python."""
+    monkeypatch.chdir(ROOT)  # the cases name files relative to the repository
     registry = ndtwin.commands()
     checked = 0
     for name in golden_cases():
