@@ -4,7 +4,6 @@ Figures are made without pyplot (matplotlib.figure.Figure), so plotting is safe 
 leaves no global state; in a notebook, ``%matplotlib inline`` displays a returned Figure.
 """
 
-import math
 
 _GIB = 1024.0**3
 
@@ -24,10 +23,9 @@ def _kind(result):
 
 def plot(result, **kwargs):
     kind = _kind(result)
-    fn = _PLOTS.get(kind)
-    if fn is None:
-        fn = _fleet if kind.startswith("fleet") else _generic
-    return fn(result.to_dict(), **kwargs)
+    if kind == "fleet":
+        return _fleet(result.to_dict(), result=result, **kwargs)
+    return _PLOTS.get(kind, _generic)(result.to_dict(), **kwargs)
 
 
 def _title(fig, text):
@@ -233,55 +231,90 @@ def _validate(doc, **_):
     return fig
 
 
-# ---- fleet: time-to-train distribution and goodput vs checkpoint interval ----
+# ---- fleet: time-to-train (or goodput) distribution and goodput vs checkpoint interval ----
 def _numbers(d):
     return {k: v for k, v in d.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
-def _fleet(doc, **kwargs):
-    """Draws what a fleet document has: a distribution (an object of percentiles p10..p99 or a
-    list of samples under a key naming time to train) and a table whose rows have a checkpoint
-    interval and a goodput. Anything else falls back to the generic plot."""
-    dist_key = next((k for k, v in doc.items() if "time" in k and isinstance(v, (dict, list))),
-                    None)
-    sweep_key, xk, yk = None, None, None
-    for k, v in doc.items():
-        if isinstance(v, list) and v and all(isinstance(r, dict) for r in v):
-            xs = [c for c in v[0] if "checkpoint" in c and "interval" in c]
-            ys = [c for c in v[0] if "goodput" in c]
-            if xs and ys:
-                sweep_key, xk, yk = k, xs[0], ys[0]
-                break
-    if dist_key is None and sweep_key is None:
+def _quantiles(d):
+    """[(percentile, value)] of an object {"p10": x, "p50": y, ...}, sorted."""
+    if not isinstance(d, dict):
+        return []
+    return sorted((int(k[1:]), v) for k, v in _numbers(d).items()
+                  if k.startswith("p") and k[1:].isdigit())
+
+
+def _fleet(doc, result=None, intervals=(0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0), **kwargs):
+    """Left: the Monte Carlo's distribution of the time to train (with --tokens) or of the
+    goodput (with --days), and the closed form. Right: goodput against the checkpoint interval,
+    from the same command re-run at `intervals` times the chosen interval (the Result keeps its
+    arguments), with the chosen, Daly and Young intervals marked. Without the fields (another
+    schema version) it falls back to the generic plot."""
+    ttt = _quantiles(doc.get("time_to_train_days"))
+    good = _quantiles(doc.get("goodput_quantiles"))
+    ck = doc.get("checkpoint") if isinstance(doc.get("checkpoint"), dict) else {}
+    if not (ttt or good):
         return _generic(doc, **kwargs)
-    panels = [p for p in (dist_key, sweep_key) if p is not None]
-    fig, axes = _figure(len(panels))
-    ax_iter = iter(axes)
-    if dist_key is not None:
-        ax = next(ax_iter)
-        d = doc[dist_key]
-        if isinstance(d, dict):
-            pct = sorted(((k, v) for k, v in _numbers(d).items()
-                          if k.startswith("p") and k[1:].isdigit()), key=lambda kv: int(kv[0][1:]))
-            ax.plot([v for _, v in pct], [int(k[1:]) for k, _ in pct], marker="o")
-            ax.set_ylabel("percentile")
-            ax.set_xlabel(dist_key)
-        else:
-            vals = sorted(x for x in d if isinstance(x, (int, float)))
-            ax.hist(vals, bins=min(30, max(5, int(math.sqrt(len(vals)) or 5))))
-            ax.set_xlabel(dist_key)
-            ax.set_ylabel("runs")
-        ax.set_title("Time to train")
-    if sweep_key is not None:
-        ax = next(ax_iter)
-        rows = doc[sweep_key]
-        ax.plot([r[xk] for r in rows], [r[yk] for r in rows], marker="o")
-        ax.set_xlabel(xk)
-        ax.set_ylabel(yk)
+    can_sweep = (result is not None and result.args is not None and ck.get("interval_s")
+                 and "checkpoint-interval" in _option_names(result.command))
+    fig, axes = _figure(2 if can_sweep else 1)
+    ax = axes[0]
+    q, label = (ttt, "time to train (days)") if ttt else (good, "goodput")
+    ax.plot([v for _, v in q], [p for p, _ in q], marker="o", label="Monte Carlo (%s runs)"
+            % doc.get("runs", "?"))
+    if not ttt and doc.get("goodput_closed_form") is not None:
+        ax.axvline(doc["goodput_closed_form"], color="k", ls="--", lw=1, label="closed form")
+    ax.set_xlabel(label)
+    ax.set_ylabel("percentile")
+    ax.set_ylim(0, 100)
+    ax.set_title("Distribution over runs")
+    ax.legend(fontsize=7)
+    ax.grid(True, alpha=0.3)
+    if can_sweep:
+        ax = axes[1]
+        chosen = ck["interval_s"]
+        xs, p10, p50, p90 = [], [], [], []
+        for f in intervals:
+            args = {k: v for k, v in result.args.items() if k != "trace"}
+            args["checkpoint_interval"] = "%.10g" % (chosen * f)
+            try:
+                r = result_call(result.command, args)
+            except ValueError:  # an interval the command refuses (shorter than a write)
+                continue
+            gq = dict(_quantiles(r.to_dict().get("goodput_quantiles")))
+            xs.append(chosen * f)
+            p10.append(gq.get(10))
+            p50.append(gq.get(50))
+            p90.append(gq.get(90))
+        if xs:
+            ax.fill_between(xs, p10, p90, alpha=0.2, label="p10-p90")
+            ax.plot(xs, p50, marker="o", label="p50")
+        for key, style, name in (("interval_s", "-", "chosen"), ("daly_interval_s", "--", "Daly"),
+                                 ("young_interval_s", ":", "Young")):
+            if ck.get(key):
+                ax.axvline(ck[key], color="k", ls=style, lw=1, label=name)
+        ax.set_xscale("log")
+        ax.set_xlabel("checkpoint interval (s)")
+        ax.set_ylabel("goodput")
         ax.set_title("Goodput vs checkpoint interval")
+        ax.legend(fontsize=7)
         ax.grid(True, alpha=0.3)
-    _title(fig, "fleet")
+    _title(fig, "fleet: %s on %s x%s, %s" % (doc.get("model"), doc.get("sku"), doc.get("vms"),
+                                            "checkpoints to %s" % ck.get("target")
+                                            if ck.get("target") else ""))
     return fig
+
+
+def _option_names(command):
+    from . import _api
+
+    return set(_api._KEYWORDS.get(command, {}).values())
+
+
+def result_call(command, args):
+    from . import _api
+
+    return _api.call(command, **args)
 
 
 # ---- anything else: its largest table's numbers, or its top-level numbers ----

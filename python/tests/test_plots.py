@@ -22,9 +22,9 @@ def results():
         "collective": ndtwin.collective(sku=H100, vms=2, max_bytes="64M", step_factor=4),
         "infer": ndtwin.infer(sku=H100, model="llama2-7b", requests=128),
         "plan_train": ndtwin.plan_train(model="llama2-7b", gbs=64, vms=1, top=8, tokens=1e11,
-                                        fidelity="analytical"),
+                                        skus=A100 + "," + H100, fidelity="analytical"),
         "plan_infer": ndtwin.plan_infer(model="llama2-7b", vms=1, input_len=512, output_len=128,
-                                        requests=128, top=6),
+                                        skus=A100 + "," + H100, requests=128, top=6),
         "validate": ndtwin.validate(suite="collectives"),
         "skus": ndtwin.skus(),
         "topo": ndtwin.topo(sku=H100, vms=2),
@@ -45,19 +45,54 @@ def test_plot_png(results, kind, tmp_path):
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
 
 
-def test_fleet_plot_without_and_with_its_tables(tmp_path):
-    # A fleet document (the fleet command draws its distribution and its checkpoint sweep).
-    doc = {"schema": "ndtwin.fleet/1", "time_to_train_s": {"p10": 9.0, "p50": 10.0, "p90": 12.5},
-           "checkpoint_sweep": [{"checkpoint_interval_s": x, "goodput": 1 - 1 / (x + 2)}
-                                for x in (60, 300, 900, 1800)]}
-    r = ndtwin.Result("fleet", json.dumps(doc, indent=2))
+def _fleet_doc(interval, goodput):
+    # The fields of an ndtwin.fleet/1 document the plot reads (tests/cli/cases/fleet_*).
+    return {"schema": "ndtwin.fleet/1", "sku": "Standard_ND96amsr_A100_v4", "model": "gpt3-175b",
+            "vms": 128, "runs": 200, "time_to_train_days": None,
+            "checkpoint": {"target": "managed-disk", "interval_s": interval,
+                           "daly_interval_s": 2929.8, "young_interval_s": 2945.8},
+            "goodput": goodput, "goodput_closed_form": 0.979,
+            "goodput_quantiles": {"p10": goodput - 0.004, "p50": goodput, "p90": goodput + 0.004}}
+
+
+def test_fleet_plot(tmp_path, monkeypatch):
+    from ndtwin import _plot
+
+    # Goodput against the interval: the command re-run at multiples of the chosen interval (here
+    # a stand-in for the command: goodput falls off either side of 2912 s).
+    seen = []
+
+    def rerun(command, args):
+        x = float(args["checkpoint_interval"])
+        seen.append(x)
+        return ndtwin.Result(command, json.dumps(_fleet_doc(x, 0.98 - 0.01 * abs(
+            __import__("math").log(x / 2912.5)))), args=args)
+
+    monkeypatch.setattr(_plot, "result_call", rerun)
+    monkeypatch.setattr(_plot, "_option_names", lambda command: {"checkpoint-interval"})
+    r = ndtwin.Result("fleet", json.dumps(_fleet_doc(2912.5, 0.98)),
+                      args={"sku": "ND96amsr_A100_v4", "gpus": 1024, "step_time": 12.5})
     fig = r.plot()
     assert len(fig.axes) == 2
+    assert seen == pytest.approx([2912.5 * f for f in (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)])
+    line = fig.axes[1].get_lines()[0]
+    assert list(line.get_xdata()) == seen
     fig.savefig(tmp_path / "fleet.png", dpi=60)
     assert (tmp_path / "fleet.png").read_bytes()[:4] == b"\x89PNG"
-    # Without them: the generic plot of its numbers.
-    fig = ndtwin.Result("fleet", json.dumps({"schema": "ndtwin.fleet/1", "goodput": 0.9})).plot()
+    # A document without the fields: the generic plot of its numbers.
+    fig = ndtwin.Result("fleet", json.dumps({"schema": "ndtwin.fleet/2", "x": 0.9})).plot()
     fig.savefig(tmp_path / "fleet2.png", dpi=60)
+
+
+def test_fleet_command_plot(tmp_path):
+    """The fleet command itself, when the registry has it."""
+    if "fleet" not in {c["name"] for c in ndtwin.commands()}:
+        pytest.skip("no fleet command in this build")
+    r = ndtwin.fleet(sku="ND96amsr_A100_v4", gpus=1024, step_time=12.5, days=30,
+                     model="gpt3-175b", checkpoint_to="managed-disk", spares=4, runs=50)
+    fig = r.plot()
+    assert len(fig.axes) == 2 and fig.axes[1].get_lines()
+    fig.savefig(tmp_path / "fleet.png", dpi=60)
 
 
 def test_frames(results):
