@@ -52,7 +52,8 @@ def _train(doc, **_):
              if k.endswith("_bytes") and k != "capacity_bytes" and isinstance(v, (int, float))]
     bottom = 0.0
     for name, gib in stack:
-        ax_m.bar(["GPU %s" % mem.get("peak_stage", "")], [gib], bottom=bottom, label=name)
+        ax_m.bar(["pipeline stage %s" % mem.get("peak_stage", "")], [gib], bottom=bottom,
+                 label=name)
         bottom += gib
     ax_m.axhline(mem["capacity_bytes"] / _GIB, color="r", ls="--", lw=1,
                  label="capacity %.0f GiB" % (mem["capacity_bytes"] / _GIB))
@@ -157,19 +158,21 @@ def _pareto(points, minimize_y):
     return front
 
 
-def _scatter_frontier(ax, rows, xk, yk, minimize_y, label_key):
+def _scatter_frontier(ax, rows, xk, yk, minimize_y, label_key, yscale=1.0):
     groups = {}
     for r in rows:
         if r.get(xk) is None or r.get(yk) is None:
             continue
         groups.setdefault(r.get(label_key), []).append(r)
     for g, rs in groups.items():
-        ax.scatter([r[xk] for r in rs], [r[yk] for r in rs], label=str(g), s=24)
-    pts = [(r[xk], r[yk], r) for rs in groups.values() for r in rs]
+        ax.scatter([r[xk] for r in rs], [r[yk] * yscale for r in rs], label=str(g), s=24)
+    pts = [(r[xk], r[yk] * yscale, r) for rs in groups.values() for r in rs]
     front = _pareto(pts, minimize_y)
     if front:
-        ax.step([p[0] for p in front], [p[1] for p in front], where="post", color="k", lw=1,
-                label="Pareto frontier")
+        ax.scatter([p[0] for p in front], [p[1] for p in front], s=90, facecolors="none",
+                   edgecolors="k", label="Pareto frontier")
+        if len(front) > 1:
+            ax.step([p[0] for p in front], [p[1] for p in front], where="post", color="k", lw=1)
     for x, y, r in pts:
         if "rank" in r:
             ax.annotate(str(r["rank"]), (x, y), fontsize=7, xytext=(3, 3),
@@ -183,10 +186,11 @@ def _plan_train(doc, **_):
     rows = doc["results"]
     fig, (ax,) = _figure(1, width=6.5, height=4.5)
     if rows and rows[0].get("time_to_train_s") is not None and rows[0].get("cost_usd") is not None:
-        xk, yk, xl, yl = "cost_usd", "time_to_train_s", "cost (USD)", "time to train (s)"
+        xk, yk, xl, yl, ys = "cost_usd", "time_to_train_s", "cost (USD)", "time to train (days)", (
+            1 / 86400)
     else:
-        xk, yk, xl, yl = "gpus", "step_time_s", "GPUs", "step time (s)"
-    _scatter_frontier(ax, rows, xk, yk, True, "sku")
+        xk, yk, xl, yl, ys = "gpus", "step_time_s", "GPUs", "step time (s)", 1.0
+    _scatter_frontier(ax, rows, xk, yk, True, "sku", yscale=ys)
     ax.set_xlabel(xl)
     ax.set_ylabel(yl)
     _title(fig, "plan train %s, gbs %s (%s): rank by %s" % (

@@ -36,4 +36,4 @@ def test_capacity_planning_notebook_executes(tmp_path):
     outputs = [o for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
     pngs = [o for o in outputs if "image/png" in o.get("data", {})]
-    assert len(pngs) >= 4  # the plots: plan, training step, service plan, service
+    assert len(pngs) >= 5  # the sweep, a plan, the training step, the service plan, the service
