@@ -22,6 +22,7 @@ and are safe from several threads.
 
 from ._api import (
     Error,
+    NdtwinWarning,
     Result,
     call,
     commands,
@@ -31,7 +32,7 @@ from ._api import (
 )
 from ._core import __version__
 
-Error.__module__ = Result.__module__ = "ndtwin"  # tracebacks say ndtwin.Error
+Error.__module__ = NdtwinWarning.__module__ = Result.__module__ = "ndtwin"  # tracebacks say ndtwin.Error
 
-__all__ = ["Error", "Result", "call", "commands", "get_data_dir", "set_data_dir", "__version__"]
+__all__ = ["Error", "NdtwinWarning", "Result", "call", "commands", "get_data_dir", "set_data_dir", "__version__"]
 __all__ += _install_commands(globals())

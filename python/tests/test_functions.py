@@ -179,3 +179,10 @@ def test_golden_json_cases_match(monkeypatch):
         assert ndtwin.call(cmd["name"], **kwargs).to_json() + "\n" == stdout, name
         checked += 1
     assert checked >= 5
+
+
+def test_warnings_are_python_warnings():
+    # The CLI prints "ndtwin: warning: ..." on stderr (tests/cli/cases/topo_scaleset_warning).
+    with pytest.warns(ndtwin.NdtwinWarning, match="101 VMs exceed one scale set"):
+        r = ndtwin.topo(sku="ND96isr_H100_v5", vms=101, tiers=3, radix=32)
+    assert r.warnings and r.warnings[0].startswith("101 VMs exceed one scale set")
