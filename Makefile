@@ -3,7 +3,9 @@ JOBS ?= $(shell nproc)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 PKGS := cmake g++ make libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libcli11-dev \
-        libgtest-dev libgmock-dev libbenchmark-dev clang-format python3
+        libgtest-dev libgmock-dev libbenchmark-dev clang-format python3 \
+        pybind11-dev python3-pybind11 python3-pandas python3-matplotlib python3-pytest \
+        python3-nbconvert python3-ipykernel python3-setuptools python3-pip
 NDTWIN := $(BUILD)/ndtwin
 
 .PHONY: deps build test unit asan demo bench format validate clean
@@ -26,7 +28,7 @@ unit: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
 asan: deps
-	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DNDT_SANITIZE=ON -DNDT_BENCH=OFF >/dev/null
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DNDT_SANITIZE=ON -DNDT_BENCH=OFF -DNDT_PYTHON=OFF >/dev/null
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j$(JOBS)
 
