@@ -370,9 +370,12 @@ ClosedForm EvaluateClosedForm(const FleetModel& m, double tau) {
   const double b = m.block_s, c = tau + b;
   // A checkpoint becomes durable write_s after it starts: async adds write_s - b of exposure.
   const double extra = std::max(0.0, m.write_s - b);
-  const double r = MeanUnexpectedRestartS(m);
+  // Detection, init and load start over when an interruption hits them (Daly's R); a
+  // replacement VM already ordered keeps coming, so its wait w is paid once per failure.
+  const double r = m.detection_s + m.init_s + m.load_s;
+  const double w = MeanUnexpectedRestartS(m) - r;
   double cycle = c;
-  if (lu > 0) cycle = std::exp(lt * r + lu * extra) * std::expm1(lu * c) / lu;
+  if (lu > 0) cycle = std::exp(lt * r + lu * extra) * std::expm1(lu * c) * (1 / lu + w);
   const double planned_share = 1 - lp * (MeanPlannedRestartS(m) + m.write_s);
   f.goodput = std::max(0.0, tau / cycle * planned_share);
   if (lu > 0) {
@@ -466,12 +469,15 @@ RunOutcome SimulateRun(const FleetModel& m, double tau, const RunLength& len, ui
     }
     w += kept;
     span(1, m.classes[cls].name, m.classes[cls].planned ? "planned" : "unexpected", t, 1.0);
-    // Restart; an interruption during it starts it again.
+    // Restart: detection, replacement, init, load. An interruption during it starts it again,
+    // but a replacement VM already on its way keeps coming.
+    double vm_ready = t;
     while (true) {
       const ClassRate& cr = m.classes[cls];
       const double detect = cr.planned ? 0 : m.detection_s;
-      const double repl = cr.needs_new_vm ? replace(t) : 0;
-      const double dur = detect + repl + m.init_s + m.load_s;
+      // The failed VM is known once detected; then a spare is swapped in or a new VM ordered.
+      if (cr.needs_new_vm) vm_ready = std::max(vm_ready, t + detect + replace(t + detect));
+      const double dur = std::max(t + detect, vm_ready) - t + m.init_s + m.load_s;
       const double next = t + rng.Exponential(lt);
       if (next < t + dur && next < wall_end) {
         out.lost_s[cls] += next - t;

@@ -14,11 +14,13 @@
 // (linear in GPUs) + checkpoint load; an interruption during a restart starts it again. A planned
 // one writes a checkpoint first and loses no work.
 // Closed form: Daly (2006) for the expected time of a cycle c = τ + b with restart R under
-// exponential failures, E = e^{λR} (e^{λc} - 1) / λ, goodput τ / E, times the share of time
-// planned maintenance leaves; Young/Daly's optimum interval. Monte Carlo: failure inter-arrival
-// times are drawn (exponential), never stepped; xoshiro256** seeded per run by splitmix64, our
-// own uniform and exponential transforms, so a seed gives the same bytes on every platform and
-// thread count. Seconds and bytes in and out.
+// exponential failures, E = e^{λR} (e^{λc} - 1) (1/λ + w), R the parts of a restart an
+// interruption starts over (detection, init, load), w the mean replacement wait (a VM already
+// ordered keeps coming); goodput τ / E, times the share of time planned maintenance leaves;
+// Young/Daly's optimum interval. Monte Carlo: failure inter-arrival times are drawn (exponential),
+// never stepped; xoshiro256** seeded per run by splitmix64, our own uniform and exponential
+// transforms, so a seed gives the same bytes on every platform and thread count. Seconds and bytes
+// in and out.
 #ifndef NDTWIN_FLEET_FLEET_H_
 #define NDTWIN_FLEET_FLEET_H_
 
