@@ -99,6 +99,11 @@ StatusOr<JobFacts> FactsFromStepTime(const Context& ctx, const FleetRequest& f,
     vms = *f.gpus / j.sku->gpus;
   }
   if (vms < 1) return Status::InvalidInput("--vms must be >= 1");
+  if (vms > 1 && !j.sku->infiniband && j.sku->nvlink_domain_gpus <= j.sku->gpus) {
+    return Status::InvalidInput(j.sku->name +
+                                " has no InfiniBand: training across VMs needs a scale-out "
+                                "network; use --vms 1 or a size with InfiniBand");
+  }
   const GpuSpec& gpu = ctx.catalog.GpuOf(*j.sku);
   ClusterSpec cs;
   cs.sku = j.sku;
