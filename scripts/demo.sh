@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The main job of `make demo`: the catalog, a cluster, a collective sweep, a training step and an
-# inference service, each printed as a user would see them. Files (trace) go to out/.
+# The main job of `make demo`: the catalog, a cluster, a collective sweep, a training step, an
+# inference service and two long runs with failures (fleet), each printed as a user would see
+# them. Files (trace) go to out/.
 set -euo pipefail
 bin="${1:-build/ndtwin}"
 mkdir -p out
@@ -12,5 +13,12 @@ step train --sku Standard_ND96amsr_A100_v4 --vms 128 --model gpt3-175b --gbs 153
   --recompute full --tokens 300e9 --trace out/gpt3_175b_trace.json
 step infer --sku Standard_ND96amsr_A100_v4 --vms 1 --model llama2-70b --weights fp16 --output-tokens-mean 290
 step infer --sku Standard_ND128isr_GB300_v6 --vms 18 --model llama2-70b --weights fp4 --output-tokens-mean 274
+# A long run: Llama 3 405B for 54 days as Meta ran it (checkpoints at Tectonic's 2 TB/s), and a
+# GB300 job of 64 NVL72 racks; each prints its goodput.
+step fleet --sku Standard_ND96isr_H100_v5 --vms 2048 --model llama3-405b --seq 8192 --gbs 2048 \
+  --tp 8 --pp 16 --mbs 1 --sp --uneven-stages --zero 2 --days 54 --checkpoint-to lustre \
+  --storage-bw 2TB/s --async-checkpoint --spares 16
+step fleet --sku Standard_ND128isr_GB300_v6 --vms 1152 --model llama3-405b --seq 8192 --gbs 2304 \
+  --tp 8 --pp 16 --sp --uneven-stages --zero 2 --days 30 --checkpoint-to lustre --async-checkpoint
 echo
 echo "trace written to out/gpt3_175b_trace.json (open it in https://ui.perfetto.dev)"

@@ -7,9 +7,9 @@ namespace ndt {
 const std::vector<Command>& Registry() {
   // The order of `ndtwin --help` (ninja's kTools): catalog, cluster, network, models, workloads.
   static const std::vector<Command> kRegistry = {
-      SkuListCommand(),   SkuShowCommand(),   TopoCommand(),     CollectiveCommand(),
-      ModelListCommand(), ModelShowCommand(), TrainCommand(),    InferCommand(),
-      PlanTrainCommand(), PlanInferCommand(), ValidateCommand(),
+      SkuListCommand(),   SkuShowCommand(),   TopoCommand(),  CollectiveCommand(),
+      ModelListCommand(), ModelShowCommand(), TrainCommand(), InferCommand(),
+      PlanTrainCommand(), PlanInferCommand(), FleetCommand(), ValidateCommand(),
   };
   return kRegistry;
 }

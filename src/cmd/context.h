@@ -13,6 +13,7 @@
 #include "coll/nccl_model.h"
 #include "compute/compute.h"
 #include "core/status.h"
+#include "fleet/fleet.h"
 #include "hw/catalog.h"
 #include "parallel/stack.h"
 #include "report/intervals.h"
@@ -30,6 +31,7 @@ struct Context {
   NcclCalibrationSet nccl;            // data/calibration/nccl.yaml
   std::vector<SoftwareStack> stacks;  // data/stacks/*.yaml, in file-name order
   Intervals intervals;                // data/calibration/intervals.yaml
+  FleetData fleet;                    // data/reliability.yaml, storage.yaml, placement.yaml
 
   // Loads everything from `data_dir` ("" = Catalog::DefaultDataDir(): the built-in data/ or
   // $NDTWIN_DATA). Errors carry file:line.

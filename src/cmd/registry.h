@@ -17,6 +17,7 @@ Command TrainCommand();       // cmd/train.cc
 Command InferCommand();       // cmd/infer.cc
 Command PlanTrainCommand();   // cmd/plan.cc
 Command PlanInferCommand();   // cmd/plan.cc
+Command FleetCommand();       // cmd/fleet.cc
 Command ValidateCommand();    // cmd/validate.cc
 
 }  // namespace ndt

@@ -1,0 +1,99 @@
+// `fleet` through the registry: it takes the training job exactly as `train` does, a seed gives
+// byte-identical JSON on any thread count, and sizes off Hopper say whose rates they use.
+#include <gtest/gtest.h>
+
+#include "cmd/command.h"
+
+namespace ndt {
+namespace {
+
+const Context& Ctx() {
+  static const Context ctx = *Context::Load(NDT_DATA_DIR);
+  return ctx;
+}
+
+StatusOr<CommandOutput> RunFleetCmd(const std::string& name, const Json& args) {
+  const Command* c = FindCommand(name);
+  NDT_CHECK(c != nullptr, name);
+  Diagnostics diag;
+  return RunJson(*c, Ctx(), args, &diag);
+}
+
+TEST(FleetCommand, TakesTheJobAsTrainDoes) {
+  const Json job = {{"sku", "ND96amsr_A100_v4"},
+                    {"vms", 4},
+                    {"model", "gpt3-1.3b"},
+                    {"gbs", 64},
+                    {"tp", 2},
+                    {"pp", 2},
+                    {"zero", 1},
+                    {"mbs", 2}};
+  StatusOr<CommandOutput> t = RunFleetCmd("train", job);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  Json f = job;
+  f["days"] = 7;
+  f["runs"] = 50;
+  StatusOr<CommandOutput> r = RunFleetCmd("fleet", f);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->json["step_time_s"], t->json["step_time_s"]);
+  EXPECT_EQ(r->json["gpus"], 32);
+  // Checkpoint per GPU from train's memory model, ZeRO 1 over dp 8: weights / 8 + optimizer.
+  const double w = t->json["memory"]["weights_bytes"].get<double>();
+  const double o = t->json["memory"]["optimizer_bytes"].get<double>();
+  EXPECT_DOUBLE_EQ(r->json["checkpoint"]["bytes_per_gpu"].get<double>(), w / 8 + o);
+}
+
+TEST(FleetCommand, SameSeedSameBytesOnAnyThreadCount) {
+  Json a = {{"sku", "ND96isr_H100_v5"},
+            {"gpus", 2048},
+            {"step-time", 4.0},
+            {"checkpoint-size", "2 GB"},
+            {"tokens", 0},
+            {"days", 20},
+            {"runs", 300},
+            {"spares", 8},
+            {"seed", 5u}};
+  StatusOr<CommandOutput> one = RunFleetCmd("fleet", a);
+  ASSERT_TRUE(one.ok()) << one.status().message();
+  a["threads"] = 3;
+  StatusOr<CommandOutput> three = RunFleetCmd("fleet", a);
+  ASSERT_TRUE(three.ok());
+  EXPECT_EQ(one->json.dump(), three->json.dump());
+  EXPECT_EQ(one->text, three->text);
+  a["seed"] = 6u;
+  StatusOr<CommandOutput> other = RunFleetCmd("fleet", a);
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE(one->json.dump(), other->json.dump());
+}
+
+TEST(FleetCommand, BlackwellSaysItUsesHopperRates) {
+  StatusOr<CommandOutput> r = RunFleetCmd("fleet", {{"sku", "ND128isr_GB300_v6"},
+                                                    {"vms", 18},
+                                                    {"step-time", 3.0},
+                                                    {"checkpoint-size", "1 GB"},
+                                                    {"days", 5},
+                                                    {"runs", 20}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->json["rates"]["fitted_on"], "Hopper");
+  EXPECT_TRUE(r->json["rates"]["note"].is_string());
+  EXPECT_NE(r->text.find("uses Hopper's interruption rates"), std::string::npos);
+  EXPECT_EQ(r->json["placement"]["racks"], 1);
+}
+
+TEST(FleetCommand, BadInputIsOneLine) {
+  const Json base = {
+      {"sku", "ND96isr_H100_v5"}, {"gpus", 64}, {"step-time", 4.0}, {"checkpoint-size", "1 GB"}};
+  for (const auto& [key, value] : std::vector<std::pair<std::string, Json>>{
+           {"days", -3}, {"checkpoint-interval", "0.5"}, {"checkpoint-to", "tape"}, {"runs", 0}}) {
+    Json a = base;
+    a["days"] = 3;
+    a[key] = value;
+    StatusOr<CommandOutput> r = RunFleetCmd("fleet", a);
+    ASSERT_FALSE(r.ok()) << key;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput) << key;
+    EXPECT_EQ(r.status().message().find('\n'), std::string::npos) << key;
+  }
+}
+
+}  // namespace
+}  // namespace ndt

@@ -1,0 +1,171 @@
+#include "cmd/train_job.h"
+
+#include <string>
+#include <utility>
+
+#include "hw/catalog.h"
+#include "parallel/cluster_costs.h"
+#include "topo/builders.h"
+
+namespace ndt {
+namespace {
+
+Status BuildStrategy(const TrainJobArgs& f, const std::vector<SoftwareStack>& stacks,
+                     TrainJob* job) {
+  Strategy& s = job->strategy;
+  if (f.gbs < 1) return Status::InvalidInput("--gbs (global batch, sequences) must be >= 1");
+  for (const auto& [name, v] :
+       {std::pair{"--dp", f.dp ? std::optional<int64_t>(*f.dp) : std::nullopt},
+        std::pair{"--mbs", f.mbs},
+        std::pair{"--vpp", f.vpp ? std::optional<int64_t>(*f.vpp) : std::nullopt}}) {
+    if (v.has_value() && *v < 1) {
+      return Status::InvalidInput(std::string(name) + " must be >= 1 (got " + std::to_string(*v) +
+                                  "); omit it to choose it automatically");
+    }
+  }
+  s.gbs = f.gbs;
+  s.tp = f.tp;
+  s.pp = f.pp;
+  s.dp = f.dp.value_or(0);
+  s.cp = f.cp;
+  s.ep = f.ep;
+  s.uneven_stages = f.uneven_stages;
+  job->mbs_given = f.mbs.has_value();
+  s.mbs = f.mbs.value_or(1);
+  job->vpp_given = f.vpp.has_value() || f.pp == 1;
+  s.vpp = f.vpp.value_or(1);
+  // The stack fills every knob the user did not give (parallel/stack.h).
+  StrategyKnobs user;
+  if (f.recompute.has_value()) {
+    Recompute r;
+    if (!ParseRecompute(*f.recompute, &r)) {
+      return Status::InvalidInput("--recompute '" + *f.recompute +
+                                  "'; use none, selective or full");
+    }
+    user.recompute = r;
+  }
+  if (f.precision.has_value()) {
+    Dtype d;
+    if (!ParseDtype(*f.precision, &d) || d == Dtype::kFp32 || d == Dtype::kFp4) {
+      return Status::InvalidInput("--precision '" + *f.precision + "'; use bf16, fp16 or fp8");
+    }
+    user.precision = d;
+  }
+  if (f.sp.has_value()) user.sp = *f.sp;
+  if (f.tp_overlap.has_value()) user.tp_overlap = *f.tp_overlap;
+  if (f.zero.has_value()) user.zero = *f.zero;
+  if (f.no_flash_attn.has_value()) user.flash_attention = false;
+  if (f.no_dp_overlap.has_value()) user.overlap_dp = false;
+  if (f.no_grad_accum_fusion.has_value()) user.grad_accum_fusion = false;
+  NDT_ASSIGN_OR_RETURN(SoftwareStack stack, FindStack(stacks, f.stack, StackKind::kTraining));
+  ApplyTrainStack(stack, user, &s);
+  const std::string schedule = f.schedule.value_or("1f1b");
+  if (!ParsePipeSchedule(schedule, &s.schedule)) {
+    return Status::InvalidInput("--schedule '" + schedule +
+                                "'; use gpipe, 1f1b or interleaved (with --vpp > 1)");
+  }
+  if (f.vpp.value_or(0) > 1 && f.schedule.has_value() && s.schedule != PipeSchedule::kInterleaved) {
+    return Status::InvalidInput("--vpp " + std::to_string(*f.vpp) + " interleaves the pipeline; " +
+                                "drop --schedule " + schedule + " or use --vpp 1");
+  }
+  if (!f.order.empty()) {
+    NDT_ASSIGN_OR_RETURN(s.order, ParseOrder(f.order));
+  }
+  if (!ParseCpComm(f.cp_comm, &s.cp_comm)) {
+    return Status::InvalidInput("--cp-comm '" + f.cp_comm + "'; use ring or all_gather");
+  }
+  if (f.tokens < 0) return Status::InvalidInput("--tokens must be >= 0");
+  job->tokens = f.tokens;
+  return Status::Ok();
+}
+
+}  // namespace
+
+void TrainJobArgs::Declare(OptionList* o, bool required) {
+  Option& sku_opt = o->Add("sku", &sku, "VM size (see: ndtwin sku list)");
+  if (required) sku_opt.Required();
+  o->Add("vms", &vms, "Number of VMs (default 1)");
+  model.Declare(o);
+  Option& gbs_opt = o->Add("gbs", &gbs, "Global batch (sequences per iteration)");
+  if (required) gbs_opt.Required();
+  o->Add("mbs", &mbs, "Micro-batch size (default: best feasible)");
+  o->Add("tp", &tp, "Tensor parallel degree (default 1)");
+  o->Add("pp", &pp, "Pipeline parallel degree (default 1)");
+  o->Add("dp", &dp, "Data parallel degree (default: GPUs / (tp*pp*cp))");
+  o->Add("vpp", &vpp, "Model chunks per stage, interleaved 1F1B (default: best)");
+  o->Add("cp", &cp, "Context parallel degree (default 1)");
+  o->Add("cp-comm", &cp_comm,
+         "ring (P2P, overlapped with attention; default) | all_gather (Llama 3)");
+  o->Add("ep", &ep, "Expert parallel degree, MoE (default 1)");
+  o->Add("sp", &sp, "Sequence parallelism (with --tp > 1)");
+  o->Add("tp-overlap", &tp_overlap,
+         "Overlap TP communication with the GEMMs (Megatron --tp-comm-overlap; needs --sp)");
+  o->Add("uneven-stages", &uneven_stages,
+         "Allow layers not divisible by pp*vpp: the first and last stages get fewer");
+  o->Add("recompute", &recompute, "none | selective | full (default: the stack's)");
+  o->Add("zero", &zero, "ZeRO stage 0-3 (default: the stack's)");
+  o->Add("precision", &precision, "bf16 | fp16 | fp8 (default: the stack's)");
+  o->Add("stack", &stack,
+         std::string("Software stack, a dated preset of knobs and traits from data/stacks/ "
+                     "(default ") +
+             kDefaultTrainStack + "); flags beat it");
+  o->Add("schedule", &schedule, "gpipe | 1f1b (default; interleaved with --vpp)");
+  o->Add("fidelity", &fidelity, "analytical | flow (default analytical)");
+  o->Add("order", &order, "Rank order, fastest first (default tp,cp,ep,dp,pp)");
+  o->Add("no-flash-attn", &no_flash_attn, "Unfused attention (Megatron-LM before FlashAttention)");
+  o->Add("no-dp-overlap", &no_dp_overlap, "Reduce gradients after the backward");
+  o->Add("no-grad-accum-fusion", &no_grad_accum_fusion,
+         "Accumulate weight gradients in a separate kernel per micro-batch (before "
+         "Megatron-LM's gradient_accumulation_fusion)");
+  o->Add("tokens", &tokens, "Training tokens: print time to train and cost");
+  fabric.Declare(o);
+}
+
+StatusOr<SimulatedTrainJob> SimulateTrainJob(const Context& ctx, const TrainJobArgs& f,
+                                             bool want_trace, Diagnostics* diag) {
+  const Catalog& cat = ctx.catalog;
+  if (f.sku.empty()) return Status::InvalidInput("--sku is required (see: ndtwin sku list)");
+  NDT_ASSIGN_OR_RETURN(const SkuSpec* sku, cat.FindSku(f.sku));
+  if (f.vms < 1) return Status::InvalidInput("--vms must be >= 1");
+  NDT_ASSIGN_OR_RETURN(TransformerSpec model, f.model.Resolve(ctx));
+  Fidelity fidelity;
+  if (!ParseFidelity(f.fidelity, &fidelity)) {
+    return Status::InvalidInput("--fidelity '" + f.fidelity + "'; use analytical or flow");
+  }
+  TrainJob job;
+  job.model = model;
+  NDT_RETURN_IF_ERROR(BuildStrategy(f, ctx.stacks, &job));
+  job.want_trace = want_trace;
+  const GpuSpec& gpu = cat.GpuOf(*sku);
+  if (f.vms > 1 && !sku->infiniband && sku->nvlink_domain_gpus <= sku->gpus) {
+    return Status::InvalidInput(sku->name +
+                                " has no InfiniBand: training across VMs needs a scale-out "
+                                "network; use --vms 1 or a size with InfiniBand");
+  }
+  if (const std::string note = PrecisionNote(gpu, job.strategy.precision); !note.empty()) {
+    diag->Warn(note);
+  }
+  ClusterSpec cs;
+  cs.sku = sku;
+  cs.gpu = &gpu;
+  cs.vms = f.vms;
+  f.fabric.Apply(&cs);
+  NDT_ASSIGN_OR_RETURN(Cluster cluster, BuildCluster(cs, ctx.fabric));
+  job.num_gpus = cluster.num_gpus();
+  job.gpus_per_vm = cluster.gpus_per_vm();
+  job.nvlink_domain_gpus = cluster.nvlink_domain_gpus();
+  job.gpu_memory_bytes = gpu.memory_bytes;  // what CUDA can allocate (data/gpus)
+  job.vm_usd_per_hour = sku->price ? sku->price->usd_per_hour : 0;
+  SimulatedTrainJob out;
+  {
+    ClusterCosts costs(cluster, ctx.compute, ctx.nccl, job.strategy.precision, fidelity);
+    NDT_ASSIGN_OR_RETURN(out.report, RunTraining(job, costs));
+  }
+  for (const std::string& w : out.report.warnings) diag->Warn(w);
+  out.sku = sku;
+  out.cluster = std::move(cluster);
+  out.job = std::move(job);
+  return out;
+}
+
+}  // namespace ndt

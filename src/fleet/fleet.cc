@@ -1,0 +1,578 @@
+#include "fleet/fleet.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <deque>
+#include <limits>
+#include <thread>
+
+namespace ndt {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// splitmix64 (Steele, Lea, Flood 2014): seeds the generator and mixes (seed, run).
+uint64_t SplitMix64(uint64_t* x) {
+  uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// xoshiro256** (Blackman and Vigna 2018). Our own uniform and exponential transforms on top,
+// so the draws do not depend on the standard library's distributions.
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) {
+    for (uint64_t& w : s_) w = SplitMix64(&seed);
+  }
+  uint64_t Next() {
+    const uint64_t result = Rotl(s_[1] * 5, 7) * 9;
+    const uint64_t t = s_[1] << 17;
+    s_[2] ^= s_[0];
+    s_[3] ^= s_[1];
+    s_[1] ^= s_[2];
+    s_[0] ^= s_[3];
+    s_[2] ^= t;
+    s_[3] = Rotl(s_[3], 45);
+    return result;
+  }
+  // Uniform in (0, 1]: 53 random bits, never 0 (so the log below is finite).
+  double Uniform() { return (static_cast<double>(Next() >> 11) + 1.0) * 0x1.0p-53; }
+  // Exponential with rate `per_s` (inverse transform); +inf for a zero rate.
+  double Exponential(double per_s) { return per_s > 0 ? -std::log(Uniform()) / per_s : kInf; }
+
+ private:
+  static uint64_t Rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+  uint64_t s_[4];
+};
+
+uint64_t RunSeed(uint64_t seed, int run) {
+  uint64_t x = seed ^ (0xd1b54a32d192ed03ULL * (static_cast<uint64_t>(run) + 1));
+  SplitMix64(&x);
+  return SplitMix64(&x);
+}
+
+std::string GBps(double Bps) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.4g GB/s", Bps / 1e9);
+  return b;
+}
+
+// The quantile q of sorted values, linear interpolation between order statistics.
+double Quantile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const size_t i = static_cast<size_t>(pos);
+  if (i + 1 >= sorted.size()) return sorted.back();
+  return sorted[i] + (pos - static_cast<double>(i)) * (sorted[i + 1] - sorted[i]);
+}
+
+Quantiles QuantilesOf(std::vector<double> v) {
+  Quantiles q;
+  double sum = 0;
+  for (double x : v) sum += x;  // index order: deterministic
+  q.mean = v.empty() ? 0 : sum / static_cast<double>(v.size());
+  std::sort(v.begin(), v.end());
+  q.p10 = Quantile(v, 0.1);
+  q.p50 = Quantile(v, 0.5);
+  q.p90 = Quantile(v, 0.9);
+  return q;
+}
+
+}  // namespace
+
+const char* FailureUnitName(FailureUnit u) {
+  switch (u) {
+    case FailureUnit::kGpu:
+      return "gpu";
+    case FailureUnit::kVm:
+      return "vm";
+    case FailureUnit::kNic:
+      return "nic";
+    case FailureUnit::kSwitch:
+      return "switch";
+  }
+  return "?";
+}
+
+FleetCluster DescribeCluster(const Cluster& cluster) {
+  FleetCluster c;
+  c.sku = &cluster.sku();
+  c.gpus = cluster.num_gpus();
+  c.vms = cluster.num_vms();
+  c.gpus_per_vm = cluster.gpus_per_vm();
+  const FabricLayout& f = cluster.fabric_layout();
+  c.nics = f.nics;
+  c.switches = f.leaves + f.spines + f.cores;
+  c.nic_Bps = c.gpus > 0 && f.nics > 0 ? f.nic_Bps * f.nics / c.gpus : 0;
+  // The GPU's own link toward its host: PCIe (to its switch or root) or NVLink-C2C to Grace.
+  const NodeId g0 = cluster.gpu(0).node;
+  for (LinkId l : cluster.out_links(g0)) {
+    const Link& link = cluster.link(l);
+    if (link.kind == LinkKind::kPcie || link.kind == LinkKind::kC2c) {
+      c.host_link_Bps = std::max(c.host_link_Bps, link.bw_Bps);
+    }
+  }
+  return c;
+}
+
+bool ParseCheckpointTarget(const std::string& s, CheckpointTarget* out) {
+  const std::pair<const char*, CheckpointTarget> names[] = {
+      {"nvme", CheckpointTarget::kNvme},
+      {"managed-disk", CheckpointTarget::kManagedDisk},
+      {"blob", CheckpointTarget::kBlob},
+      {"lustre", CheckpointTarget::kLustre},
+      {"memory", CheckpointTarget::kMemory}};
+  for (const auto& [n, t] : names) {
+    if (s == n) {
+      *out = t;
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* CheckpointTargetName(CheckpointTarget t) {
+  switch (t) {
+    case CheckpointTarget::kNvme:
+      return "nvme";
+    case CheckpointTarget::kManagedDisk:
+      return "managed-disk";
+    case CheckpointTarget::kBlob:
+      return "blob";
+    case CheckpointTarget::kLustre:
+      return "lustre";
+    case CheckpointTarget::kMemory:
+      return "memory";
+  }
+  return "?";
+}
+
+double CheckpointBytesPerGpu(const MemoryBreakdown& m, const Strategy& s) {
+  if (s.zero == 0) return m.weights_bytes + m.optimizer_bytes;  // the first replica writes
+  const double weights = s.zero >= 3 ? m.weights_bytes : m.weights_bytes / s.weight_replicas();
+  return weights + m.optimizer_bytes;
+}
+
+double CheckpointTotalBytes(double bytes_per_gpu, const Strategy& s, int gpus) {
+  const double writers = s.zero == 0 ? static_cast<double>(gpus) / s.weight_replicas() : gpus;
+  return bytes_per_gpu * writers;
+}
+
+StatusOr<CheckpointPlan> PlanCheckpoint(const FleetData& data, const FleetCluster& c,
+                                        CheckpointTarget target, bool async, double bytes_per_gpu,
+                                        double total_bytes, std::optional<double> service_Bps) {
+  const SkuSpec& sku = *c.sku;
+  const StorageData& st = data.storage;
+  CheckpointPlan p;
+  p.target = target;
+  p.async = async;
+  p.bytes_per_gpu = bytes_per_gpu;
+  p.total_bytes = total_bytes;
+  const double per_vm_bytes = bytes_per_gpu * c.gpus_per_vm;
+  if (c.host_link_Bps <= 0) {
+    return Status::Internal(sku.name + ": the cluster graph gives the GPU no host link");
+  }
+  p.d2h_s = bytes_per_gpu / c.host_link_Bps;
+  const std::string name = CheckpointTargetName(target);
+  double write_Bps = 0, read_Bps = 0;  // per VM, the bottleneck of its path
+  switch (target) {
+    case CheckpointTarget::kNvme: {
+      if (sku.temp_storage_bytes <= 0) {
+        return Status::InvalidInput("--checkpoint-to nvme: " + sku.name +
+                                    " has no temp storage; use blob, lustre or memory");
+      }
+      if (2 * per_vm_bytes > sku.temp_storage_bytes) {
+        return Status::InvalidInput("--checkpoint-to nvme: two checkpoints of " +
+                                    std::to_string(static_cast<long long>(per_vm_bytes / 1e9)) +
+                                    " GB per VM exceed " + sku.name +
+                                    "'s temp storage; use blob or lustre, or more GPUs");
+      }
+      int disks = st.nvme_default_disks;
+      for (const auto& [n, d] : st.nvme_disks) {
+        if (n == sku.name) disks = d;
+      }
+      write_Bps = disks * st.nvme_write_per_disk_Bps;
+      read_Bps = disks * st.nvme_read_per_disk_Bps;
+      p.write_limit = std::to_string(disks) + " local NVMe disk(s) per VM, " + GBps(write_Bps);
+      p.load_limit = std::to_string(disks) + " local NVMe disk(s) per VM, " + GBps(read_Bps);
+      p.warnings.push_back(
+          "--checkpoint-to nvme: a VM that fails takes its disk's shard with it; modelled as "
+          "readable after the restart (e.g. copied to a peer or to blob in the background)");
+      break;
+    }
+    case CheckpointTarget::kManagedDisk: {
+      if (!sku.max_uncached_disk_Bps.has_value()) {
+        return Status::InvalidInput("--checkpoint-to managed-disk: " + sku.name +
+                                    " publishes no max uncached disk throughput (data/vms); use "
+                                    "nvme, blob, lustre or memory");
+      }
+      write_Bps = read_Bps = *sku.max_uncached_disk_Bps;
+      p.write_limit = p.load_limit = "max uncached disk throughput " + GBps(write_Bps) + " per VM";
+      break;
+    }
+    case CheckpointTarget::kBlob:
+    case CheckpointTarget::kLustre: {
+      const bool blob = target == CheckpointTarget::kBlob;
+      double svc_w = blob ? st.blob_write_Bps : st.lustre_write_Bps;
+      double svc_r = blob ? st.blob_read_Bps : st.lustre_read_Bps;
+      if (service_Bps.has_value()) svc_w = svc_r = *service_Bps;
+      const std::string svc = blob ? "the storage account's" : "the Lustre file system's";
+      double vm_Bps = kInf;
+      if (sku.max_network_Bps.has_value()) {
+        vm_Bps = *sku.max_network_Bps;
+      } else {
+        p.warnings.push_back("--checkpoint-to " + name + ": " + sku.name +
+                             " publishes no max network bandwidth; only the service limits");
+      }
+      // Each VM gets its network's rate or its share of the service, whichever is smaller.
+      const double share_w = svc_w / c.vms, share_r = svc_r / c.vms;
+      write_Bps = std::min(vm_Bps, share_w);
+      read_Bps = std::min(vm_Bps, share_r);
+      p.write_limit = vm_Bps <= share_w ? "max network bandwidth " + GBps(vm_Bps) + " per VM"
+                                        : svc + " throughput " + GBps(svc_w);
+      p.load_limit = vm_Bps <= share_r ? "max network bandwidth " + GBps(vm_Bps) + " per VM"
+                                       : svc + " throughput " + GBps(svc_r);
+      break;
+    }
+    case CheckpointTarget::kMemory: {
+      const double usable = sku.memory_bytes * st.memory_usable_frac;
+      if (2 * per_vm_bytes > usable) {
+        return Status::InvalidInput("--checkpoint-to memory: two copies (own and a peer's) of " +
+                                    std::to_string(static_cast<long long>(per_vm_bytes / 1e9)) +
+                                    " GB per VM exceed the usable host memory of " + sku.name +
+                                    "; use nvme, blob or lustre, or more GPUs");
+      }
+      if (c.nic_Bps <= 0) {
+        return Status::InvalidInput("--checkpoint-to memory: " + sku.name +
+                                    " has no scale-out network to reach a peer's memory");
+      }
+      write_Bps = read_Bps = c.nic_Bps * c.gpus_per_vm;
+      p.write_limit = p.load_limit = "scale-out NICs to a peer VM, " + GBps(write_Bps) + " per VM";
+      break;
+    }
+  }
+  // Sync: copy to the host, then out; async: only the copy blocks, the rest streams behind.
+  p.write_s = p.d2h_s + per_vm_bytes / write_Bps;
+  p.load_s = per_vm_bytes / read_Bps + p.d2h_s;
+  p.block_s = async ? p.d2h_s : p.write_s;
+  return p;
+}
+
+StatusOr<Placement> PlanPlacement(const PlacementData& d, const SkuSpec& sku, int vms, int spares,
+                                  bool strict) {
+  Placement p;
+  const bool rack = sku.vms_per_nvlink_domain > 1;
+  if (rack) p.racks = (vms + spares + d.rack_vms - 1) / d.rack_vms;
+  const bool ib = sku.infiniband.has_value() || rack;
+  const int total = vms + spares;
+  if (!ib || total <= 1) return p;
+  p.scale_sets = (total + d.scale_set_max_vms - 1) / d.scale_set_max_vms;
+  if (vms <= d.scale_set_max_vms && total > d.scale_set_max_vms) {
+    return Status::InvalidInput(
+        "--spares " + std::to_string(spares) + ": " + std::to_string(vms) + " + " +
+        std::to_string(spares) + " VMs exceed one scale set (" +
+        std::to_string(d.scale_set_max_vms) +
+        " VMs; azure_limits.csv, setup-infiniband.md), and a spare in another scale set cannot "
+        "join the InfiniBand domain; use --spares " +
+        std::to_string(d.scale_set_max_vms - vms) + " or fewer");
+  }
+  if (total > d.scale_set_max_vms) {
+    const std::string msg =
+        std::to_string(total) + " VMs exceed one scale set's InfiniBand reach (" +
+        std::to_string(d.scale_set_default_vms) + " VMs by default, " +
+        std::to_string(d.scale_set_max_vms) +
+        " on request; azure_limits.csv, learn.microsoft.com setup-infiniband): RDMA does not "
+        "cross scale sets";
+    if (strict) {
+      return Status::Infeasible("--strict-placement: " + msg + "; use at most " +
+                                std::to_string(d.scale_set_max_vms) + " VMs (spares included)");
+    }
+    p.azure_arranged = true;
+    p.warnings.push_back(msg + "; modelled as one cluster Azure arranges (as for Eagle)");
+  } else if (total > d.scale_set_default_vms) {
+    p.warnings.push_back(std::to_string(total) + " VMs exceed a scale set's default " +
+                         std::to_string(d.scale_set_default_vms) +
+                         " VMs (azure_limits.csv): ask support to raise it to " +
+                         std::to_string(d.scale_set_max_vms));
+  }
+  if (rack && spares > 0) {
+    p.warnings.push_back(
+        "NVL72: a spare VM outside the failed VM's rack cannot join its NVLink domain; spares "
+        "are modelled as if they could (keep spare VMs inside the job's racks)");
+  }
+  return p;
+}
+
+FleetModel BuildFleetModel(const ReliabilityData& rel, const FleetCluster& c,
+                           const CheckpointPlan& ckpt, double failure_scale, int spares,
+                           bool unoptimized_init, double step_s) {
+  FleetModel m;
+  m.gpus = c.gpus;
+  m.vms = c.vms;
+  m.spares = spares;
+  for (const FailureClass& fc : rel.classes) {
+    double units = 0;
+    switch (fc.unit) {
+      case FailureUnit::kGpu:
+        units = c.gpus;
+        break;
+      case FailureUnit::kVm:
+        units = c.vms;
+        break;
+      case FailureUnit::kNic:
+        units = c.nics;
+        break;
+      case FailureUnit::kSwitch:
+        units = c.switches;
+        break;
+    }
+    ClassRate r{fc.name, fc.planned, fc.needs_new_vm,
+                fc.rate_per_unit_hour * units * failure_scale / 3600.0};
+    (r.planned ? m.planned_per_s : m.unexpected_per_s) += r.per_s;
+    m.classes.push_back(r);
+  }
+  m.detection_s = rel.detection_s;
+  m.spare_swap_s = rel.spare_swap_s;
+  m.new_vm_s = rel.new_vm_s;
+  m.init_s = (unoptimized_init ? rel.init_per_gpu_unoptimized_s : rel.init_per_gpu_s) * c.gpus;
+  m.load_s = ckpt.load_s;
+  m.write_s = ckpt.write_s;
+  m.block_s = ckpt.block_s;
+  m.step_s = step_s;
+  return m;
+}
+
+namespace {
+
+double ReplaceS(const FleetModel& m) { return m.spares > 0 ? m.spare_swap_s : m.new_vm_s; }
+
+}  // namespace
+
+double MeanUnexpectedRestartS(const FleetModel& m) {
+  double vm_share = 0;
+  for (const ClassRate& c : m.classes) {
+    if (!c.planned && c.needs_new_vm && m.unexpected_per_s > 0) {
+      vm_share += c.per_s / m.unexpected_per_s;
+    }
+  }
+  return m.detection_s + vm_share * ReplaceS(m) + m.init_s + m.load_s;
+}
+
+double MeanPlannedRestartS(const FleetModel& m) { return ReplaceS(m) + m.init_s + m.load_s; }
+
+ClosedForm EvaluateClosedForm(const FleetModel& m, double tau) {
+  ClosedForm f;
+  const double lu = m.unexpected_per_s, lp = m.planned_per_s, lt = lu + lp;
+  f.mtbi_s = lu > 0 ? 1 / lu : kInf;
+  const double b = m.block_s, c = tau + b;
+  // A checkpoint becomes durable write_s after it starts: async adds write_s - b of exposure.
+  const double extra = std::max(0.0, m.write_s - b);
+  // Detection, init and load start over when an interruption hits them (Daly's R); a
+  // replacement VM already ordered keeps coming, so its wait w is paid once per failure.
+  const double r = m.detection_s + m.init_s + m.load_s;
+  const double w = MeanUnexpectedRestartS(m) - r;
+  double cycle = c;
+  if (lu > 0) cycle = std::exp(lt * r + lu * extra) * std::expm1(lu * c) * (1 / lu + w);
+  const double planned_share = 1 - lp * (MeanPlannedRestartS(m) + m.write_s);
+  f.goodput = std::max(0.0, tau / cycle * planned_share);
+  if (lu > 0) {
+    const double mt = f.mtbi_s;
+    f.young_interval_s = std::sqrt(2 * b * mt);
+    const double x = b / (2 * mt);
+    f.daly_interval_s =
+        b < 2 * mt ? std::sqrt(2 * b * mt) * (1 + std::sqrt(x) / 3 + x / 9) - b : mt;
+  } else {
+    f.young_interval_s = f.daly_interval_s = kInf;
+  }
+  return f;
+}
+
+RunOutcome SimulateRun(const FleetModel& m, double tau, const RunLength& len, uint64_t seed,
+                       std::vector<FleetSpan>* spans) {
+  Rng rng(seed);
+  const size_t nc = m.classes.size();
+  RunOutcome out;
+  out.interruptions.assign(nc, 0);
+  out.lost_s.assign(nc + 1, 0.0);
+  const double lt = m.unexpected_per_s + m.planned_per_s;
+  // Cumulative class rates for a draw by rate share.
+  std::vector<double> cum(nc);
+  double acc = 0;
+  for (size_t i = 0; i < nc; ++i) cum[i] = (acc += m.classes[i].per_s);
+  auto pick = [&]() {
+    const double u = rng.Uniform() * acc;
+    size_t i = 0;
+    while (i + 1 < nc && u > cum[i]) ++i;
+    return i;
+  };
+  // Hot spares: the times at which each becomes available, earliest first. A used spare's
+  // replacement is ordered when it is taken, so arrival times are pushed in order.
+  std::deque<double> spares(static_cast<size_t>(std::max(0, m.spares)), 0.0);
+  auto replace = [&](double t) {
+    if (spares.empty()) return m.new_vm_s;
+    const double wait = std::max(0.0, spares.front() - t);
+    spares.pop_front();
+    spares.push_back(t + m.new_vm_s);
+    return wait + m.spare_swap_s;
+  };
+  auto span = [&](int track, const std::string& name, const char* cat, double s, double d) {
+    if (spans != nullptr && d > 0) spans->push_back({track, name, cat, s, d});
+  };
+  const double b = m.block_s, c = tau + b;
+  const double lag = std::max(0.0, m.write_s - b);  // durable this long after the block ends
+  const double work_goal = len.work_s > 0 ? len.work_s : kInf;
+  const double wall_end = len.wall_s > 0 ? len.wall_s : kInf;
+  double t = 0, w = 0;
+  while (true) {
+    // Train from t with w committed, checkpointing every tau.
+    const double remaining = work_goal - w;
+    double finish_dt = kInf;
+    if (remaining < kInf) {
+      const double n = std::ceil(remaining / tau);
+      finish_dt = remaining + (n - 1) * b;
+    }
+    const double fail_t = t + rng.Exponential(lt);
+    auto progress = [&](double e) {  // training done in e seconds of a segment
+      const double k = std::floor(e / c);
+      return k * tau + std::min(e - k * c, tau);
+    };
+    const double end_t = std::min({t + finish_dt, fail_t, wall_end});
+    if (end_t == t + finish_dt || end_t == wall_end) {
+      const double e = end_t - t;
+      const double p = end_t == t + finish_dt ? remaining : progress(e);
+      out.lost_s[nc] += e - p;
+      span(0, "train", "train", t, e);
+      w += p;
+      t = end_t;
+      break;
+    }
+    const double e = fail_t - t;
+    const double p = progress(e);
+    const double durable = e >= lag ? std::floor((e - lag) / c) * tau : 0;
+    const double saved = std::min(durable, p);
+    size_t cls = pick();
+    out.interruptions[cls]++;
+    out.lost_s[nc] += e - p;
+    span(0, "train", "train", t, e);
+    t = fail_t;
+    double kept = saved;
+    if (m.classes[cls].planned) {  // a final checkpoint, no work lost
+      kept = p;
+      out.lost_s[cls] += m.write_s;
+      span(0, "final checkpoint", "checkpoint", t, m.write_s);
+      t += m.write_s;
+    } else {
+      out.lost_s[cls] += p - saved;
+    }
+    w += kept;
+    span(1, m.classes[cls].name, m.classes[cls].planned ? "planned" : "unexpected", t, 1.0);
+    // Restart: detection, replacement, init, load. An interruption during it starts it again,
+    // but a replacement VM already on its way keeps coming.
+    double vm_ready = t;
+    while (true) {
+      const ClassRate& cr = m.classes[cls];
+      const double detect = cr.planned ? 0 : m.detection_s;
+      // The failed VM is known once detected; then a spare is swapped in or a new VM ordered.
+      if (cr.needs_new_vm) vm_ready = std::max(vm_ready, t + detect + replace(t + detect));
+      const double dur = std::max(t + detect, vm_ready) - t + m.init_s + m.load_s;
+      const double next = t + rng.Exponential(lt);
+      if (next < t + dur && next < wall_end) {
+        out.lost_s[cls] += next - t;
+        span(0, "restart (" + cr.name + ")", "restart", t, next - t);
+        t = next;
+        cls = pick();
+        out.interruptions[cls]++;
+        span(1, m.classes[cls].name, m.classes[cls].planned ? "planned" : "unexpected", t, 1.0);
+        continue;
+      }
+      const double d = std::min(dur, wall_end - t);
+      out.lost_s[cls] += d;
+      span(0, "restart (" + cr.name + ")", "restart", t, d);
+      t += d;
+      break;
+    }
+    if (t >= wall_end) break;
+  }
+  out.wall_s = t;
+  out.work_s = w;
+  return out;
+}
+
+MonteCarloResult RunMonteCarlo(const FleetModel& m, double tau, const RunLength& len, int runs,
+                               uint64_t seed, int threads) {
+  std::vector<RunOutcome> outs(static_cast<size_t>(runs));
+  auto work = [&](int from, int to) {
+    for (int i = from; i < to; ++i) outs[i] = SimulateRun(m, tau, len, RunSeed(seed, i));
+  };
+  threads = std::max(1, std::min(threads, runs));
+  if (threads == 1) {
+    work(0, runs);
+  } else {
+    std::vector<std::thread> pool;
+    for (int k = 0; k < threads; ++k) {
+      pool.emplace_back(work, runs * k / threads, runs * (k + 1) / threads);
+    }
+    for (std::thread& th : pool) th.join();
+  }
+  MonteCarloResult r;
+  r.runs = runs;
+  const size_t nc = m.classes.size();
+  r.interruptions_mean.assign(nc, 0);
+  r.lost_gpu_hours_mean.assign(nc + 1, 0);
+  std::vector<double> wall, wk, good;
+  for (const RunOutcome& o : outs) {  // index order: the sums do not depend on threads
+    wall.push_back(o.wall_s);
+    wk.push_back(o.work_s);
+    good.push_back(o.wall_s > 0 ? o.work_s / o.wall_s : 0);
+    for (size_t i = 0; i < nc; ++i) r.interruptions_mean[i] += o.interruptions[i];
+    for (size_t i = 0; i <= nc; ++i) r.lost_gpu_hours_mean[i] += o.lost_s[i] * m.gpus / 3600.0;
+  }
+  for (double& x : r.interruptions_mean) x /= runs;
+  for (double& x : r.lost_gpu_hours_mean) x /= runs;
+  for (size_t i = 0; i < nc; ++i) {
+    (m.classes[i].planned ? r.planned_mean : r.unexpected_mean) += r.interruptions_mean[i];
+  }
+  r.wall_s = QuantilesOf(std::move(wall));
+  r.work_s = QuantilesOf(std::move(wk));
+  r.goodput = QuantilesOf(std::move(good));
+  return r;
+}
+
+double OptimizeInterval(const FleetModel& m, const RunLength& len, double min_interval_s, int runs,
+                        uint64_t seed, int threads) {
+  const double step = m.step_s > 0 ? m.step_s : 1;
+  auto snap = [&](double tau) {
+    return std::max(std::ceil(min_interval_s / step - 1e-9), std::round(tau / step)) * step;
+  };
+  auto score = [&](double tau) {  // mean goodput over the same runs (common random numbers)
+    const MonteCarloResult r = RunMonteCarlo(m, tau, len, runs, seed, threads);
+    return r.goodput.mean;
+  };
+  const double daly = EvaluateClosedForm(m, step).daly_interval_s;
+  const double lo = snap(min_interval_s);
+  double hi = std::isfinite(daly) ? std::max(4 * daly, 4 * lo) : 64 * lo;
+  if (len.work_s > 0) hi = std::min(hi, std::max(lo, len.work_s));
+  // A log grid, then a finer one around the best point.
+  constexpr int kGrid = 16;
+  double best = lo, best_score = -1;
+  auto consider = [&](double tau) {
+    tau = snap(tau);
+    const double s = score(tau);
+    if (s > best_score + 1e-12 || (std::abs(s - best_score) <= 1e-12 && tau < best)) {
+      best = tau;
+      best_score = s;
+    }
+  };
+  const double ratio = hi > lo ? std::pow(hi / lo, 1.0 / (kGrid - 1)) : 1;
+  for (int i = 0; i < kGrid; ++i) consider(lo * std::pow(ratio, i));
+  const double center = best;
+  for (int i = -4; i <= 4; ++i) {
+    if (i != 0) consider(center * std::pow(ratio, i / 5.0));
+  }
+  return best;
+}
+
+}  // namespace ndt
