@@ -130,20 +130,7 @@ void PrintText(TextOut& p, const Cluster& c, const FabricParams& fp, const Place
     }
     p("\n");
     p("Bisection:          %s GB/s per direction\n", FormatGBps(BisectionBps(c)).c_str());
-    p("Placement:          %s", Plural(place.scale_sets, "scale set", "scale sets").c_str());
-    if (place.racks > 0) {
-      p(", %s of %d VMs", Plural(place.racks, "NVL72 rack", "NVL72 racks").c_str(),
-        limits.rack_vms);
-    }
-    if (place.azure_arranged) {
-      p("; beyond one scale set's InfiniBand (%d VMs at most: data/placement.yaml): an "
-        "Azure-arranged cluster\n",
-        limits.scale_set_max_vms);
-    } else {
-      p("; InfiniBand reaches within one scale set (%d VMs by default, %d on request: "
-        "data/placement.yaml)\n",
-        limits.scale_set_default_vms, limits.scale_set_max_vms);
-    }
+    p("Placement:          %s\n", DescribePlacement(place, limits).c_str());
   }
   p("Nodes:              %zu (%s)\n", c.nodes().size(), Counts(c, true).c_str());
   p("Links:              %d full-duplex (%s)\n", DuplexLinks(c), Counts(c, false).c_str());
