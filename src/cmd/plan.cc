@@ -19,9 +19,12 @@
 #include "cmd/common.h"
 #include "cmd/registry.h"
 #include "cmd/text.h"
+#include "fleet/fleet.h"
 #include "parallel/cluster_costs.h"
+#include "parallel/memory.h"
 #include "plan/plan_infer.h"
 #include "serve/request.h"
+#include "topo/builders.h"
 
 namespace ndt {
 namespace {
@@ -34,6 +37,7 @@ struct PlanTrainFlags : CommandRequest {
   int top = 10, threads = 0;
   double tokens = 0;
   std::string objective = "throughput", precision = "bf16", fidelity = "flow";
+  bool with_failures = false;
 
   void Declare(OptionList* o) override {
     mf.Declare(o);
@@ -45,6 +49,9 @@ struct PlanTrainFlags : CommandRequest {
     o->Add("precision", &precision, "bf16 | fp16 | fp8 (default bf16)");
     o->Add("fidelity", &fidelity, "Re-score the best at analytical | flow (default flow)");
     o->Add("threads", &threads, "Threads (default: all cores)");
+    o->Add("with-failures", &with_failures,
+           "Rank the best by expected time/cost with interruptions, checkpoints to blob and "
+           "restarts (fleet's closed form at Daly's interval)");
     fabric.Declare(o);
   }
 };
@@ -79,7 +86,9 @@ double GiB(double b) { return b / (1024.0 * 1024 * 1024); }
 
 const char* FidelityName(Fidelity f) { return f == Fidelity::kFlow ? "flow" : "analytical"; }
 
-std::string PlanTrainText(const PlanTrainRequest& req, const PlanTrainReport& rep) {
+// `goodput` (one per result, --with-failures): a goodput column, and days and $ divided by it.
+std::string PlanTrainText(const PlanTrainRequest& req, const PlanTrainReport& rep,
+                          const std::vector<double>* goodput) {
   TextOut p;
   const bool tokens = req.tokens > 0;
   const bool moe = req.model.is_moe();
@@ -87,6 +96,7 @@ std::string PlanTrainText(const PlanTrainRequest& req, const PlanTrainReport& re
   if (moe) p("  %3s", "ep");
   p("  %3s  %3s  %-3s  %4s  %-9s  %8s  %10s  %5s  %7s", "vpp", "mbs", "sp", "zero", "recompute",
     "step s", "tokens/s", "MFU", "GiB/GPU");
+  if (goodput) p("  %7s", "goodput");
   if (tokens) p("  %8s  %12s", "days", "$");
   p("\n");
   for (size_t i = 0; i < rep.results.size(); ++i) {
@@ -98,9 +108,11 @@ std::string PlanTrainText(const PlanTrainRequest& req, const PlanTrainReport& re
     p("  %3d  %3lld  %-3s  %4d  %-9s  %8.4f  %10.0f  %4.1f%%  %7.1f", s.vpp,
       static_cast<long long>(s.mbs), s.sp ? "on" : "off", s.zero, RecomputeName(s.recompute),
       r.step_time_s, r.tokens_per_s, 100 * r.mfu, GiB(r.memory_bytes));
+    const double g = goodput ? (*goodput)[i] : 1.0;
+    if (goodput) p("  %6.1f%%", 100 * g);
     if (tokens) {
-      p("  %8.2f  %12s", r.time_to_train_s / 86400,
-        r.priced ? std::to_string(static_cast<long long>(r.cost_usd + 0.5)).c_str() : "-");
+      p("  %8.2f  %12s", r.time_to_train_s / g / 86400,
+        r.priced ? std::to_string(static_cast<long long>(r.cost_usd / g + 0.5)).c_str() : "-");
     }
     p("\n");
   }
@@ -112,6 +124,7 @@ std::string PlanTrainText(const PlanTrainRequest& req, const PlanTrainReport& re
   }
   p("; objective %s", PlanObjectiveName(rep.objective));
   if (tokens) p(" for %.3g tokens", req.tokens);
+  if (goodput) p(", with failures (days and $ divided by the goodput)");
   if (req.fidelity == Fidelity::kAnalytical) {
     p("; analytical fidelity\n");
   } else {
@@ -120,7 +133,8 @@ std::string PlanTrainText(const PlanTrainRequest& req, const PlanTrainReport& re
   return p.take();
 }
 
-nlohmann::ordered_json ToJson(const PlanTrainRequest& req, const PlanTrainReport& rep) {
+nlohmann::ordered_json ToJson(const PlanTrainRequest& req, const PlanTrainReport& rep,
+                              const std::vector<double>* goodput) {
   using Json = nlohmann::ordered_json;
   Json j;
   j["schema"] = "ndtwin.plan_train/1";
@@ -161,10 +175,70 @@ nlohmann::ordered_json ToJson(const PlanTrainRequest& req, const PlanTrainReport
       x["time_to_train_s"] = r.time_to_train_s;
       x["cost_usd"] = r.priced ? Json(r.cost_usd) : Json(nullptr);
     }
+    if (goodput) {
+      const double g = (*goodput)[i];
+      x["goodput"] = g;
+      x["expected_time_to_train_s"] = r.time_to_train_s / g;
+      x["expected_cost_usd"] = r.priced ? Json(r.cost_usd / g) : Json(nullptr);
+    }
     results.push_back(x);
   }
   j["results"] = results;
   return j;
+}
+
+// --with-failures: each of the best configurations' goodput (fleet/fleet.h: its cluster's
+// interruption rates, a synchronous checkpoint of its model state to blob storage, restarts
+// without spares, the closed form at Daly's interval), then the results re-ranked by the
+// objective divided by it (stable: ties keep the planner's order). Returns the goodputs in the
+// new order.
+StatusOr<std::vector<double>> RankWithFailures(const Context& ctx, const PlanTrainFlags& f,
+                                               const PlanTrainRequest& req, PlanTrainReport* rep,
+                                               Diagnostics* diag) {
+  std::vector<std::pair<PlanResult, double>> rows;
+  for (const PlanResult& r : rep->results) {
+    NDT_ASSIGN_OR_RETURN(const SkuSpec* sku, ctx.catalog.FindSku(r.sku));
+    ClusterSpec cs;
+    cs.sku = sku;
+    cs.gpu = &ctx.catalog.GpuOf(*sku);
+    cs.vms = r.vms;
+    f.fabric.Apply(&cs);
+    NDT_ASSIGN_OR_RETURN(Cluster cluster, BuildCluster(cs, ctx.fabric));
+    const FleetCluster fc = DescribeCluster(cluster);
+    const double bytes = CheckpointBytesPerGpu(EstimateMemory(req.model, r.strategy), r.strategy);
+    StatusOr<CheckpointPlan> ck =
+        PlanCheckpoint(ctx.fleet, fc, CheckpointTarget::kBlob, false, bytes,
+                       CheckpointTotalBytes(bytes, r.strategy, fc.gpus), std::nullopt);
+    if (!ck.ok()) return ck.status();
+    const FleetModel m =
+        BuildFleetModel(ctx.fleet.reliability, fc, *ck, 1.0, 0, false, r.step_time_s);
+    const double daly = EvaluateClosedForm(m, r.step_time_s).daly_interval_s;
+    const double tau =
+        std::max(1.0, std::round(std::max(daly, ck->write_s) / r.step_time_s)) * r.step_time_s;
+    rows.push_back({r, EvaluateClosedForm(m, tau).goodput});
+  }
+  auto key = [&](const std::pair<PlanResult, double>& x) {
+    const double g = std::max(x.second, 1e-12);
+    switch (req.objective) {
+      case PlanObjective::kTime:
+        return x.first.time_to_train_s / g;
+      case PlanObjective::kCost:
+        return x.first.priced ? x.first.cost_usd / g : 1e300;
+      default:
+        return -x.first.tokens_per_s * g;
+    }
+  };
+  std::stable_sort(rows.begin(), rows.end(),
+                   [&](const auto& a, const auto& b) { return key(a) < key(b); });
+  std::vector<double> goodput;
+  rep->results.clear();
+  for (auto& [r, g] : rows) {
+    rep->results.push_back(r);
+    goodput.push_back(g);
+  }
+  diag->Progress("plan: with failures: the best " + std::to_string(rows.size()) +
+                 " re-ranked by their goodput (checkpoints to blob, no spares)");
+  return goodput;
 }
 
 StatusOr<CommandOutput> RunPlanTrain(const Context& ctx, const PlanTrainFlags& f,
@@ -176,7 +250,12 @@ StatusOr<CommandOutput> RunPlanTrain(const Context& ctx, const PlanTrainFlags& f
       PlanTraining(ctx.catalog, ctx.fabric, ctx.nccl, ctx.compute, req, progress);
   if (!rep.ok()) return rep.status();
   for (const std::string& n : rep->notes) diag->Progress("plan: note: " + n);
-  CommandOutput out{ToJson(req, *rep), PlanTrainText(req, *rep)};
+  std::vector<double> goodput;
+  if (f.with_failures) {
+    NDT_ASSIGN_OR_RETURN(goodput, RankWithFailures(ctx, f, req, &*rep, diag));
+  }
+  const std::vector<double>* g = f.with_failures ? &goodput : nullptr;
+  CommandOutput out{ToJson(req, *rep, g), PlanTrainText(req, *rep, g)};
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   diag->Progress(fmt::format("plan: {} configurations scored in {:.2f} s wall ({:.0f}/s){}",

@@ -14,6 +14,7 @@
 #include "cmd/common.h"
 #include "cmd/registry.h"
 #include "cmd/text.h"
+#include "fleet/fleet.h"
 #include "hw/catalog.h"
 #include "topo/builders.h"
 #include "topo/summary.h"
@@ -102,7 +103,8 @@ std::string Us(double s) {
   return buf;
 }
 
-void PrintText(TextOut& p, const Cluster& c, const FabricParams& fp) {
+void PrintText(TextOut& p, const Cluster& c, const FabricParams& fp, const Placement& place,
+               const PlacementData& limits) {
   const SkuSpec& sku = c.sku();
   const FabricLayout& L = c.fabric_layout();
   p("Cluster:            %d x %s = %d GPUs (%s, %d per VM)\n", c.num_vms(), sku.name.c_str(),
@@ -128,6 +130,7 @@ void PrintText(TextOut& p, const Cluster& c, const FabricParams& fp) {
     }
     p("\n");
     p("Bisection:          %s GB/s per direction\n", FormatGBps(BisectionBps(c)).c_str());
+    p("Placement:          %s\n", DescribePlacement(place, limits).c_str());
   }
   p("Nodes:              %zu (%s)\n", c.nodes().size(), Counts(c, true).c_str());
   p("Links:              %d full-duplex (%s)\n", DuplexLinks(c), Counts(c, false).c_str());
@@ -241,7 +244,14 @@ StatusOr<CommandOutput> RunTopo(const Context& ctx, const TopoOptions& o, Diagno
     WriteDot(c, out);
     if (!out) return Status::InvalidInput("--dot: failed writing '" + o.dot + "'");
   }
+  NDT_ASSIGN_OR_RETURN(Placement place,
+                       PlanPlacement(ctx.fleet.placement, *sku, o.vms, 0, /*strict=*/false));
   nlohmann::ordered_json j = ToJson(c, fp);
+  if (c.fabric_layout().nics > 0) {
+    j["placement"] = {{"scale_sets", place.scale_sets},
+                      {"racks", place.racks},
+                      {"azure_arranged", place.azure_arranged}};
+  }
   if (!o.dot.empty()) j["dot_file"] = o.dot;
   if (ends) {
     j["path"] = {{"from", ends->first},
@@ -249,7 +259,7 @@ StatusOr<CommandOutput> RunTopo(const Context& ctx, const TopoOptions& o, Diagno
                  {"paths", RouteJson(c, c.GpuRoute(ends->first, ends->second))}};
   }
   TextOut p;
-  PrintText(p, c, fp);
+  PrintText(p, c, fp, place, ctx.fleet.placement);
   if (!o.dot.empty()) p("DOT graph:          %s\n", o.dot.c_str());
   if (ends) {
     const auto [a, b] = *ends;

@@ -16,6 +16,7 @@
 #include "cmd/text.h"
 #include "cmd/train_job.h"
 #include "compute/compute.h"
+#include "fleet/fleet.h"
 #include "hw/catalog.h"
 #include "parallel/cluster_costs.h"
 #include "parallel/stack.h"
@@ -195,8 +196,22 @@ StatusOr<CommandOutput> RunTrain(const Context& ctx, const TrainRequest& f, Diag
   // ZeRO-3 runs have their own class: their parameter gathers are a mechanism of their own.
   const IntervalClass iv =
       IntervalFor(ctx, *sku, r.strategy.zero == 3 ? "training-zero3" : "training");
-  return CommandOutput{ToJson(job, f.job.stack, *sku, r, iv),
-                       TrainText(job, f.job.stack, *sku, r, iv)};
+  CommandOutput out{ToJson(job, f.job.stack, *sku, r, iv),
+                    TrainText(job, f.job.stack, *sku, r, iv)};
+  // Azure's placement limits (fleet/fleet.h): in the JSON for sizes with InfiniBand, in the text
+  // where they bind (more VMs than a scale set holds by default, or NVL72 racks).
+  const PlacementData& limits = ctx.fleet.placement;
+  const int vms = job.num_gpus / job.gpus_per_vm;
+  NDT_ASSIGN_OR_RETURN(Placement place, PlanPlacement(limits, *sku, vms, 0, false));
+  if (run.cluster.fabric_layout().nics > 0) {
+    out.json["placement"] = {{"scale_sets", place.scale_sets},
+                             {"racks", place.racks},
+                             {"azure_arranged", place.azure_arranged}};
+  }
+  if (place.racks > 0 || (sku->infiniband && vms > limits.scale_set_default_vms)) {
+    out.text += "Placement:     " + DescribePlacement(place, limits) + "\n";
+  }
+  return out;
 }
 
 }  // namespace

@@ -306,6 +306,21 @@ StatusOr<Placement> PlanPlacement(const PlacementData& d, const SkuSpec& sku, in
   return p;
 }
 
+std::string DescribePlacement(const Placement& p, const PlacementData& limits) {
+  std::string s = std::to_string(p.scale_sets) + (p.scale_sets == 1 ? " scale set" : " scale sets");
+  if (p.racks > 0) {
+    s += ", " + std::to_string(p.racks) + (p.racks == 1 ? " NVL72 rack" : " NVL72 racks") + " of " +
+         std::to_string(limits.rack_vms) + " VMs";
+  }
+  if (p.azure_arranged) {
+    return s + "; beyond one scale set's InfiniBand (" + std::to_string(limits.scale_set_max_vms) +
+           " VMs at most: data/placement.yaml): an Azure-arranged cluster";
+  }
+  return s + "; InfiniBand reaches within one scale set (" +
+         std::to_string(limits.scale_set_default_vms) + " VMs by default, " +
+         std::to_string(limits.scale_set_max_vms) + " on request: data/placement.yaml)";
+}
+
 FleetModel BuildFleetModel(const ReliabilityData& rel, const FleetCluster& c,
                            const CheckpointPlan& ckpt, double failure_scale, int spares,
                            bool unoptimized_init, double step_s) {

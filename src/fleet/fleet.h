@@ -156,6 +156,9 @@ struct Placement {
 StatusOr<Placement> PlanPlacement(const PlacementData& data, const SkuSpec& sku, int vms,
                                   int spares, bool strict);
 
+// One line for reports: "2 scale sets, 4 NVL72 racks of 18 VMs; beyond one scale set's ...".
+std::string DescribePlacement(const Placement& p, const PlacementData& limits);
+
 // ---- The run ----
 
 // One failure class applied to a cluster: its rate for the whole job.
