@@ -1,5 +1,6 @@
 #include "cli/cli.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -25,7 +26,7 @@ const Group kGroups[] = {
      "sku needs a subcommand: 'sku list' or 'sku show NAME'"},
     {"model", "List and show transformer model presets",
      "model needs a subcommand: 'model list' or 'model show NAME'"},
-    {"plan", "Search VM sizes, counts and strategies for the best training plan",
+    {"plan", "Search VM sizes and strategies: for training (plan train) or serving (plan infer)",
      "plan needs a subcommand: 'plan train --model M --gbs B ...' or 'plan infer --model M "
      "...'"},
 };
@@ -140,11 +141,15 @@ int RunCli(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // Point at the subcommand's own help when one was named; name the commands when none was.
+    // The command is the first word naming one ("plan train --model x": "plan train", not
+    // "train"), with its second word where it is a group.
     std::string cmd, names;
-    for (const std::string& name : top_names) {
-      names += (names.empty() ? "" : ", ") + name;
-      for (int i = 1; i < argc && cmd.empty(); ++i) {
-        if (argv[i] == name) cmd = name;
+    for (const std::string& name : top_names) names += (names.empty() ? "" : ", ") + name;
+    for (int i = 1; i < argc && cmd.empty(); ++i) {
+      if (std::find(top_names.begin(), top_names.end(), argv[i]) == top_names.end()) continue;
+      cmd = argv[i];
+      if (groups.count(cmd) > 0 && i + 1 < argc && FindCommand(cmd + " " + argv[i + 1])) {
+        cmd += std::string(" ") + argv[i + 1];
       }
     }
     std::string what = e.what();

@@ -87,7 +87,8 @@ StatusOr<TransformerSpec> ModelArgs::Resolve(const Context& ctx) const {
 
 void FabricArgs::Declare(OptionList* o) {
   o->Add("tiers", &tiers, "Fat-tree tiers, 2 or 3 (default: fewest that fit)");
-  o->Add("radix", &radix, "Ports per IB switch (default 64)");
+  o->Add("radix", &radix,
+         "Ports per IB switch (default 64, doubled where 3 tiers of 64 cannot wire the VMs)");
   o->Add("vms-per-leaf", &vms_per_leaf, "VMs per leaf group (default radix/2)");
   o->Add("oversubscription", &oversubscription,
          "Leaf down:up bandwidth ratio (default 1 = non-blocking)");
@@ -99,16 +100,17 @@ void FabricArgs::Declare(OptionList* o) {
 FabricSpec FabricArgs::ToSpec() const {
   FabricSpec s;
   s.tiers = tiers;
-  s.switch_radix = radix;
+  s.switch_radix = radix.value_or(s.switch_radix);
+  s.default_radix = !radix.has_value();
   s.vms_per_leaf = vms_per_leaf;
   s.oversubscription = oversubscription;
   s.ecmp_spread = ecmp_spread;
   return s;
 }
 
-void FabricArgs::Apply(ClusterSpec* spec) const {
+std::string FabricArgs::Apply(ClusterSpec* spec) const {
   spec->fabric = ToSpec();
-  if (spec->fabric.tiers == 0) spec->fabric.tiers = ChooseTiers(*spec);
+  return ResolveFabric(spec);
 }
 
 void LengthArgs::Declare(OptionList* o) {
@@ -141,7 +143,7 @@ StatusOr<std::vector<RequestLengths>> LengthArgs::Resolve(const Context& ctx) co
 void SizeArgs::Declare(OptionList* o) {
   o->Add("sku", &sku, "One VM size (see: ndtwin sku list)");
   o->Add("skus", &skus, "all (default) or a comma-separated list of sizes");
-  o->Add("gpus", &gpus, "Total GPUs (sizes whose GPUs per VM divide it)");
+  o->Add("gpus", &gpus, "Total GPUs (sizes whose GPUs per VM divide it); this or --vms is needed");
   o->Add("vms", &vms, "VMs of each size (instead of --gpus)");
 }
 

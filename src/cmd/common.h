@@ -34,8 +34,8 @@ struct ModelArgs {
 
 // The scale-out fabric: Azure does not publish its fat trees, so these are what-if parameters.
 struct FabricArgs {
-  int tiers = 0;  // 0: the fewest tiers the radix can wire
-  int radix = FabricSpec{}.switch_radix;
+  int tiers = 0;             // 0: the fewest tiers the radix can wire
+  std::optional<int> radix;  // nullopt: FabricSpec's default, raised where it cannot wire the VMs
   int vms_per_leaf = 0;
   double oversubscription = 1.0;
   bool ecmp_spread = false;
@@ -43,8 +43,10 @@ struct FabricArgs {
   void Declare(OptionList* o);
   // As a FabricSpec; tiers stays 0 ("the fewest that fit") for the caller to resolve.
   FabricSpec ToSpec() const;
-  // Copies the options into spec->fabric; spec->sku must be set (tiers 0 picks the fewest).
-  void Apply(ClusterSpec* spec) const;
+  // Copies the options into spec->fabric; spec->sku must be set (tiers 0 picks the fewest;
+  // without --radix, a radix that can wire the VMs: topo/builders.h ResolveFabric). Returns that
+  // assumption in one line, or "".
+  std::string Apply(ClusterSpec* spec) const;
 };
 
 // Request lengths: a dataset preset or CSV (default mlperf-llama2-70b) or fixed lengths, every

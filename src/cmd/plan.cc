@@ -117,6 +117,7 @@ std::string PlanTrainText(const PlanTrainRequest& req, const PlanTrainReport& re
   } else {
     p("; best %zu re-scored at %s fidelity\n", rep.results.size(), FidelityName(req.fidelity));
   }
+  for (const std::string& a : rep.fabric_assumed) p("Fabric assumed: %s\n", a.c_str());
   return p.take();
 }
 
@@ -157,6 +158,8 @@ nlohmann::ordered_json ToJson(const PlanTrainRequest& req, const PlanTrainReport
     x["mfu"] = r.mfu;
     x["memory_bytes_per_gpu"] = r.memory_bytes;
     x["fidelity"] = FidelityName(r.fidelity);
+    x["fabric"] = r.fabric_tiers > 0 ? Json{{"tiers", r.fabric_tiers}, {"radix", r.fabric_radix}}
+                                     : Json(nullptr);
     if (req.tokens > 0) {
       x["time_to_train_s"] = r.time_to_train_s;
       x["cost_usd"] = r.priced ? Json(r.cost_usd) : Json(nullptr);
@@ -164,6 +167,7 @@ nlohmann::ordered_json ToJson(const PlanTrainRequest& req, const PlanTrainReport
     results.push_back(x);
   }
   j["results"] = results;
+  j["fabric_assumed"] = rep.fabric_assumed;
   return j;
 }
 
@@ -306,13 +310,15 @@ StatusOr<CommandOutput> RunPlanInfer(const Context& ctx, const PlanInferFlags& f
 }  // namespace
 
 Command PlanTrainCommand() {
-  return MakeCommand<PlanTrainFlags>("plan train", "Search sizes, VM counts and strategies",
-                                     RunPlanTrain);
+  return MakeCommand<PlanTrainFlags>(
+      "plan train", "Search sizes and strategies to train on a given --gpus or --vms count",
+      RunPlanTrain);
 }
 
 Command PlanInferCommand() {
-  return MakeCommand<PlanInferFlags>("plan infer", "Search sizes and weight precisions to serve",
-                                     RunPlanInfer);
+  return MakeCommand<PlanInferFlags>(
+      "plan infer", "Search sizes and weight precisions to serve on a given --gpus or --vms count",
+      RunPlanInfer);
 }
 
 }  // namespace ndt

@@ -18,6 +18,7 @@
 #include "hw/catalog.h"
 #include "parallel/cluster_costs.h"
 #include "parallel/stack.h"
+#include "plan/choose.h"
 #include "report/trace.h"
 #include "topo/builders.h"
 
@@ -31,8 +32,8 @@ struct TrainRequest : CommandRequest {
   int vms = 1;
   int64_t gbs = 0;
   std::optional<int64_t> mbs;
-  int tp = 1, pp = 1, cp = 1, ep = 1;
-  std::optional<int> dp, vpp;
+  int cp = 1, ep = 1;
+  std::optional<int> tp, pp, dp, vpp;
   bool uneven_stages = false;
   // Knobs a software stack sets unless given (parallel/stack.h).
   std::optional<bool> sp, tp_overlap, no_dp_overlap, no_flash_attn, no_grad_accum_fusion;
@@ -49,8 +50,8 @@ struct TrainRequest : CommandRequest {
     model.Declare(o);
     o->Add("gbs", &gbs, "Global batch (sequences per iteration)").Required();
     o->Add("mbs", &mbs, "Micro-batch size (default: best feasible)");
-    o->Add("tp", &tp, "Tensor parallel degree (default 1)");
-    o->Add("pp", &pp, "Pipeline parallel degree (default 1)");
+    o->Add("tp", &tp, "Tensor parallel degree (default: best feasible)");
+    o->Add("pp", &pp, "Pipeline parallel degree (default: best feasible)");
     o->Add("dp", &dp, "Data parallel degree (default: GPUs / (tp*pp*cp))");
     o->Add("vpp", &vpp, "Model chunks per stage, interleaved 1F1B (default: best)");
     o->Add("cp", &cp, "Context parallel degree (default 1)");
@@ -62,8 +63,9 @@ struct TrainRequest : CommandRequest {
            "Overlap TP communication with the GEMMs (Megatron --tp-comm-overlap; needs --sp)");
     o->Add("uneven-stages", &uneven_stages,
            "Allow layers not divisible by pp*vpp: the first and last stages get fewer");
-    o->Add("recompute", &recompute, "none | selective | full (default: the stack's)");
-    o->Add("zero", &zero, "ZeRO stage 0-3 (default: the stack's)");
+    o->Add("recompute", &recompute,
+           "none | selective | full (default: the stack's, else the best feasible)");
+    o->Add("zero", &zero, "ZeRO stage 0-3 (default: the stack's, else the best feasible)");
     o->Add("precision", &precision, "bf16 | fp16 | fp8 (default: the stack's)");
     o->Add("stack", &stack,
            std::string("Software stack, a dated preset of knobs and traits from data/stacks/ "
@@ -84,8 +86,8 @@ struct TrainRequest : CommandRequest {
   }
 };
 
-Status BuildStrategy(const TrainRequest& f, const std::vector<SoftwareStack>& stacks,
-                     TrainJob* job) {
+Status BuildStrategy(const TrainRequest& f, const std::vector<SoftwareStack>& stacks, TrainJob* job,
+                     SoftwareStack* stack_out, StrategyKnobs* user_out, TrainSearchSpace* space) {
   Strategy& s = job->strategy;
   if (f.gbs < 1) return Status::InvalidInput("--gbs (global batch, sequences) must be >= 1");
   for (const auto& [name, v] :
@@ -101,15 +103,15 @@ Status BuildStrategy(const TrainRequest& f, const std::vector<SoftwareStack>& st
     return Status::InvalidInput("--trace needs a file name (e.g. --trace step.json)");
   }
   s.gbs = f.gbs;
-  s.tp = f.tp;
-  s.pp = f.pp;
+  s.tp = f.tp.value_or(1);
+  s.pp = f.pp.value_or(1);
   s.dp = f.dp.value_or(0);
   s.cp = f.cp;
   s.ep = f.ep;
   s.uneven_stages = f.uneven_stages;
   job->mbs_given = f.mbs.has_value();
   s.mbs = f.mbs.value_or(1);
-  job->vpp_given = f.vpp.has_value() || f.pp == 1;
+  job->vpp_given = f.vpp.has_value() || s.pp == 1;
   s.vpp = f.vpp.value_or(1);
   // The stack fills every knob the user did not give (parallel/stack.h).
   StrategyKnobs user;
@@ -136,6 +138,18 @@ Status BuildStrategy(const TrainRequest& f, const std::vector<SoftwareStack>& st
   if (f.no_grad_accum_fusion.has_value()) user.grad_accum_fusion = false;
   NDT_ASSIGN_OR_RETURN(SoftwareStack stack, FindStack(stacks, f.stack, StackKind::kTraining));
   ApplyTrainStack(stack, user, &s);
+  *stack_out = stack;
+  *user_out = user;
+  space->tp = f.tp;
+  space->pp = f.pp;
+  space->dp = f.dp;
+  space->ep = f.ep;
+  space->zero = user.zero;
+  space->recompute = user.recompute;
+  space->sp = user.sp;
+  space->tp_overlap = user.tp_overlap;
+  // Stages that do not divide the layers only when asked (--uneven-stages), as Megatron-LM.
+  space->allow_uneven = false;
   const std::string schedule = f.schedule.value_or("1f1b");
   if (!ParsePipeSchedule(schedule, &s.schedule)) {
     return Status::InvalidInput("--schedule '" + schedule +
@@ -315,7 +329,10 @@ StatusOr<CommandOutput> RunTrain(const Context& ctx, const TrainRequest& f, Diag
   }
   TrainJob job;
   job.model = model;
-  NDT_RETURN_IF_ERROR(BuildStrategy(f, ctx.stacks, &job));
+  SoftwareStack stack;
+  StrategyKnobs user;
+  TrainSearchSpace space;
+  NDT_RETURN_IF_ERROR(BuildStrategy(f, ctx.stacks, &job, &stack, &user, &space));
   const GpuSpec& gpu = cat.GpuOf(*sku);
   if (f.vms > 1 && !sku->infiniband && sku->nvlink_domain_gpus <= sku->gpus) {
     return Status::InvalidInput(sku->name +
@@ -329,7 +346,7 @@ StatusOr<CommandOutput> RunTrain(const Context& ctx, const TrainRequest& f, Diag
   cs.sku = sku;
   cs.gpu = &gpu;
   cs.vms = f.vms;
-  f.fabric.Apply(&cs);
+  if (const std::string a = f.fabric.Apply(&cs); !a.empty()) diag->Warn(a);
   NDT_ASSIGN_OR_RETURN(Cluster cluster, BuildCluster(cs, ctx.fabric));
   job.num_gpus = cluster.num_gpus();
   job.gpus_per_vm = cluster.gpus_per_vm();
@@ -337,7 +354,22 @@ StatusOr<CommandOutput> RunTrain(const Context& ctx, const TrainRequest& f, Diag
   job.gpu_memory_bytes = gpu.memory_bytes;  // what CUDA can allocate (data/gpus)
   job.vm_usd_per_hour = sku->price ? sku->price->usd_per_hour : 0;
   ClusterCosts costs(cluster, ctx.compute, ctx.nccl, job.strategy.precision, fidelity);
+  std::vector<std::string> chosen;
+  if (NeedsChoice(space)) {
+    // Omitted knobs: the fastest feasible, chosen on analytical costs (plan/choose.h), then run
+    // at the fidelity asked.
+    std::optional<ClusterCosts> fast;
+    if (fidelity != Fidelity::kAnalytical) {
+      fast.emplace(cluster, ctx.compute, ctx.nccl, job.strategy.precision, Fidelity::kAnalytical);
+    }
+    NDT_ASSIGN_OR_RETURN(TrainChoice choice,
+                         ChooseTrainStrategy(job, fast ? *fast : costs, space, stack, user));
+    job.strategy = choice.strategy;
+    job.vpp_given = f.vpp.has_value() || job.strategy.pp == 1;
+    chosen = choice.chosen;
+  }
   NDT_ASSIGN_OR_RETURN(TrainReport r, RunTraining(job, costs));
+  r.chosen.insert(r.chosen.begin(), chosen.begin(), chosen.end());
   for (const std::string& w : r.warnings) diag->Warn(w);
   if (f.trace.has_value()) NDT_RETURN_IF_ERROR(WriteTrace(BuildTrace(r), *f.trace));
   // ZeRO-3 runs have their own class: their parameter gathers are a mechanism of their own.
