@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <utility>
 
 #include "topo/builders.h"
@@ -111,6 +112,39 @@ FabricSpec FabricArgs::ToSpec() const {
 std::string FabricArgs::Apply(ClusterSpec* spec) const {
   spec->fabric = ToSpec();
   return ResolveFabric(spec);
+}
+
+void PriceArgs::Declare(OptionList* o) {
+  o->Add("price-per-hour", &prices,
+         "SIZE=USD: a size's pay-as-you-go price per VM-hour for this run (repeatable; beats "
+         "data/prices.yaml; sizes without a price are left out of cost rankings)");
+}
+
+StatusOr<const Context*> PriceArgs::Apply(const Context& ctx,
+                                          std::optional<Context>* holder) const {
+  if (prices.empty()) return &ctx;
+  holder->emplace(ctx);
+  for (const std::string& p : prices) {
+    const size_t eq = p.find('=');
+    const std::string size = eq == std::string::npos ? "" : p.substr(0, eq);
+    const std::string usd = eq == std::string::npos ? "" : p.substr(eq + 1);
+    char* end = nullptr;
+    const double v = usd.empty() ? 0 : std::strtod(usd.c_str(), &end);
+    if (size.empty() || usd.empty() || end == nullptr || *end != '\0') {
+      return Status::InvalidInput("--price-per-hour '" + p +
+                                  "': use SIZE=USD, e.g. ND96isr_H200_v5=110.5");
+    }
+    // A VM-hour of the largest size costs about 100 USD; 1e6 leaves room for any what-if.
+    if (!(v > 0 && v <= 1e6)) {
+      return Status::InvalidInput("--price-per-hour '" + p +
+                                  "': the price must be > 0 and <= 1e6 USD per VM-hour");
+    }
+    PriceSpec price;
+    price.usd_per_hour = v;
+    price.source = "--price-per-hour";
+    NDT_RETURN_IF_ERROR((*holder)->catalog.SetPrice(size, price));
+  }
+  return &**holder;
 }
 
 void LengthArgs::Declare(OptionList* o) {

@@ -71,6 +71,18 @@ struct SizeArgs {
   StatusOr<std::vector<const SkuSpec*>> Resolve(const Catalog& cat) const;
 };
 
+// --price-per-hour SIZE=USD, repeatable: a VM size's pay-as-you-go price per VM-hour for this
+// run (a size data/prices.yaml has no price for, or a negotiated rate), beating the file's.
+struct PriceArgs {
+  std::vector<std::string> prices;
+
+  void Declare(OptionList* o);
+  // `ctx` when no price is given; else a copy of it whose catalog carries the prices, kept in
+  // *holder. kInvalidInput for a malformed entry or a price not in (0, 1e6] USD; kNotFound for an
+  // unknown size.
+  StatusOr<const Context*> Apply(const Context& ctx, std::optional<Context>* holder) const;
+};
+
 // "a,b,c" -> {"a", "b", "c"}; "" -> {}.
 std::vector<std::string> SplitCommas(const std::string& list);
 

@@ -34,6 +34,7 @@ struct PlanTrainFlags : CommandRequest {
   int top = 10, threads = 0;
   double tokens = 0;
   std::string objective = "throughput", precision = "bf16", fidelity = "flow";
+  PriceArgs prices;
 
   void Declare(OptionList* o) override {
     mf.Declare(o);
@@ -46,6 +47,7 @@ struct PlanTrainFlags : CommandRequest {
     o->Add("fidelity", &fidelity, "Re-score the best at analytical | flow (default flow)");
     o->Add("threads", &threads, "Threads (default: all cores)");
     fabric.Declare(o);
+    prices.Declare(o);
   }
 };
 
@@ -76,6 +78,15 @@ StatusOr<PlanTrainRequest> BuildRequest(const PlanTrainFlags& f, const Context& 
 }
 
 double GiB(double b) { return b / (1024.0 * 1024 * 1024); }
+
+// The sizes a cost ranking left out for want of a price, and how to price them; "" for none.
+std::string UnpricedText(const std::vector<std::string>& unpriced) {
+  if (unpriced.empty()) return "";
+  std::string list;
+  for (const std::string& n : unpriced) list += (list.empty() ? "" : ", ") + n;
+  return "Not ranked (no price in data/prices.yaml; give --price-per-hour SIZE=USD): " + list +
+         "\n";
+}
 
 const char* FidelityName(Fidelity f) { return f == Fidelity::kFlow ? "flow" : "analytical"; }
 
@@ -118,6 +129,7 @@ std::string PlanTrainText(const PlanTrainRequest& req, const PlanTrainReport& re
     p("; best %zu re-scored at %s fidelity\n", rep.results.size(), FidelityName(req.fidelity));
   }
   for (const std::string& a : rep.fabric_assumed) p("Fabric assumed: %s\n", a.c_str());
+  p("%s", UnpricedText(rep.unpriced).c_str());
   return p.take();
 }
 
@@ -168,11 +180,15 @@ nlohmann::ordered_json ToJson(const PlanTrainRequest& req, const PlanTrainReport
   }
   j["results"] = results;
   j["fabric_assumed"] = rep.fabric_assumed;
+  j["unpriced"] = rep.unpriced;
   return j;
 }
 
-StatusOr<CommandOutput> RunPlanTrain(const Context& ctx, const PlanTrainFlags& f,
+StatusOr<CommandOutput> RunPlanTrain(const Context& base, const PlanTrainFlags& f,
                                      Diagnostics* diag) {
+  std::optional<Context> priced;
+  NDT_ASSIGN_OR_RETURN(const Context* c, f.prices.Apply(base, &priced));
+  const Context& ctx = *c;
   const auto start = std::chrono::steady_clock::now();
   NDT_ASSIGN_OR_RETURN(PlanTrainRequest req, BuildRequest(f, ctx));
   auto progress = [diag](const std::string& line) { diag->Progress(line); };
@@ -195,6 +211,7 @@ struct PlanInferFlags : CommandRequest {
   ModelArgs mf;
   int top = 10, threads = 0, requests = 0;
   LengthArgs lengths;
+  PriceArgs prices;
 
   void Declare(OptionList* o) override {
     mf.Declare(o);
@@ -207,6 +224,7 @@ struct PlanInferFlags : CommandRequest {
     o->Add("objective", &objective, "throughput (default) | cost ($/M tokens)");
     o->Add("top", &top, "How many results to show (default 10)");
     o->Add("threads", &threads, "Threads (default: all cores)");
+    prices.Declare(o);
   }
 };
 
@@ -244,8 +262,11 @@ StatusOr<PlanInferRequest> BuildInferRequest(const PlanInferFlags& f, const Cont
   return req;
 }
 
-StatusOr<CommandOutput> RunPlanInfer(const Context& ctx, const PlanInferFlags& f,
+StatusOr<CommandOutput> RunPlanInfer(const Context& base, const PlanInferFlags& f,
                                      Diagnostics* diag) {
+  std::optional<Context> priced;
+  NDT_ASSIGN_OR_RETURN(const Context* c, f.prices.Apply(base, &priced));
+  const Context& ctx = *c;
   const auto start = std::chrono::steady_clock::now();
   NDT_ASSIGN_OR_RETURN(PlanInferRequest req, BuildInferRequest(f, ctx));
   auto progress = [diag](const std::string& line) { diag->Progress(line); };
@@ -260,6 +281,7 @@ StatusOr<CommandOutput> RunPlanInfer(const Context& ctx, const PlanInferFlags& f
     j["scenario"] = ScenarioName(req.base.scenario);
     j["evaluated"] = rep.evaluated;
     j["infeasible"] = rep.infeasible;
+    j["unpriced"] = rep.unpriced;
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
     for (const PlanInferResult& r : rep.results) {
       nlohmann::ordered_json x;
@@ -300,6 +322,7 @@ StatusOr<CommandOutput> RunPlanInfer(const Context& ctx, const PlanInferFlags& f
       "scenario %s\n",
       static_cast<long long>(rep.evaluated), static_cast<long long>(rep.infeasible),
       f.objective.c_str(), ScenarioName(req.base.scenario));
+    p("%s", UnpricedText(rep.unpriced).c_str());
   }
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -43,6 +43,7 @@ struct TrainRequest : CommandRequest {
   std::optional<std::string> schedule, trace;
   std::string order, cp_comm = "ring";
   double tokens = 0;
+  PriceArgs prices;
 
   void Declare(OptionList* o) override {
     o->Add("sku", &sku, "VM size (see: ndtwin sku list)").Required();
@@ -83,6 +84,7 @@ struct TrainRequest : CommandRequest {
     o->Add("tokens", &tokens, "Training tokens: print time to train and cost");
     o->Add("trace", &trace, "Write a Chrome/Perfetto trace of the step to FILE").LocalFile();
     fabric.Declare(o);
+    prices.Declare(o);
   }
 };
 
@@ -318,7 +320,10 @@ Trace BuildTrace(const TrainReport& r) {
   return t;
 }
 
-StatusOr<CommandOutput> RunTrain(const Context& ctx, const TrainRequest& f, Diagnostics* diag) {
+StatusOr<CommandOutput> RunTrain(const Context& base, const TrainRequest& f, Diagnostics* diag) {
+  std::optional<Context> priced;
+  NDT_ASSIGN_OR_RETURN(const Context* c, f.prices.Apply(base, &priced));
+  const Context& ctx = *c;
   const Catalog& cat = ctx.catalog;
   NDT_ASSIGN_OR_RETURN(const SkuSpec* sku, cat.FindSku(f.sku));
   if (f.vms < 1) return Status::InvalidInput("--vms must be >= 1");

@@ -75,6 +75,14 @@ std::string Catalog::DefaultDataDir() {
   return NDT_DATA_DIR;
 }
 
+Status Catalog::SetPrice(std::string_view sku, const PriceSpec& price) {
+  NDT_ASSIGN_OR_RETURN(const SkuSpec* s, FindSku(sku));
+  SkuSpec& m = skus_[static_cast<size_t>(s - skus_.data())];
+  m.price = price;
+  m.price_note.clear();
+  return Status::Ok();
+}
+
 StatusOr<Catalog> Catalog::Load(const std::string& data_dir) {
   Catalog c;
   std::map<std::string, std::pair<size_t, std::string>> gpu_keys, sku_keys;

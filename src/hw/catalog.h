@@ -30,6 +30,10 @@ class Catalog {
   const GpuSpec& GpuOf(const SkuSpec& sku) const;
 
   const std::vector<SkuSpec>& skus() const { return skus_; }
+
+  // Sets a size's pay-as-you-go price (a rate the user knows: a size data/ has none for, or a
+  // negotiated one), replacing the file's. kNotFound for an unknown size (as FindSku).
+  Status SetPrice(std::string_view sku, const PriceSpec& price);
   const std::vector<GpuSpec>& gpus() const { return gpus_; }
 
  private:

@@ -145,7 +145,8 @@ std::vector<SizeContext> BuildContexts(const Catalog& cat, const FabricParams& f
                                        const NcclCalibrationSet& nccl,
                                        const ComputeCalibration& cal, const PlanTrainRequest& req,
                                        std::vector<std::string>* notes,
-                                       std::vector<std::string>* fabric_notes) {
+                                       std::vector<std::string>* fabric_notes,
+                                       std::vector<std::string>* unpriced_sizes) {
   std::vector<SizeContext> out;
   std::string unpriced;
   for (const SkuSpec* sku : req.skus) {
@@ -164,6 +165,7 @@ std::vector<SizeContext> BuildContexts(const Catalog& cat, const FabricParams& f
     }
     if (req.objective == PlanObjective::kCost && !sku->price) {
       unpriced += (unpriced.empty() ? "" : ", ") + sku->name;
+      unpriced_sizes->push_back(sku->name);
       continue;
     }
     const GpuSpec& gpu = cat.GpuOf(*sku);
@@ -370,8 +372,8 @@ StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const FabricParam
   }
   PlanTrainReport rep;
   rep.objective = req.objective;
-  std::vector<SizeContext> ctx =
-      BuildContexts(catalog, fabric, nccl, cal, req, &rep.notes, &rep.fabric_assumed);
+  std::vector<SizeContext> ctx = BuildContexts(catalog, fabric, nccl, cal, req, &rep.notes,
+                                               &rep.fabric_assumed, &rep.unpriced);
   if (ctx.empty()) {
     std::string why;
     for (size_t i = 0; i < rep.notes.size() && i < 2; ++i) why += (i ? "; " : "") + rep.notes[i];

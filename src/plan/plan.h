@@ -86,6 +86,7 @@ struct PlanTrainReport {
   // Sizes whose fabric departs from the default (a larger radix to wire the VMs), one line
   // each: part of the result, so a default never decides the ranking unseen.
   std::vector<std::string> fabric_assumed;
+  std::vector<std::string> unpriced;  // objective cost: sizes left out for want of a price
 };
 
 // Progress callback: one line per size as it is scored (for stderr). May be empty.
