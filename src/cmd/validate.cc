@@ -47,11 +47,16 @@ struct ValidateOptions : CommandRequest {
 };
 
 // ../shared/ beside the repo when it holds validation/ (it may have more cases than the copy),
-// else the repo itself, whose validation/ is a copy of the published measurements.
+// else an installed binary's PREFIX/share/ndtwin (make install copies validation/ there), else
+// the repo itself, whose validation/ is a copy of the published measurements.
 std::string DefaultSharedDir() {
   std::error_code ec;
   const std::string sibling = NDT_SHARED_SIBLING_DIR;
   if (std::filesystem::is_directory(sibling + "/validation", ec)) return sibling;
+  if (const std::string share = InstalledShareDir();
+      !share.empty() && std::filesystem::is_directory(share + "/validation", ec)) {
+    return share;
+  }
   return NDT_SHARED_DIR;
 }
 

@@ -20,7 +20,8 @@ class Catalog {
   // name order. Fails on the first malformed file with file:line, or on a VM size whose GPU is
   // not in the catalog.
   static StatusOr<Catalog> Load(const std::string& data_dir);
-  // The data directory compiled in (NDT_DATA_DIR), overridable with $NDTWIN_DATA.
+  // $NDTWIN_DATA when set; else, for a binary installed by `make install` (PREFIX/bin/ndtwin),
+  // PREFIX/share/ndtwin/data; else the data directory compiled in (NDT_DATA_DIR, the source tree).
   static std::string DefaultDataDir();
 
   // "unknown VM size 'X'; did you mean 'Y'? (see: ndtwin sku list)" when not found.
@@ -40,6 +41,10 @@ class Catalog {
   std::vector<GpuSpec> gpus_;
   std::vector<SkuSpec> skus_;
 };
+
+// PREFIX/share/ndtwin when the running binary is PREFIX/bin/ndtwin installed by `make install`
+// (its data/ beside it), else "".
+std::string InstalledShareDir();
 
 }  // namespace ndt
 
