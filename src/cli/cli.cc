@@ -1,5 +1,7 @@
 #include "cli/cli.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -88,7 +90,14 @@ void Warn(const std::string& msg) { std::fprintf(stderr, "ndtwin: warning: %s\n"
 class StderrDiagnostics : public Diagnostics {
  public:
   void Warn(const std::string& msg) override { ndt::Warn(msg); }
-  void Progress(const std::string& line) override { std::fprintf(stderr, "%s\n", line.c_str()); }
+  explicit StderrDiagnostics(bool progress) : progress_(progress) {}
+  void Note(const std::string& line) override { std::fprintf(stderr, "%s\n", line.c_str()); }
+  void Progress(const std::string& line) override {
+    if (progress_) std::fprintf(stderr, "%s\n", line.c_str());
+  }
+
+ private:
+  bool progress_;
 };
 
 int RunCli(int argc, char** argv) {
@@ -184,7 +193,8 @@ int RunCli(int argc, char** argv) {
     std::fprintf(stderr, "ndtwin: error: %s\n", ctx.status().message().c_str());
     return ctx.status().exit_code();
   }
-  StderrDiagnostics diag;
+  // Progress only where a person watches: stderr a terminal, and not --json (never when piped).
+  StderrDiagnostics diag(!json && isatty(fileno(stderr)) != 0);
   StatusOr<CommandOutput> out = chosen->cmd->run(*ctx, *chosen->request, &diag);
   if (!out.ok()) {
     std::fprintf(stderr, "ndtwin: error: %s\n", out.status().message().c_str());

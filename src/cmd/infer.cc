@@ -346,6 +346,7 @@ StatusOr<CommandOutput> RunInfer(const Context& base, const InferFlags& f, Diagn
   NDT_ASSIGN_OR_RETURN(TransformerSpec model, f.mf.Resolve(ctx));
   InferOptions o;
   NDT_RETURN_IF_ERROR(BuildOptions(ctx, f, &o));
+  o.progress = [diag](const std::string& line) { diag->Progress(line); };
   // TP splits the attention heads, PP the layers (TensorRT-LLM refuses the same).
   if (o.tp > 0 &&
       (model.heads % o.tp != 0 || (model.kv_heads % o.tp != 0 && o.tp % model.kv_heads != 0))) {

@@ -195,7 +195,7 @@ StatusOr<CommandOutput> RunPlanTrain(const Context& base, const PlanTrainFlags& 
   StatusOr<PlanTrainReport> rep =
       PlanTraining(ctx.catalog, ctx.fabric, ctx.nccl, ctx.compute, req, progress);
   if (!rep.ok()) return rep.status();
-  for (const std::string& n : rep->notes) diag->Progress("plan: note: " + n);
+  for (const std::string& n : rep->notes) diag->Note("plan: note: " + n);
   CommandOutput out{ToJson(req, *rep), PlanTrainText(req, *rep)};
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -273,7 +273,7 @@ StatusOr<CommandOutput> RunPlanInfer(const Context& base, const PlanInferFlags& 
   const ServeData data{&ctx.catalog, &ctx.fabric, &ctx.compute,
                        &ctx.engine,  &ctx.nccl,   ctx.data_dir};
   NDT_ASSIGN_OR_RETURN(PlanInferReport rep, PlanInference(data, req, progress));
-  for (const std::string& n : rep.notes) diag->Progress("plan: note: " + n);
+  for (const std::string& n : rep.notes) diag->Note("plan: note: " + n);
   nlohmann::ordered_json j;
   {
     j["schema"] = "ndtwin.plan_infer/1";

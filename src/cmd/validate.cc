@@ -139,7 +139,7 @@ StatusOr<CommandOutput> RunValidate(const Context& ctx, const ValidateOptions& o
         std::filesystem::path(shared_dir).lexically_normal().lexically_relative(cwd).string();
     if (!rel.empty()) shown = rel;
   }
-  diag->Progress("ndtwin: measurements from " + shown + "/validation");
+  diag->Note("ndtwin: measurements from " + shown + "/validation");
   std::vector<std::string> suites = {"collectives", "training", "inference"};
   if (opts.suite != "all") suites = {opts.suite};
   Json out;
@@ -247,7 +247,7 @@ StatusOr<CommandOutput> RunValidate(const Context& ctx, const ValidateOptions& o
     f << IntervalsYaml(iv);
     f.close();
     if (!f) return Status::InvalidInput("--write-intervals: cannot write " + path);
-    diag->Progress("ndtwin: wrote " + path);
+    diag->Note("ndtwin: wrote " + path);
     text += "intervals (measured/predicted p10-p90, written to data/calibration/intervals.yaml):\n";
     Json jiv = Json::array();
     for (const IntervalClass& c : iv.classes) {
