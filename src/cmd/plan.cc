@@ -33,7 +33,8 @@ struct PlanTrainFlags : CommandRequest {
   int64_t gbs = 0;
   int top = 10, threads = 0;
   double tokens = 0;
-  std::string objective = "throughput", precision = "bf16", fidelity = "flow";
+  std::string objective = "throughput", fidelity = "flow", stack = kDefaultTrainStack;
+  std::optional<std::string> precision;
   PriceArgs prices;
 
   void Declare(OptionList* o) override {
@@ -43,7 +44,10 @@ struct PlanTrainFlags : CommandRequest {
     o->Add("tokens", &tokens, "Training tokens: time to train and cost");
     o->Add("objective", &objective, "throughput (default) | cost | time");
     o->Add("top", &top, "How many configurations to show (default 10)");
-    o->Add("precision", &precision, "bf16 | fp16 | fp8 (default bf16)");
+    o->Add("precision", &precision, "bf16 | fp16 | fp8 (default: the stack's)");
+    o->Add("stack", &stack,
+           std::string("Software stack every candidate runs with, from data/stacks/ (default ") +
+               kDefaultTrainStack + ", as train)");
     o->Add("fidelity", &fidelity, "Re-score the best at analytical | flow (default flow)");
     o->Add("threads", &threads, "Threads (default: all cores)");
     fabric.Declare(o);
@@ -51,8 +55,10 @@ struct PlanTrainFlags : CommandRequest {
   }
 };
 
-StatusOr<PlanTrainRequest> BuildRequest(const PlanTrainFlags& f, const Context& ctx) {
+StatusOr<PlanTrainRequest> BuildRequest(const PlanTrainFlags& f, const Context& ctx,
+                                        SoftwareStack* stack) {
   PlanTrainRequest req;
+  NDT_ASSIGN_OR_RETURN(*stack, FindStack(ctx.stacks, f.stack, StackKind::kTraining));
   NDT_ASSIGN_OR_RETURN(req.model, f.mf.Resolve(ctx));
   NDT_ASSIGN_OR_RETURN(req.skus, f.size.Resolve(ctx.catalog));
   if (f.tokens < 0) return Status::InvalidInput("--tokens must be >= 0");
@@ -67,9 +73,11 @@ StatusOr<PlanTrainRequest> BuildRequest(const PlanTrainFlags& f, const Context& 
   if (!ParsePlanObjective(f.objective, &req.objective)) {
     return Status::InvalidInput("--objective '" + f.objective + "'; use throughput, cost or time");
   }
-  if (!ParseDtype(f.precision, &req.precision) || req.precision == Dtype::kFp32 ||
+  const std::string precision =
+      f.precision.value_or(stack->knobs.precision ? DtypeName(*stack->knobs.precision) : "bf16");
+  if (!ParseDtype(precision, &req.precision) || req.precision == Dtype::kFp32 ||
       req.precision == Dtype::kFp4) {
-    return Status::InvalidInput("--precision '" + f.precision + "'; use bf16, fp16 or fp8");
+    return Status::InvalidInput("--precision '" + precision + "'; use bf16, fp16 or fp8");
   }
   if (!ParseFidelity(f.fidelity, &req.fidelity)) {
     return Status::InvalidInput("--fidelity '" + f.fidelity + "'; use analytical or flow");
@@ -96,8 +104,8 @@ std::string PlanTrainText(const PlanTrainRequest& req, const PlanTrainReport& re
   const bool moe = req.model.is_moe();
   p("%-4s  %-30s  %4s  %5s  %3s  %3s  %4s", "Rank", "Size", "VMs", "GPUs", "tp", "pp", "dp");
   if (moe) p("  %3s", "ep");
-  p("  %3s  %3s  %-3s  %4s  %-9s  %8s  %10s  %5s  %7s", "vpp", "mbs", "sp", "zero", "recompute",
-    "step s", "tokens/s", "MFU", "GiB/GPU");
+  p("  %3s  %3s  %-3s  %-3s  %4s  %-9s  %8s  %10s  %5s  %7s", "vpp", "mbs", "sp", "tpo", "zero",
+    "recompute", "step s", "tokens/s", "MFU", "GiB/GPU");
   if (tokens) p("  %8s  %12s", "days", "$");
   p("\n");
   for (size_t i = 0; i < rep.results.size(); ++i) {
@@ -106,9 +114,9 @@ std::string PlanTrainText(const PlanTrainRequest& req, const PlanTrainReport& re
     p("%4zu  %-30s  %4d  %5d  %3d  %3d  %4d", i + 1, r.sku.c_str(), r.vms, r.gpus, s.tp, s.pp,
       s.dp);
     if (moe) p("  %3d", s.ep);
-    p("  %3d  %3lld  %-3s  %4d  %-9s  %8.4f  %10.0f  %4.1f%%  %7.1f", s.vpp,
-      static_cast<long long>(s.mbs), s.sp ? "on" : "off", s.zero, RecomputeName(s.recompute),
-      r.step_time_s, r.tokens_per_s, 100 * r.mfu, GiB(r.memory_bytes));
+    p("  %3d  %3lld  %-3s  %-3s  %4d  %-9s  %8.4f  %10.0f  %4.1f%%  %7.1f", s.vpp,
+      static_cast<long long>(s.mbs), s.sp ? "on" : "off", s.tp_overlap ? "on" : "off", s.zero,
+      RecomputeName(s.recompute), r.step_time_s, r.tokens_per_s, 100 * r.mfu, GiB(r.memory_bytes));
     if (tokens) {
       p("  %8.2f  %12s", r.time_to_train_s / 86400,
         r.priced ? std::to_string(static_cast<long long>(r.cost_usd + 0.5)).c_str() : "-");
@@ -121,6 +129,7 @@ std::string PlanTrainText(const PlanTrainRequest& req, const PlanTrainReport& re
     p(", %lld skipped (their size cannot reach the top %d even at peak FLOP/s)",
       static_cast<long long>(rep.bounded), req.top_k);
   }
+  if (req.stack != nullptr) p("; stack %s", req.stack->name.c_str());
   p("; objective %s", PlanObjectiveName(rep.objective));
   if (tokens) p(" for %.3g tokens", req.tokens);
   if (req.fidelity == Fidelity::kAnalytical) {
@@ -141,6 +150,7 @@ nlohmann::ordered_json ToJson(const PlanTrainRequest& req, const PlanTrainReport
   j["model"] = req.model.name;
   j["gbs"] = req.gbs;
   j["objective"] = PlanObjectiveName(rep.objective);
+  if (req.stack != nullptr) j["stack"] = req.stack->name;
   if (req.tokens > 0) j["tokens"] = req.tokens;
   j["evaluated"] = rep.evaluated;
   j["infeasible"] = rep.infeasible;
@@ -162,6 +172,7 @@ nlohmann::ordered_json ToJson(const PlanTrainRequest& req, const PlanTrainReport
     x["vpp"] = s.vpp;
     x["mbs"] = s.mbs;
     x["sp"] = s.sp;
+    x["tp_overlap"] = s.tp_overlap;
     x["zero"] = s.zero;
     x["recompute"] = RecomputeName(s.recompute);
     x["precision"] = DtypeName(s.precision);
@@ -190,7 +201,9 @@ StatusOr<CommandOutput> RunPlanTrain(const Context& base, const PlanTrainFlags& 
   NDT_ASSIGN_OR_RETURN(const Context* c, f.prices.Apply(base, &priced));
   const Context& ctx = *c;
   const auto start = std::chrono::steady_clock::now();
-  NDT_ASSIGN_OR_RETURN(PlanTrainRequest req, BuildRequest(f, ctx));
+  SoftwareStack stack;
+  NDT_ASSIGN_OR_RETURN(PlanTrainRequest req, BuildRequest(f, ctx, &stack));
+  req.stack = &stack;
   auto progress = [diag](const std::string& line) { diag->Progress(line); };
   StatusOr<PlanTrainReport> rep =
       PlanTraining(ctx.catalog, ctx.fabric, ctx.nccl, ctx.compute, req, progress);

@@ -386,9 +386,19 @@ StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const FabricParam
   std::vector<size_t> first;
   for (size_t i = 0; i < ctx.size(); ++i) {
     first.push_back(cands.size());
-    for (const Strategy& s :
+    for (Strategy s :
          EnumerateTrainStrategies(req.model, ctx[i].gpus, ctx[i].cluster->nvlink_domain_gpus(),
                                   req.gbs, req.precision)) {
+      if (req.stack != nullptr) {
+        // The searched knobs stay as enumerated; the stack sets the rest, TP overlap included
+        // (the simulator's overlap never adds time, so where the stack has it, it is on).
+        StrategyKnobs searched;
+        searched.precision = s.precision;
+        searched.recompute = s.recompute;
+        searched.zero = s.zero;
+        searched.sp = s.sp;
+        ApplyTrainStack(*req.stack, searched, &s);
+      }
       cands.push_back({static_cast<int>(i), s});
     }
   }

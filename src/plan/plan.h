@@ -26,6 +26,7 @@
 #include "core/status.h"
 #include "hw/catalog.h"
 #include "model/transformer.h"
+#include "parallel/stack.h"
 #include "parallel/strategy.h"
 #include "topo/fabric_params.h"
 
@@ -52,6 +53,10 @@ struct PlanTrainRequest {
   int threads = 0;                      // OpenMP threads; 0: the runtime's default
   // The assumed fat tree; tiers 0: the fewest that fit; default_radix: raised where needed.
   FabricSpec fabric{.tiers = 0, .default_radix = true};
+  // The software stack (parallel/stack.h) every candidate runs with: its knobs the search does
+  // not choose (FlashAttention, gradient-accumulation fusion, DP and PP overlap, TP overlap where
+  // SP and tp > 1 allow it) and its ZeRO-3 traits. nullptr: Strategy's defaults (no TP overlap).
+  const SoftwareStack* stack = nullptr;
   // Skip a whole size when even its GPUs at dense peak (MFU 1) cannot reach the current top K.
   // Never changes the results; false scores every configuration.
   bool prune_by_bound = true;
