@@ -360,9 +360,10 @@ StatusOr<CommandOutput> RunTrain(const Context& base, const TrainRequest& f, Dia
   job.vm_usd_per_hour = sku->price ? sku->price->usd_per_hour : 0;
   ClusterCosts costs(cluster, ctx.compute, ctx.nccl, job.strategy.precision, fidelity);
   std::vector<std::string> chosen;
-  if (NeedsChoice(space)) {
-    // Omitted knobs: the fastest feasible, chosen on analytical costs (plan/choose.h), then run
-    // at the fidelity asked.
+  // Omitted knobs: the fastest feasible, chosen on analytical costs (plan/choose.h), then run at
+  // the fidelity asked. With tp and pp given the job runs as given first, and the search (ZeRO
+  // and recompute beyond the stack's) only runs when that does not fit: no extra work otherwise.
+  auto choose = [&]() -> Status {
     std::optional<ClusterCosts> fast;
     if (fidelity != Fidelity::kAnalytical) {
       fast.emplace(cluster, ctx.compute, ctx.nccl, job.strategy.precision, Fidelity::kAnalytical);
@@ -372,8 +373,18 @@ StatusOr<CommandOutput> RunTrain(const Context& base, const TrainRequest& f, Dia
     job.strategy = choice.strategy;
     job.vpp_given = f.vpp.has_value() || job.strategy.pp == 1;
     chosen = choice.chosen;
+    return Status::Ok();
+  };
+  const bool shape_given = space.tp.has_value() && space.pp.has_value();
+  if (!shape_given) NDT_RETURN_IF_ERROR(choose());
+  StatusOr<TrainReport> run = RunTraining(job, costs);
+  if (shape_given && !run.ok() && run.status().code() == StatusCode::kDoesNotFit &&
+      NeedsChoice(space)) {
+    NDT_RETURN_IF_ERROR(choose());
+    run = RunTraining(job, costs);
   }
-  NDT_ASSIGN_OR_RETURN(TrainReport r, RunTraining(job, costs));
+  if (!run.ok()) return run.status();
+  TrainReport r = std::move(*run);
   r.chosen.insert(r.chosen.begin(), chosen.begin(), chosen.end());
   for (const std::string& w : r.warnings) diag->Warn(w);
   if (f.trace.has_value()) NDT_RETURN_IF_ERROR(WriteTrace(BuildTrace(r), *f.trace));
