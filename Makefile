@@ -7,8 +7,9 @@ PKGS := cmake g++ make libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libcli11-de
         pybind11-dev python3-pybind11 python3-pandas python3-matplotlib python3-pytest \
         python3-nbconvert python3-ipykernel python3-setuptools python3-pip
 NDTWIN := $(BUILD)/ndtwin
+PREFIX ?= /usr/local
 
-.PHONY: deps build test unit asan demo bench format validate clean
+.PHONY: deps build test unit asan demo bench format validate install clean
 
 deps:
 	@missing=$$(for p in $(PKGS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
@@ -43,6 +44,16 @@ bench: build
 # Also regenerates data/calibration/intervals.yaml (the prediction intervals; commit it).
 validate: build
 	$(NDTWIN) validate --write-intervals
+
+# PREFIX/bin/ndtwin plus data/ and the validation measurements in PREFIX/share/ndtwin, where the
+# installed binary finds them. Build first as yourself; PREFIX needs write access:
+# `make build && sudo make install`, or `make install PREFIX=$$HOME/.local` (no root).
+install:
+	@test -x $(NDTWIN) || { echo "no $(NDTWIN): run 'make build' first"; exit 1; }
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/ndtwin
+	install -m 755 $(NDTWIN) $(DESTDIR)$(PREFIX)/bin/ndtwin
+	rm -rf $(DESTDIR)$(PREFIX)/share/ndtwin/data $(DESTDIR)$(PREFIX)/share/ndtwin/validation
+	cp -R data validation $(DESTDIR)$(PREFIX)/share/ndtwin/
 
 format:
 	clang-format -i $$(git ls-files 'src/*.cc' 'src/*.h' 'bench/*.cc')

@@ -1,5 +1,8 @@
 #include "cli/cli.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -25,7 +28,7 @@ const Group kGroups[] = {
      "sku needs a subcommand: 'sku list' or 'sku show NAME'"},
     {"model", "List and show transformer model presets",
      "model needs a subcommand: 'model list' or 'model show NAME'"},
-    {"plan", "Search VM sizes, counts and strategies for the best training plan",
+    {"plan", "Search VM sizes and strategies: for training (plan train) or serving (plan infer)",
      "plan needs a subcommand: 'plan train --model M --gbs B ...' or 'plan infer --model M "
      "...'"},
 };
@@ -87,7 +90,14 @@ void Warn(const std::string& msg) { std::fprintf(stderr, "ndtwin: warning: %s\n"
 class StderrDiagnostics : public Diagnostics {
  public:
   void Warn(const std::string& msg) override { ndt::Warn(msg); }
-  void Progress(const std::string& line) override { std::fprintf(stderr, "%s\n", line.c_str()); }
+  explicit StderrDiagnostics(bool progress) : progress_(progress) {}
+  void Note(const std::string& line) override { std::fprintf(stderr, "%s\n", line.c_str()); }
+  void Progress(const std::string& line) override {
+    if (progress_) std::fprintf(stderr, "%s\n", line.c_str());
+  }
+
+ private:
+  bool progress_;
 };
 
 int RunCli(int argc, char** argv) {
@@ -140,11 +150,15 @@ int RunCli(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // Point at the subcommand's own help when one was named; name the commands when none was.
+    // The command is the first word naming one ("plan train --model x": "plan train", not
+    // "train"), with its second word where it is a group.
     std::string cmd, names;
-    for (const std::string& name : top_names) {
-      names += (names.empty() ? "" : ", ") + name;
-      for (int i = 1; i < argc && cmd.empty(); ++i) {
-        if (argv[i] == name) cmd = name;
+    for (const std::string& name : top_names) names += (names.empty() ? "" : ", ") + name;
+    for (int i = 1; i < argc && cmd.empty(); ++i) {
+      if (std::find(top_names.begin(), top_names.end(), argv[i]) == top_names.end()) continue;
+      cmd = argv[i];
+      if (groups.count(cmd) > 0 && i + 1 < argc && FindCommand(cmd + " " + argv[i + 1])) {
+        cmd += std::string(" ") + argv[i + 1];
       }
     }
     std::string what = e.what();
@@ -179,7 +193,8 @@ int RunCli(int argc, char** argv) {
     std::fprintf(stderr, "ndtwin: error: %s\n", ctx.status().message().c_str());
     return ctx.status().exit_code();
   }
-  StderrDiagnostics diag;
+  // Progress only where a person watches: stderr a terminal, and not --json (never when piped).
+  StderrDiagnostics diag(!json && isatty(fileno(stderr)) != 0);
   StatusOr<CommandOutput> out = chosen->cmd->run(*ctx, *chosen->request, &diag);
   if (!out.ok()) {
     std::fprintf(stderr, "ndtwin: error: %s\n", out.status().message().c_str());

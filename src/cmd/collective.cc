@@ -167,7 +167,7 @@ CommandOutput Render(const Context& ctx, const CollectiveOptions& o, const SkuSp
 }
 
 StatusOr<CommandOutput> RunCollective(const Context& ctx, const CollectiveOptions& o,
-                                      Diagnostics*) {
+                                      Diagnostics* diag) {
   if (o.sku.empty()) return Status::InvalidInput("--sku is required (see: ndtwin sku list)");
   CollOp op;
   NDT_ASSIGN_OR_RETURN(CollOptions co, ParseOptions(o, &op));
@@ -204,6 +204,10 @@ StatusOr<CommandOutput> RunCollective(const Context& ctx, const CollectiveOption
   std::vector<std::pair<double, CollResult>> results;
   for (double bytes = lo; bytes <= hi * (1 + 1e-12); bytes *= o.step_factor) {
     double b = std::floor(bytes);
+    // The flow model takes seconds per size at scale: say which one runs.
+    if (co.fidelity == Fidelity::kFlow) {
+      diag->Progress("collective: " + std::to_string(static_cast<long long>(b)) + " bytes (flow)");
+    }
     NDT_ASSIGN_OR_RETURN(CollResult r, TimeCollective(c, op, b, group, co));
     results.emplace_back(b, r);
   }

@@ -57,6 +57,7 @@ StatusOr<CommandOutput> RunJson(const Command& cmd, const Context& ctx, const Js
     Respelling(Diagnostics* to, const OptionList& o, const OptionSpelling& s)
         : to_(to), o_(o), s_(s) {}
     void Warn(const std::string& msg) override { to_->Warn(Respell(msg, o_, s_)); }
+    void Note(const std::string& line) override { to_->Note(line); }
     void Progress(const std::string& line) override { to_->Progress(line); }
 
    private:

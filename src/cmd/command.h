@@ -21,17 +21,23 @@
 
 namespace ndt {
 
-// Where a command's warnings and progress lines go while it runs (stderr for the CLI). The
-// default keeps them for the caller.
+// Where a command's warnings, notes and progress lines go while it runs (stderr for the CLI).
+// The default keeps them for the caller.
 class Diagnostics {
  public:
   virtual ~Diagnostics() = default;
   // A warning: the CLI prints "ndtwin: warning: <msg>".
   virtual void Warn(const std::string& msg) { warnings.push_back(msg); }
-  // A progress or note line printed as is ("plan: ..."); never part of the result.
+  // A note printed as is ("plan: note: ..."): what was skipped or assumed; never part of the
+  // result. The CLI always prints it.
+  virtual void Note(const std::string& line) { notes.push_back(line); }
+  // A progress line printed as is ("plan: simulating the best 40 ..."), for runs of several
+  // seconds: the CLI shows it only when stderr is a terminal and --json is not given, so piped
+  // and scripted output never carries it.
   virtual void Progress(const std::string& line) { progress.push_back(line); }
 
   std::vector<std::string> warnings;
+  std::vector<std::string> notes;
   std::vector<std::string> progress;
 };
 

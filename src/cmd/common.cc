@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <utility>
 
 #include "topo/builders.h"
@@ -87,7 +88,8 @@ StatusOr<TransformerSpec> ModelArgs::Resolve(const Context& ctx) const {
 
 void FabricArgs::Declare(OptionList* o) {
   o->Add("tiers", &tiers, "Fat-tree tiers, 2 or 3 (default: fewest that fit)");
-  o->Add("radix", &radix, "Ports per IB switch (default 64)");
+  o->Add("radix", &radix,
+         "Ports per IB switch (default 64, doubled where 3 tiers of 64 cannot wire the VMs)");
   o->Add("vms-per-leaf", &vms_per_leaf, "VMs per leaf group (default radix/2)");
   o->Add("oversubscription", &oversubscription,
          "Leaf down:up bandwidth ratio (default 1 = non-blocking)");
@@ -99,16 +101,50 @@ void FabricArgs::Declare(OptionList* o) {
 FabricSpec FabricArgs::ToSpec() const {
   FabricSpec s;
   s.tiers = tiers;
-  s.switch_radix = radix;
+  s.switch_radix = radix.value_or(s.switch_radix);
+  s.default_radix = !radix.has_value();
   s.vms_per_leaf = vms_per_leaf;
   s.oversubscription = oversubscription;
   s.ecmp_spread = ecmp_spread;
   return s;
 }
 
-void FabricArgs::Apply(ClusterSpec* spec) const {
+std::string FabricArgs::Apply(ClusterSpec* spec) const {
   spec->fabric = ToSpec();
-  if (spec->fabric.tiers == 0) spec->fabric.tiers = ChooseTiers(*spec);
+  return ResolveFabric(spec);
+}
+
+void PriceArgs::Declare(OptionList* o) {
+  o->Add("price-per-hour", &prices,
+         "SIZE=USD: a size's pay-as-you-go price per VM-hour for this run (repeatable; beats "
+         "data/prices.yaml; sizes without a price are left out of cost rankings)");
+}
+
+StatusOr<const Context*> PriceArgs::Apply(const Context& ctx,
+                                          std::optional<Context>* holder) const {
+  if (prices.empty()) return &ctx;
+  holder->emplace(ctx);
+  for (const std::string& p : prices) {
+    const size_t eq = p.find('=');
+    const std::string size = eq == std::string::npos ? "" : p.substr(0, eq);
+    const std::string usd = eq == std::string::npos ? "" : p.substr(eq + 1);
+    char* end = nullptr;
+    const double v = usd.empty() ? 0 : std::strtod(usd.c_str(), &end);
+    if (size.empty() || usd.empty() || end == nullptr || *end != '\0') {
+      return Status::InvalidInput("--price-per-hour '" + p +
+                                  "': use SIZE=USD, e.g. ND96isr_H200_v5=110.5");
+    }
+    // A VM-hour of the largest size costs about 100 USD; 1e6 leaves room for any what-if.
+    if (!(v > 0 && v <= 1e6)) {
+      return Status::InvalidInput("--price-per-hour '" + p +
+                                  "': the price must be > 0 and <= 1e6 USD per VM-hour");
+    }
+    PriceSpec price;
+    price.usd_per_hour = v;
+    price.source = "--price-per-hour";
+    NDT_RETURN_IF_ERROR((*holder)->catalog.SetPrice(size, price));
+  }
+  return &**holder;
 }
 
 void LengthArgs::Declare(OptionList* o) {
@@ -141,7 +177,7 @@ StatusOr<std::vector<RequestLengths>> LengthArgs::Resolve(const Context& ctx) co
 void SizeArgs::Declare(OptionList* o) {
   o->Add("sku", &sku, "One VM size (see: ndtwin sku list)");
   o->Add("skus", &skus, "all (default) or a comma-separated list of sizes");
-  o->Add("gpus", &gpus, "Total GPUs (sizes whose GPUs per VM divide it)");
+  o->Add("gpus", &gpus, "Total GPUs (sizes whose GPUs per VM divide it); this or --vms is needed");
   o->Add("vms", &vms, "VMs of each size (instead of --gpus)");
 }
 

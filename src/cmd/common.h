@@ -34,8 +34,8 @@ struct ModelArgs {
 
 // The scale-out fabric: Azure does not publish its fat trees, so these are what-if parameters.
 struct FabricArgs {
-  int tiers = 0;  // 0: the fewest tiers the radix can wire
-  int radix = FabricSpec{}.switch_radix;
+  int tiers = 0;             // 0: the fewest tiers the radix can wire
+  std::optional<int> radix;  // nullopt: FabricSpec's default, raised where it cannot wire the VMs
   int vms_per_leaf = 0;
   double oversubscription = 1.0;
   bool ecmp_spread = false;
@@ -43,8 +43,10 @@ struct FabricArgs {
   void Declare(OptionList* o);
   // As a FabricSpec; tiers stays 0 ("the fewest that fit") for the caller to resolve.
   FabricSpec ToSpec() const;
-  // Copies the options into spec->fabric; spec->sku must be set (tiers 0 picks the fewest).
-  void Apply(ClusterSpec* spec) const;
+  // Copies the options into spec->fabric; spec->sku must be set (tiers 0 picks the fewest;
+  // without --radix, a radix that can wire the VMs: topo/builders.h ResolveFabric). Returns that
+  // assumption in one line, or "".
+  std::string Apply(ClusterSpec* spec) const;
 };
 
 // Request lengths: a dataset preset or CSV (default mlperf-llama2-70b) or fixed lengths, every
@@ -67,6 +69,18 @@ struct SizeArgs {
   void Declare(OptionList* o);
   // --sku S, --skus all (the default) or --skus A,B,C; checks --gpus / --vms.
   StatusOr<std::vector<const SkuSpec*>> Resolve(const Catalog& cat) const;
+};
+
+// --price-per-hour SIZE=USD, repeatable: a VM size's pay-as-you-go price per VM-hour for this
+// run (a size data/prices.yaml has no price for, or a negotiated rate), beating the file's.
+struct PriceArgs {
+  std::vector<std::string> prices;
+
+  void Declare(OptionList* o);
+  // `ctx` when no price is given; else a copy of it whose catalog carries the prices, kept in
+  // *holder. kInvalidInput for a malformed entry or a price not in (0, 1e6] USD; kNotFound for an
+  // unknown size.
+  StatusOr<const Context*> Apply(const Context& ctx, std::optional<Context>* holder) const;
 };
 
 // "a,b,c" -> {"a", "b", "c"}; "" -> {}.

@@ -182,7 +182,10 @@ Json Q(const Quantiles& q, double scale) {
   return Json{{"p10", q.p10 * scale}, {"p50", q.p50 * scale}, {"p90", q.p90 * scale}};
 }
 
-StatusOr<CommandOutput> RunFleet(const Context& ctx, const FleetRequest& f, Diagnostics* diag) {
+StatusOr<CommandOutput> RunFleet(const Context& base, const FleetRequest& f, Diagnostics* diag) {
+  std::optional<Context> priced;
+  NDT_ASSIGN_OR_RETURN(const Context* c, f.job.prices.Apply(base, &priced));
+  const Context& ctx = *c;
   // Run length and policy first: one line per bad input.
   if (f.days.has_value() && !(*f.days > 0)) {
     return Status::InvalidInput("--days must be > 0 (got " + Fmt("%g", *f.days) + ")");

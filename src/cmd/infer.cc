@@ -41,6 +41,7 @@ struct InferFlags : CommandRequest {
   std::optional<int> tp, pp, max_batch, max_num_tokens, requests;
   std::optional<double> qps;
   LengthArgs lengths;
+  PriceArgs prices;
   uint64_t seed = 1;
 
   void Declare(OptionList* o) override {
@@ -68,6 +69,7 @@ struct InferFlags : CommandRequest {
            "Replay arrivals from CSV arrival_s,input_tokens,output_tokens")
         .LocalFile();
     o->Add("disaggregate", &disaggregate, "P:D prefill and decode replicas");
+    prices.Declare(o);
   }
 };
 
@@ -335,12 +337,16 @@ Trace BuildTrace(const InferResult& r) {
   return t;
 }
 
-StatusOr<CommandOutput> RunInfer(const Context& ctx, const InferFlags& f, Diagnostics* diag) {
+StatusOr<CommandOutput> RunInfer(const Context& base, const InferFlags& f, Diagnostics* diag) {
+  std::optional<Context> priced;
+  NDT_ASSIGN_OR_RETURN(const Context* c, f.prices.Apply(base, &priced));
+  const Context& ctx = *c;
   const Catalog& cat = ctx.catalog;
   NDT_ASSIGN_OR_RETURN(const SkuSpec* sku, cat.FindSku(f.sku));
   NDT_ASSIGN_OR_RETURN(TransformerSpec model, f.mf.Resolve(ctx));
   InferOptions o;
   NDT_RETURN_IF_ERROR(BuildOptions(ctx, f, &o));
+  o.progress = [diag](const std::string& line) { diag->Progress(line); };
   // TP splits the attention heads, PP the layers (TensorRT-LLM refuses the same).
   if (o.tp > 0 &&
       (model.heads % o.tp != 0 || (model.kv_heads % o.tp != 0 && o.tp % model.kv_heads != 0))) {

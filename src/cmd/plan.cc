@@ -36,7 +36,9 @@ struct PlanTrainFlags : CommandRequest {
   int64_t gbs = 0;
   int top = 10, threads = 0;
   double tokens = 0;
-  std::string objective = "throughput", precision = "bf16", fidelity = "flow";
+  std::string objective = "throughput", fidelity = "flow", stack = kDefaultTrainStack;
+  std::optional<std::string> precision;
+  PriceArgs prices;
   bool with_failures = false;
 
   void Declare(OptionList* o) override {
@@ -46,18 +48,24 @@ struct PlanTrainFlags : CommandRequest {
     o->Add("tokens", &tokens, "Training tokens: time to train and cost");
     o->Add("objective", &objective, "throughput (default) | cost | time");
     o->Add("top", &top, "How many configurations to show (default 10)");
-    o->Add("precision", &precision, "bf16 | fp16 | fp8 (default bf16)");
+    o->Add("precision", &precision, "bf16 | fp16 | fp8 (default: the stack's)");
+    o->Add("stack", &stack,
+           std::string("Software stack every candidate runs with, from data/stacks/ (default ") +
+               kDefaultTrainStack + ", as train)");
     o->Add("fidelity", &fidelity, "Re-score the best at analytical | flow (default flow)");
     o->Add("threads", &threads, "Threads (default: all cores)");
     o->Add("with-failures", &with_failures,
            "Rank the best by expected time/cost with interruptions, checkpoints to blob and "
            "restarts (fleet's closed form at Daly's interval)");
     fabric.Declare(o);
+    prices.Declare(o);
   }
 };
 
-StatusOr<PlanTrainRequest> BuildRequest(const PlanTrainFlags& f, const Context& ctx) {
+StatusOr<PlanTrainRequest> BuildRequest(const PlanTrainFlags& f, const Context& ctx,
+                                        SoftwareStack* stack) {
   PlanTrainRequest req;
+  NDT_ASSIGN_OR_RETURN(*stack, FindStack(ctx.stacks, f.stack, StackKind::kTraining));
   NDT_ASSIGN_OR_RETURN(req.model, f.mf.Resolve(ctx));
   NDT_ASSIGN_OR_RETURN(req.skus, f.size.Resolve(ctx.catalog));
   if (f.tokens < 0) return Status::InvalidInput("--tokens must be >= 0");
@@ -72,9 +80,11 @@ StatusOr<PlanTrainRequest> BuildRequest(const PlanTrainFlags& f, const Context& 
   if (!ParsePlanObjective(f.objective, &req.objective)) {
     return Status::InvalidInput("--objective '" + f.objective + "'; use throughput, cost or time");
   }
-  if (!ParseDtype(f.precision, &req.precision) || req.precision == Dtype::kFp32 ||
+  const std::string precision =
+      f.precision.value_or(stack->knobs.precision ? DtypeName(*stack->knobs.precision) : "bf16");
+  if (!ParseDtype(precision, &req.precision) || req.precision == Dtype::kFp32 ||
       req.precision == Dtype::kFp4) {
-    return Status::InvalidInput("--precision '" + f.precision + "'; use bf16, fp16 or fp8");
+    return Status::InvalidInput("--precision '" + precision + "'; use bf16, fp16 or fp8");
   }
   if (!ParseFidelity(f.fidelity, &req.fidelity)) {
     return Status::InvalidInput("--fidelity '" + f.fidelity + "'; use analytical or flow");
@@ -83,6 +93,15 @@ StatusOr<PlanTrainRequest> BuildRequest(const PlanTrainFlags& f, const Context& 
 }
 
 double GiB(double b) { return b / (1024.0 * 1024 * 1024); }
+
+// The sizes a cost ranking left out for want of a price, and how to price them; "" for none.
+std::string UnpricedText(const std::vector<std::string>& unpriced) {
+  if (unpriced.empty()) return "";
+  std::string list;
+  for (const std::string& n : unpriced) list += (list.empty() ? "" : ", ") + n;
+  return "Not ranked (no price in data/prices.yaml; give --price-per-hour SIZE=USD): " + list +
+         "\n";
+}
 
 const char* FidelityName(Fidelity f) { return f == Fidelity::kFlow ? "flow" : "analytical"; }
 
@@ -94,8 +113,8 @@ std::string PlanTrainText(const PlanTrainRequest& req, const PlanTrainReport& re
   const bool moe = req.model.is_moe();
   p("%-4s  %-30s  %4s  %5s  %3s  %3s  %4s", "Rank", "Size", "VMs", "GPUs", "tp", "pp", "dp");
   if (moe) p("  %3s", "ep");
-  p("  %3s  %3s  %-3s  %4s  %-9s  %8s  %10s  %5s  %7s", "vpp", "mbs", "sp", "zero", "recompute",
-    "step s", "tokens/s", "MFU", "GiB/GPU");
+  p("  %3s  %3s  %-3s  %-3s  %4s  %-9s  %8s  %10s  %5s  %7s", "vpp", "mbs", "sp", "tpo", "zero",
+    "recompute", "step s", "tokens/s", "MFU", "GiB/GPU");
   if (goodput) p("  %7s", "goodput");
   if (tokens) p("  %8s  %12s", "days", "$");
   p("\n");
@@ -105,9 +124,9 @@ std::string PlanTrainText(const PlanTrainRequest& req, const PlanTrainReport& re
     p("%4zu  %-30s  %4d  %5d  %3d  %3d  %4d", i + 1, r.sku.c_str(), r.vms, r.gpus, s.tp, s.pp,
       s.dp);
     if (moe) p("  %3d", s.ep);
-    p("  %3d  %3lld  %-3s  %4d  %-9s  %8.4f  %10.0f  %4.1f%%  %7.1f", s.vpp,
-      static_cast<long long>(s.mbs), s.sp ? "on" : "off", s.zero, RecomputeName(s.recompute),
-      r.step_time_s, r.tokens_per_s, 100 * r.mfu, GiB(r.memory_bytes));
+    p("  %3d  %3lld  %-3s  %-3s  %4d  %-9s  %8.4f  %10.0f  %4.1f%%  %7.1f", s.vpp,
+      static_cast<long long>(s.mbs), s.sp ? "on" : "off", s.tp_overlap ? "on" : "off", s.zero,
+      RecomputeName(s.recompute), r.step_time_s, r.tokens_per_s, 100 * r.mfu, GiB(r.memory_bytes));
     const double g = goodput ? (*goodput)[i] : 1.0;
     if (goodput) p("  %6.1f%%", 100 * g);
     if (tokens) {
@@ -122,6 +141,7 @@ std::string PlanTrainText(const PlanTrainRequest& req, const PlanTrainReport& re
     p(", %lld skipped (their size cannot reach the top %d even at peak FLOP/s)",
       static_cast<long long>(rep.bounded), req.top_k);
   }
+  if (req.stack != nullptr) p("; stack %s", req.stack->name.c_str());
   p("; objective %s", PlanObjectiveName(rep.objective));
   if (tokens) p(" for %.3g tokens", req.tokens);
   if (goodput) p(", with failures (days and $ divided by the goodput)");
@@ -130,6 +150,8 @@ std::string PlanTrainText(const PlanTrainRequest& req, const PlanTrainReport& re
   } else {
     p("; best %zu re-scored at %s fidelity\n", rep.results.size(), FidelityName(req.fidelity));
   }
+  for (const std::string& a : rep.fabric_assumed) p("Fabric assumed: %s\n", a.c_str());
+  p("%s", UnpricedText(rep.unpriced).c_str());
   return p.take();
 }
 
@@ -142,6 +164,7 @@ nlohmann::ordered_json ToJson(const PlanTrainRequest& req, const PlanTrainReport
   j["model"] = req.model.name;
   j["gbs"] = req.gbs;
   j["objective"] = PlanObjectiveName(rep.objective);
+  if (req.stack != nullptr) j["stack"] = req.stack->name;
   if (req.tokens > 0) j["tokens"] = req.tokens;
   j["evaluated"] = rep.evaluated;
   j["infeasible"] = rep.infeasible;
@@ -163,6 +186,7 @@ nlohmann::ordered_json ToJson(const PlanTrainRequest& req, const PlanTrainReport
     x["vpp"] = s.vpp;
     x["mbs"] = s.mbs;
     x["sp"] = s.sp;
+    x["tp_overlap"] = s.tp_overlap;
     x["zero"] = s.zero;
     x["recompute"] = RecomputeName(s.recompute);
     x["precision"] = DtypeName(s.precision);
@@ -171,6 +195,8 @@ nlohmann::ordered_json ToJson(const PlanTrainRequest& req, const PlanTrainReport
     x["mfu"] = r.mfu;
     x["memory_bytes_per_gpu"] = r.memory_bytes;
     x["fidelity"] = FidelityName(r.fidelity);
+    x["fabric"] = r.fabric_tiers > 0 ? Json{{"tiers", r.fabric_tiers}, {"radix", r.fabric_radix}}
+                                     : Json(nullptr);
     if (req.tokens > 0) {
       x["time_to_train_s"] = r.time_to_train_s;
       x["cost_usd"] = r.priced ? Json(r.cost_usd) : Json(nullptr);
@@ -184,6 +210,8 @@ nlohmann::ordered_json ToJson(const PlanTrainRequest& req, const PlanTrainReport
     results.push_back(x);
   }
   j["results"] = results;
+  j["fabric_assumed"] = rep.fabric_assumed;
+  j["unpriced"] = rep.unpriced;
   return j;
 }
 
@@ -236,20 +264,25 @@ StatusOr<std::vector<double>> RankWithFailures(const Context& ctx, const PlanTra
     rep->results.push_back(r);
     goodput.push_back(g);
   }
-  diag->Progress("plan: with failures: the best " + std::to_string(rows.size()) +
-                 " re-ranked by their goodput (checkpoints to blob, no spares)");
+  diag->Note("plan: with failures: the best " + std::to_string(rows.size()) +
+             " re-ranked by their goodput (checkpoints to blob, no spares)");
   return goodput;
 }
 
-StatusOr<CommandOutput> RunPlanTrain(const Context& ctx, const PlanTrainFlags& f,
+StatusOr<CommandOutput> RunPlanTrain(const Context& base, const PlanTrainFlags& f,
                                      Diagnostics* diag) {
+  std::optional<Context> priced;
+  NDT_ASSIGN_OR_RETURN(const Context* c, f.prices.Apply(base, &priced));
+  const Context& ctx = *c;
   const auto start = std::chrono::steady_clock::now();
-  NDT_ASSIGN_OR_RETURN(PlanTrainRequest req, BuildRequest(f, ctx));
+  SoftwareStack stack;
+  NDT_ASSIGN_OR_RETURN(PlanTrainRequest req, BuildRequest(f, ctx, &stack));
+  req.stack = &stack;
   auto progress = [diag](const std::string& line) { diag->Progress(line); };
   StatusOr<PlanTrainReport> rep =
       PlanTraining(ctx.catalog, ctx.fabric, ctx.nccl, ctx.compute, req, progress);
   if (!rep.ok()) return rep.status();
-  for (const std::string& n : rep->notes) diag->Progress("plan: note: " + n);
+  for (const std::string& n : rep->notes) diag->Note("plan: note: " + n);
   std::vector<double> goodput;
   if (f.with_failures) {
     NDT_ASSIGN_OR_RETURN(goodput, RankWithFailures(ctx, f, req, &*rep, diag));
@@ -270,6 +303,7 @@ struct PlanInferFlags : CommandRequest {
   ModelArgs mf;
   int top = 10, threads = 0, requests = 0;
   LengthArgs lengths;
+  PriceArgs prices;
 
   void Declare(OptionList* o) override {
     mf.Declare(o);
@@ -282,6 +316,7 @@ struct PlanInferFlags : CommandRequest {
     o->Add("objective", &objective, "throughput (default) | cost ($/M tokens)");
     o->Add("top", &top, "How many results to show (default 10)");
     o->Add("threads", &threads, "Threads (default: all cores)");
+    prices.Declare(o);
   }
 };
 
@@ -319,15 +354,18 @@ StatusOr<PlanInferRequest> BuildInferRequest(const PlanInferFlags& f, const Cont
   return req;
 }
 
-StatusOr<CommandOutput> RunPlanInfer(const Context& ctx, const PlanInferFlags& f,
+StatusOr<CommandOutput> RunPlanInfer(const Context& base, const PlanInferFlags& f,
                                      Diagnostics* diag) {
+  std::optional<Context> priced;
+  NDT_ASSIGN_OR_RETURN(const Context* c, f.prices.Apply(base, &priced));
+  const Context& ctx = *c;
   const auto start = std::chrono::steady_clock::now();
   NDT_ASSIGN_OR_RETURN(PlanInferRequest req, BuildInferRequest(f, ctx));
   auto progress = [diag](const std::string& line) { diag->Progress(line); };
   const ServeData data{&ctx.catalog, &ctx.fabric, &ctx.compute,
                        &ctx.engine,  &ctx.nccl,   ctx.data_dir};
   NDT_ASSIGN_OR_RETURN(PlanInferReport rep, PlanInference(data, req, progress));
-  for (const std::string& n : rep.notes) diag->Progress("plan: note: " + n);
+  for (const std::string& n : rep.notes) diag->Note("plan: note: " + n);
   nlohmann::ordered_json j;
   {
     j["schema"] = "ndtwin.plan_infer/1";
@@ -335,6 +373,7 @@ StatusOr<CommandOutput> RunPlanInfer(const Context& ctx, const PlanInferFlags& f
     j["scenario"] = ScenarioName(req.base.scenario);
     j["evaluated"] = rep.evaluated;
     j["infeasible"] = rep.infeasible;
+    j["unpriced"] = rep.unpriced;
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
     for (const PlanInferResult& r : rep.results) {
       nlohmann::ordered_json x;
@@ -375,6 +414,7 @@ StatusOr<CommandOutput> RunPlanInfer(const Context& ctx, const PlanInferFlags& f
       "scenario %s\n",
       static_cast<long long>(rep.evaluated), static_cast<long long>(rep.infeasible),
       f.objective.c_str(), ScenarioName(req.base.scenario));
+    p("%s", UnpricedText(rep.unpriced).c_str());
   }
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -385,13 +425,15 @@ StatusOr<CommandOutput> RunPlanInfer(const Context& ctx, const PlanInferFlags& f
 }  // namespace
 
 Command PlanTrainCommand() {
-  return MakeCommand<PlanTrainFlags>("plan train", "Search sizes, VM counts and strategies",
-                                     RunPlanTrain);
+  return MakeCommand<PlanTrainFlags>(
+      "plan train", "Search sizes and strategies to train on a given --gpus or --vms count",
+      RunPlanTrain);
 }
 
 Command PlanInferCommand() {
-  return MakeCommand<PlanInferFlags>("plan infer", "Search sizes and weight precisions to serve",
-                                     RunPlanInfer);
+  return MakeCommand<PlanInferFlags>(
+      "plan infer", "Search sizes and weight precisions to serve on a given --gpus or --vms count",
+      RunPlanInfer);
 }
 
 }  // namespace ndt

@@ -20,6 +20,7 @@
 #include "hw/catalog.h"
 #include "parallel/cluster_costs.h"
 #include "parallel/stack.h"
+#include "plan/choose.h"
 #include "report/trace.h"
 #include "topo/builders.h"
 
@@ -183,7 +184,10 @@ Trace BuildTrace(const TrainReport& r) {
   return t;
 }
 
-StatusOr<CommandOutput> RunTrain(const Context& ctx, const TrainRequest& f, Diagnostics* diag) {
+StatusOr<CommandOutput> RunTrain(const Context& base, const TrainRequest& f, Diagnostics* diag) {
+  std::optional<Context> priced;
+  NDT_ASSIGN_OR_RETURN(const Context* c, f.job.prices.Apply(base, &priced));
+  const Context& ctx = *c;
   if (f.trace.has_value() && f.trace->empty()) {
     return Status::InvalidInput("--trace needs a file name (e.g. --trace step.json)");
   }

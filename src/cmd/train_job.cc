@@ -5,13 +5,14 @@
 
 #include "hw/catalog.h"
 #include "parallel/cluster_costs.h"
+#include "plan/choose.h"
 #include "topo/builders.h"
 
 namespace ndt {
 namespace {
 
-Status BuildStrategy(const TrainJobArgs& f, const std::vector<SoftwareStack>& stacks,
-                     TrainJob* job) {
+Status BuildStrategy(const TrainJobArgs& f, const std::vector<SoftwareStack>& stacks, TrainJob* job,
+                     SoftwareStack* stack_out, StrategyKnobs* user_out, TrainSearchSpace* space) {
   Strategy& s = job->strategy;
   if (f.gbs < 1) return Status::InvalidInput("--gbs (global batch, sequences) must be >= 1");
   for (const auto& [name, v] :
@@ -24,15 +25,15 @@ Status BuildStrategy(const TrainJobArgs& f, const std::vector<SoftwareStack>& st
     }
   }
   s.gbs = f.gbs;
-  s.tp = f.tp;
-  s.pp = f.pp;
+  s.tp = f.tp.value_or(1);
+  s.pp = f.pp.value_or(1);
   s.dp = f.dp.value_or(0);
   s.cp = f.cp;
   s.ep = f.ep;
   s.uneven_stages = f.uneven_stages;
   job->mbs_given = f.mbs.has_value();
   s.mbs = f.mbs.value_or(1);
-  job->vpp_given = f.vpp.has_value() || f.pp == 1;
+  job->vpp_given = f.vpp.has_value() || s.pp == 1;
   s.vpp = f.vpp.value_or(1);
   // The stack fills every knob the user did not give (parallel/stack.h).
   StrategyKnobs user;
@@ -59,6 +60,18 @@ Status BuildStrategy(const TrainJobArgs& f, const std::vector<SoftwareStack>& st
   if (f.no_grad_accum_fusion.has_value()) user.grad_accum_fusion = false;
   NDT_ASSIGN_OR_RETURN(SoftwareStack stack, FindStack(stacks, f.stack, StackKind::kTraining));
   ApplyTrainStack(stack, user, &s);
+  *stack_out = stack;
+  *user_out = user;
+  space->tp = f.tp;
+  space->pp = f.pp;
+  space->dp = f.dp;
+  space->ep = f.ep;
+  space->zero = user.zero;
+  space->recompute = user.recompute;
+  space->sp = user.sp;
+  space->tp_overlap = user.tp_overlap;
+  // Stages that do not divide the layers only when asked (--uneven-stages), as Megatron-LM.
+  space->allow_uneven = false;
   const std::string schedule = f.schedule.value_or("1f1b");
   if (!ParsePipeSchedule(schedule, &s.schedule)) {
     return Status::InvalidInput("--schedule '" + schedule +
@@ -89,8 +102,8 @@ void TrainJobArgs::Declare(OptionList* o, bool required) {
   Option& gbs_opt = o->Add("gbs", &gbs, "Global batch (sequences per iteration)");
   if (required) gbs_opt.Required();
   o->Add("mbs", &mbs, "Micro-batch size (default: best feasible)");
-  o->Add("tp", &tp, "Tensor parallel degree (default 1)");
-  o->Add("pp", &pp, "Pipeline parallel degree (default 1)");
+  o->Add("tp", &tp, "Tensor parallel degree (default: best feasible)");
+  o->Add("pp", &pp, "Pipeline parallel degree (default: best feasible)");
   o->Add("dp", &dp, "Data parallel degree (default: GPUs / (tp*pp*cp))");
   o->Add("vpp", &vpp, "Model chunks per stage, interleaved 1F1B (default: best)");
   o->Add("cp", &cp, "Context parallel degree (default 1)");
@@ -102,8 +115,9 @@ void TrainJobArgs::Declare(OptionList* o, bool required) {
          "Overlap TP communication with the GEMMs (Megatron --tp-comm-overlap; needs --sp)");
   o->Add("uneven-stages", &uneven_stages,
          "Allow layers not divisible by pp*vpp: the first and last stages get fewer");
-  o->Add("recompute", &recompute, "none | selective | full (default: the stack's)");
-  o->Add("zero", &zero, "ZeRO stage 0-3 (default: the stack's)");
+  o->Add("recompute", &recompute,
+         "none | selective | full (default: the stack's, else the best feasible)");
+  o->Add("zero", &zero, "ZeRO stage 0-3 (default: the stack's, else the best feasible)");
   o->Add("precision", &precision, "bf16 | fp16 | fp8 (default: the stack's)");
   o->Add("stack", &stack,
          std::string("Software stack, a dated preset of knobs and traits from data/stacks/ "
@@ -119,6 +133,7 @@ void TrainJobArgs::Declare(OptionList* o, bool required) {
          "Megatron-LM's gradient_accumulation_fusion)");
   o->Add("tokens", &tokens, "Training tokens: print time to train and cost");
   fabric.Declare(o);
+  prices.Declare(o);
 }
 
 StatusOr<SimulatedTrainJob> SimulateTrainJob(const Context& ctx, const TrainJobArgs& f,
@@ -134,7 +149,10 @@ StatusOr<SimulatedTrainJob> SimulateTrainJob(const Context& ctx, const TrainJobA
   }
   TrainJob job;
   job.model = model;
-  NDT_RETURN_IF_ERROR(BuildStrategy(f, ctx.stacks, &job));
+  SoftwareStack stack;
+  StrategyKnobs user;
+  TrainSearchSpace space;
+  NDT_RETURN_IF_ERROR(BuildStrategy(f, ctx.stacks, &job, &stack, &user, &space));
   job.want_trace = want_trace;
   const GpuSpec& gpu = cat.GpuOf(*sku);
   if (f.vms > 1 && !sku->infiniband && sku->nvlink_domain_gpus <= sku->gpus) {
@@ -149,7 +167,7 @@ StatusOr<SimulatedTrainJob> SimulateTrainJob(const Context& ctx, const TrainJobA
   cs.sku = sku;
   cs.gpu = &gpu;
   cs.vms = f.vms;
-  f.fabric.Apply(&cs);
+  if (const std::string a = f.fabric.Apply(&cs); !a.empty()) diag->Warn(a);
   NDT_ASSIGN_OR_RETURN(Cluster cluster, BuildCluster(cs, ctx.fabric));
   job.num_gpus = cluster.num_gpus();
   job.gpus_per_vm = cluster.gpus_per_vm();
@@ -159,7 +177,33 @@ StatusOr<SimulatedTrainJob> SimulateTrainJob(const Context& ctx, const TrainJobA
   SimulatedTrainJob out;
   {
     ClusterCosts costs(cluster, ctx.compute, ctx.nccl, job.strategy.precision, fidelity);
-    NDT_ASSIGN_OR_RETURN(out.report, RunTraining(job, costs));
+    std::vector<std::string> chosen;
+    // Omitted knobs: the fastest feasible, chosen on analytical costs (plan/choose.h), then run
+    // at the fidelity asked. With tp and pp given the job runs as given first, and the search
+    // (ZeRO and recompute beyond the stack's) only runs when that does not fit.
+    auto choose = [&]() -> Status {
+      std::optional<ClusterCosts> fast;
+      if (fidelity != Fidelity::kAnalytical) {
+        fast.emplace(cluster, ctx.compute, ctx.nccl, job.strategy.precision, Fidelity::kAnalytical);
+      }
+      NDT_ASSIGN_OR_RETURN(TrainChoice choice,
+                           ChooseTrainStrategy(job, fast ? *fast : costs, space, stack, user));
+      job.strategy = choice.strategy;
+      job.vpp_given = f.vpp.has_value() || job.strategy.pp == 1;
+      chosen = choice.chosen;
+      return Status::Ok();
+    };
+    const bool shape_given = space.tp.has_value() && space.pp.has_value();
+    if (!shape_given) NDT_RETURN_IF_ERROR(choose());
+    StatusOr<TrainReport> run = RunTraining(job, costs);
+    if (shape_given && !run.ok() && run.status().code() == StatusCode::kDoesNotFit &&
+        NeedsChoice(space)) {
+      NDT_RETURN_IF_ERROR(choose());
+      run = RunTraining(job, costs);
+    }
+    if (!run.ok()) return run.status();
+    out.report = std::move(*run);
+    out.report.chosen.insert(out.report.chosen.begin(), chosen.begin(), chosen.end());
   }
   for (const std::string& w : out.report.warnings) diag->Warn(w);
   out.sku = sku;

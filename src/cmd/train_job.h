@@ -27,8 +27,8 @@ struct TrainJobArgs {
   int vms = 1;
   int64_t gbs = 0;
   std::optional<int64_t> mbs;
-  int tp = 1, pp = 1, cp = 1, ep = 1;
-  std::optional<int> dp, vpp;
+  int cp = 1, ep = 1;
+  std::optional<int> tp, pp, dp, vpp;  // omitted tp/pp/dp: the best feasible (plan/choose.h)
   bool uneven_stages = false;
   // Knobs a software stack sets unless given (parallel/stack.h).
   std::optional<bool> sp, tp_overlap, no_dp_overlap, no_flash_attn, no_grad_accum_fusion;
@@ -38,6 +38,7 @@ struct TrainJobArgs {
   std::optional<std::string> schedule;
   std::string order, cp_comm = "ring";
   double tokens = 0;
+  PriceArgs prices;  // applied by the caller to its Context (PriceArgs::Apply)
 
   // Declares the options; `required` marks --sku and --gbs required (train), otherwise the
   // caller checks them (fleet, which also takes --step-time instead).
@@ -53,8 +54,10 @@ struct SimulatedTrainJob {
   TrainReport report;
 };
 
-// Builds the cluster and the strategy the options name and simulates one iteration. Warnings
-// go to `diag`. Errors: the options' (kInvalidInput, kNotFound) and the strategy's (kInfeasible,
+// Builds the cluster and the strategy the options name and simulates one iteration. Omitted
+// knobs (tp, pp, dp; ZeRO and recompute beyond the stack's when nothing fits) are chosen with
+// the planner's machinery (plan/choose.h) and listed first in report.chosen. Warnings go to
+// `diag`. Errors: the options' (kInvalidInput, kNotFound) and the strategy's (kInfeasible,
 // kDoesNotFit).
 StatusOr<SimulatedTrainJob> SimulateTrainJob(const Context& ctx, const TrainJobArgs& f,
                                              bool want_trace, Diagnostics* diag);

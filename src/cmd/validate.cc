@@ -47,11 +47,16 @@ struct ValidateOptions : CommandRequest {
 };
 
 // ../shared/ beside the repo when it holds validation/ (it may have more cases than the copy),
-// else the repo itself, whose validation/ is a copy of the published measurements.
+// else an installed binary's PREFIX/share/ndtwin (make install copies validation/ there), else
+// the repo itself, whose validation/ is a copy of the published measurements.
 std::string DefaultSharedDir() {
   std::error_code ec;
   const std::string sibling = NDT_SHARED_SIBLING_DIR;
   if (std::filesystem::is_directory(sibling + "/validation", ec)) return sibling;
+  if (const std::string share = InstalledShareDir();
+      !share.empty() && std::filesystem::is_directory(share + "/validation", ec)) {
+    return share;
+  }
   return NDT_SHARED_DIR;
 }
 
@@ -134,7 +139,7 @@ StatusOr<CommandOutput> RunValidate(const Context& ctx, const ValidateOptions& o
         std::filesystem::path(shared_dir).lexically_normal().lexically_relative(cwd).string();
     if (!rel.empty()) shown = rel;
   }
-  diag->Progress("ndtwin: measurements from " + shown + "/validation");
+  diag->Note("ndtwin: measurements from " + shown + "/validation");
   std::vector<std::string> suites = {"collectives", "training", "inference"};
   if (opts.suite != "all") suites = {opts.suite};
   Json out;
@@ -242,7 +247,7 @@ StatusOr<CommandOutput> RunValidate(const Context& ctx, const ValidateOptions& o
     f << IntervalsYaml(iv);
     f.close();
     if (!f) return Status::InvalidInput("--write-intervals: cannot write " + path);
-    diag->Progress("ndtwin: wrote " + path);
+    diag->Note("ndtwin: wrote " + path);
     text += "intervals (measured/predicted p10-p90, written to data/calibration/intervals.yaml):\n";
     Json jiv = Json::array();
     for (const IntervalClass& c : iv.classes) {

@@ -69,10 +69,27 @@ std::string GpuKey(std::string_view name) { return ToLower(name); }
 
 }  // namespace
 
+std::string InstalledShareDir() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  const std::filesystem::path share = exe.parent_path().parent_path() / "share" / "ndtwin";
+  return std::filesystem::is_directory(share / "data" / "vms", ec) ? share.string() : "";
+}
+
 std::string Catalog::DefaultDataDir() {
   const char* env = std::getenv("NDTWIN_DATA");
   if (env != nullptr && env[0] != '\0') return env;
+  if (const std::string share = InstalledShareDir(); !share.empty()) return share + "/data";
   return NDT_DATA_DIR;
+}
+
+Status Catalog::SetPrice(std::string_view sku, const PriceSpec& price) {
+  NDT_ASSIGN_OR_RETURN(const SkuSpec* s, FindSku(sku));
+  SkuSpec& m = skus_[static_cast<size_t>(s - skus_.data())];
+  m.price = price;
+  m.price_note.clear();
+  return Status::Ok();
 }
 
 StatusOr<Catalog> Catalog::Load(const std::string& data_dir) {

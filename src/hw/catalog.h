@@ -20,7 +20,8 @@ class Catalog {
   // name order. Fails on the first malformed file with file:line, or on a VM size whose GPU is
   // not in the catalog.
   static StatusOr<Catalog> Load(const std::string& data_dir);
-  // The data directory compiled in (NDT_DATA_DIR), overridable with $NDTWIN_DATA.
+  // $NDTWIN_DATA when set; else, for a binary installed by `make install` (PREFIX/bin/ndtwin),
+  // PREFIX/share/ndtwin/data; else the data directory compiled in (NDT_DATA_DIR, the source tree).
   static std::string DefaultDataDir();
 
   // "unknown VM size 'X'; did you mean 'Y'? (see: ndtwin sku list)" when not found.
@@ -30,12 +31,20 @@ class Catalog {
   const GpuSpec& GpuOf(const SkuSpec& sku) const;
 
   const std::vector<SkuSpec>& skus() const { return skus_; }
+
+  // Sets a size's pay-as-you-go price (a rate the user knows: a size data/ has none for, or a
+  // negotiated one), replacing the file's. kNotFound for an unknown size (as FindSku).
+  Status SetPrice(std::string_view sku, const PriceSpec& price);
   const std::vector<GpuSpec>& gpus() const { return gpus_; }
 
  private:
   std::vector<GpuSpec> gpus_;
   std::vector<SkuSpec> skus_;
 };
+
+// PREFIX/share/ndtwin when the running binary is PREFIX/bin/ndtwin installed by `make install`
+// (its data/ beside it), else "".
+std::string InstalledShareDir();
 
 }  // namespace ndt
 

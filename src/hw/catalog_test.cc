@@ -38,6 +38,20 @@ class CatalogTest : public ::testing::Test {
 };
 Catalog* CatalogTest::catalog_ = nullptr;
 
+TEST_F(CatalogTest, SetPriceOverridesOneCopyAndNamesUnknownSizes) {
+  Catalog copy = *catalog_;
+  PriceSpec p;
+  p.usd_per_hour = 100;
+  p.source = "--price-per-hour";
+  ASSERT_TRUE(copy.SetPrice("ND96isr_H200_v5", p).ok());
+  const SkuSpec& h200 = **copy.FindSku("Standard_ND96isr_H200_v5");
+  ASSERT_TRUE(h200.price.has_value());
+  EXPECT_EQ(h200.price->usd_per_hour, 100);
+  EXPECT_TRUE(h200.price_note.empty());
+  EXPECT_FALSE(Sku("Standard_ND96isr_H200_v5").price.has_value());  // the original is untouched
+  EXPECT_EQ(copy.SetPrice("ND97", p).code(), StatusCode::kNotFound);
+}
+
 TEST_F(CatalogTest, HasEveryGpuAndSize) {
   EXPECT_EQ(catalog_->gpus().size(), 10u);
   EXPECT_EQ(catalog_->skus().size(), 17u);

@@ -31,6 +31,7 @@ struct SizeContext {
   std::unique_ptr<Cluster> cluster;
   std::unique_ptr<ClusterCosts> fast;  // analytical
   std::unique_ptr<ClusterCosts> full;  // request fidelity, built for sizes in the top K only
+  int tiers = 0, radix = 0;            // the fat tree assumed (0: no scale-out fabric)
 };
 
 struct Candidate {
@@ -128,6 +129,8 @@ Evaluation Evaluate(TrainJob& job, const SizeContext& c, const Strategy& s, doub
   p.priced = c.sku->price.has_value();
   p.cost_usd = p.priced ? r->cost_usd : 0;
   p.fidelity = fidelity;
+  p.fabric_tiers = c.tiers;
+  p.fabric_radix = c.radix;
   return e;
 }
 
@@ -141,7 +144,9 @@ std::string ReasonOf(const Status& s) {
 std::vector<SizeContext> BuildContexts(const Catalog& cat, const FabricParams& fabric,
                                        const NcclCalibrationSet& nccl,
                                        const ComputeCalibration& cal, const PlanTrainRequest& req,
-                                       std::vector<std::string>* notes) {
+                                       std::vector<std::string>* notes,
+                                       std::vector<std::string>* fabric_notes,
+                                       std::vector<std::string>* unpriced_sizes) {
   std::vector<SizeContext> out;
   std::string unpriced;
   for (const SkuSpec* sku : req.skus) {
@@ -160,6 +165,7 @@ std::vector<SizeContext> BuildContexts(const Catalog& cat, const FabricParams& f
     }
     if (req.objective == PlanObjective::kCost && !sku->price) {
       unpriced += (unpriced.empty() ? "" : ", ") + sku->name;
+      unpriced_sizes->push_back(sku->name);
       continue;
     }
     const GpuSpec& gpu = cat.GpuOf(*sku);
@@ -168,8 +174,9 @@ std::vector<SizeContext> BuildContexts(const Catalog& cat, const FabricParams& f
     cs.gpu = &gpu;
     cs.vms = vms;
     cs.fabric = req.fabric;
-    if (cs.fabric.tiers == 0) cs.fabric.tiers = ChooseTiers(cs);
+    const std::string assumed = ResolveFabric(&cs);
     StatusOr<Cluster> cluster = BuildCluster(cs, fabric);
+    if (cluster.ok() && !assumed.empty()) fabric_notes->push_back(sku->name + ": " + assumed);
     if (!cluster.ok()) {
       notes->push_back(sku->name + ": " + cluster.status().message() + "; skipped");
       continue;
@@ -182,6 +189,10 @@ std::vector<SizeContext> BuildContexts(const Catalog& cat, const FabricParams& f
     c.vms = cs.vms;
     c.gpus = cluster->num_gpus();
     c.gpu_memory_bytes = gpu.memory_bytes;  // what CUDA can allocate (data/gpus)
+    if (vms > 1 && sku->infiniband) {
+      c.tiers = cs.fabric.tiers;
+      c.radix = cs.fabric.switch_radix;
+    }
     c.cluster = std::make_unique<Cluster>(std::move(*cluster));
     c.fast =
         std::make_unique<ClusterCosts>(*c.cluster, cal, nccl, req.precision, Fidelity::kAnalytical);
@@ -263,44 +274,86 @@ bool ParsePlanObjective(const std::string& s, PlanObjective* out) {
 }
 
 std::vector<Strategy> EnumerateTrainStrategies(const TransformerSpec& model, int gpus,
-                                               int nvlink_domain_gpus, int64_t gbs,
-                                               Dtype precision) {
+                                               int nvlink_domain_gpus, const Strategy& base,
+                                               const TrainSearchSpace& space) {
   std::vector<Strategy> out;
-  const Recompute kRecompute[] = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
-  for (int tp = 1; tp <= nvlink_domain_gpus && tp <= gpus; tp *= 2) {
-    if (model.heads % tp != 0) continue;
-    for (int pp = 1; pp <= kMaxPp && pp <= model.layers; ++pp) {
-      if (gpus % (tp * pp) != 0) continue;
-      // Stages need not divide the layers: the first and last get fewer (Megatron's
-      // uneven split, as Llama 3 405B ran 126 layers on 16 stages).
-      const bool uneven = model.layers % pp != 0;
-      const int dp = gpus / (tp * pp);
-      if (gbs % dp != 0) continue;
-      std::vector<int> eps = {1};
-      for (int ep = 2; model.is_moe() && ep <= dp; ++ep) {
+  const int cp = std::max(1, base.cp);
+  std::vector<int> tps;
+  if (space.tp) {
+    tps = {*space.tp};
+  } else {
+    for (int tp = 1; tp <= nvlink_domain_gpus && tp <= gpus; tp *= 2) {
+      if (model.heads % tp == 0) tps.push_back(tp);
+    }
+  }
+  std::vector<int> zeros;
+  if (space.zero) {
+    zeros = {*space.zero};
+  } else {
+    for (int z = 0; z <= space.max_zero; ++z) zeros.push_back(z);
+  }
+  std::vector<Recompute> recomputes = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
+  if (space.recompute) recomputes = {*space.recompute};
+  for (int tp : tps) {
+    std::vector<int> pps;
+    if (space.pp) {
+      pps = {*space.pp};
+    } else {
+      for (int pp = 1; pp <= kMaxPp && pp <= model.layers; ++pp) {
+        // Stages need not divide the layers: the first and last get fewer (Megatron's
+        // uneven split, as Llama 3 405B ran 126 layers on 16 stages).
+        if (model.layers % pp == 0 || space.allow_uneven || base.uneven_stages) pps.push_back(pp);
+      }
+    }
+    for (int pp : pps) {
+      if (tp < 1 || pp < 1 || gpus % (tp * pp * cp) != 0) continue;
+      const int dp = gpus / (tp * pp * cp);
+      if (space.dp && *space.dp != dp) continue;
+      if (base.gbs % dp != 0) continue;
+      std::vector<int> eps = {space.ep.value_or(1)};
+      for (int ep = 2; !space.ep && model.is_moe() && ep <= dp; ++ep) {
         if (model.moe.experts % ep == 0 && dp % ep == 0) eps.push_back(ep);
       }
+      const bool sp = space.sp.value_or(tp > 1);
+      std::vector<bool> overlaps = {false};
+      if (space.tp_overlap) {
+        overlaps = {*space.tp_overlap};
+      } else if (sp && tp > 1) {
+        overlaps = {false, true};
+      }
       for (int ep : eps) {
-        for (int zero = 0; zero <= 1; ++zero) {
-          for (Recompute rc : kRecompute) {
-            Strategy s;
-            s.tp = tp;
-            s.pp = pp;
-            s.dp = dp;
-            s.ep = ep;
-            s.sp = tp > 1;
-            s.zero = zero;
-            s.recompute = rc;
-            s.uneven_stages = uneven;
-            s.gbs = gbs;
-            s.precision = precision;
-            out.push_back(s);
+        for (bool overlap : overlaps) {
+          for (int zero : zeros) {
+            for (Recompute rc : recomputes) {
+              Strategy s = base;
+              s.tp = tp;
+              s.pp = pp;
+              s.dp = dp;
+              s.ep = ep;
+              s.sp = sp;
+              s.tp_overlap = overlap;
+              s.zero = zero;
+              s.recompute = rc;
+              s.uneven_stages = base.uneven_stages || model.layers % pp != 0;
+              out.push_back(s);
+            }
           }
         }
       }
     }
   }
   return out;
+}
+
+std::vector<Strategy> EnumerateTrainStrategies(const TransformerSpec& model, int gpus,
+                                               int nvlink_domain_gpus, int64_t gbs,
+                                               Dtype precision) {
+  Strategy base;
+  base.gbs = gbs;
+  base.precision = precision;
+  TrainSearchSpace space;
+  space.tp_overlap = false;
+  return EnumerateTrainStrategies(model, gpus, nvlink_domain_gpus, base, space);
 }
 
 StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const FabricParams& fabric,
@@ -319,7 +372,8 @@ StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const FabricParam
   }
   PlanTrainReport rep;
   rep.objective = req.objective;
-  std::vector<SizeContext> ctx = BuildContexts(catalog, fabric, nccl, cal, req, &rep.notes);
+  std::vector<SizeContext> ctx = BuildContexts(catalog, fabric, nccl, cal, req, &rep.notes,
+                                               &rep.fabric_assumed, &rep.unpriced);
   if (ctx.empty()) {
     std::string why;
     for (size_t i = 0; i < rep.notes.size() && i < 2; ++i) why += (i ? "; " : "") + rep.notes[i];
@@ -332,9 +386,19 @@ StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const FabricParam
   std::vector<size_t> first;
   for (size_t i = 0; i < ctx.size(); ++i) {
     first.push_back(cands.size());
-    for (const Strategy& s :
+    for (Strategy s :
          EnumerateTrainStrategies(req.model, ctx[i].gpus, ctx[i].cluster->nvlink_domain_gpus(),
                                   req.gbs, req.precision)) {
+      if (req.stack != nullptr) {
+        // The searched knobs stay as enumerated; the stack sets the rest, TP overlap included
+        // (the simulator's overlap never adds time, so where the stack has it, it is on).
+        StrategyKnobs searched;
+        searched.precision = s.precision;
+        searched.recompute = s.recompute;
+        searched.zero = s.zero;
+        searched.sp = s.sp;
+        ApplyTrainStack(*req.stack, searched, &s);
+      }
       cands.push_back({static_cast<int>(i), s});
     }
   }

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@
 #include "core/status.h"
 #include "hw/catalog.h"
 #include "model/transformer.h"
+#include "parallel/stack.h"
 #include "parallel/strategy.h"
 #include "topo/fabric_params.h"
 
@@ -49,7 +51,12 @@ struct PlanTrainRequest {
   Dtype precision = Dtype::kBf16;       // bf16, fp16 or fp8
   Fidelity fidelity = Fidelity::kFlow;  // for re-scoring the best top_k
   int threads = 0;                      // OpenMP threads; 0: the runtime's default
-  FabricSpec fabric{.tiers = 0};        // the assumed fat tree; tiers 0: the fewest that fit
+  // The assumed fat tree; tiers 0: the fewest that fit; default_radix: raised where needed.
+  FabricSpec fabric{.tiers = 0, .default_radix = true};
+  // The software stack (parallel/stack.h) every candidate runs with: its knobs the search does
+  // not choose (FlashAttention, gradient-accumulation fusion, DP and PP overlap, TP overlap where
+  // SP and tp > 1 allow it) and its ZeRO-3 traits. nullptr: Strategy's defaults (no TP overlap).
+  const SoftwareStack* stack = nullptr;
   // Skip a whole size when even its GPUs at dense peak (MFU 1) cannot reach the current top K.
   // Never changes the results; false scores every configuration.
   bool prune_by_bound = true;
@@ -70,6 +77,7 @@ struct PlanResult {
   double cost_usd = 0;                        // for request.tokens at the size's price (0 without)
   bool priced = false;                        // the size has a price
   Fidelity fidelity = Fidelity::kAnalytical;  // how the numbers above were computed
+  int fabric_tiers = 0, fabric_radix = 0;     // the fat tree assumed (0: one VM, none)
 };
 
 struct PlanTrainReport {
@@ -80,13 +88,37 @@ struct PlanTrainReport {
   std::vector<PlanResult> results;  // best first, at most top_k
   std::vector<std::string> notes;   // sizes skipped and why, precision notes, simulator
                                     // failures (skipped; in evaluated, not infeasible; stderr)
+  // Sizes whose fabric departs from the default (a larger radix to wire the VMs), one line
+  // each: part of the result, so a default never decides the ranking unseen.
+  std::vector<std::string> fabric_assumed;
+  std::vector<std::string> unpriced;  // objective cost: sizes left out for want of a price
 };
 
 // Progress callback: one line per size as it is scored (for stderr). May be empty.
 using PlanProgress = std::function<void(const std::string& line)>;
 
-// The strategies enumerated for one size (see the file comment), in a fixed order: tp, pp, ep,
-// zero, recompute, each ascending. mbs and vpp are 1 (RunTraining chooses them).
+// The knobs a caller fixed; nullopt: searched. Searched ranges: tp over powers of two inside
+// the NVLink domain dividing the heads; pp over 1..64 (not dividing the layers only with
+// allow_uneven: then uneven stages); dp = GPUs / (tp * pp * cp), dividing the global batch; ep
+// over the divisors of the experts dividing dp (MoE); zero over 0..max_zero; recompute none,
+// selective, full; sp on where tp > 1 (it never costs time: the same bytes as TP's all-reduce in
+// two halves, and less activation memory).
+struct TrainSearchSpace {
+  std::optional<int> tp, pp, dp, ep, zero;
+  std::optional<Recompute> recompute;
+  std::optional<bool> sp, tp_overlap;
+  int max_zero = 1;
+  bool allow_uneven = true;
+};
+
+// The strategies of `space` for `gpus` GPUs (see TrainSearchSpace), each a copy of `base` (its
+// gbs, cp, precision, schedule, order, overlaps and ZeRO-3 traits kept) with the searched knobs
+// set, in a fixed order: tp, pp, ep, zero, recompute, each ascending. mbs and vpp are base's
+// (RunTraining chooses them when the job leaves them out).
+std::vector<Strategy> EnumerateTrainStrategies(const TransformerSpec& model, int gpus,
+                                               int nvlink_domain_gpus, const Strategy& base,
+                                               const TrainSearchSpace& space);
+// The planner's space (every knob searched, ZeRO 0 or 1) for `gbs` at `precision`.
 std::vector<Strategy> EnumerateTrainStrategies(const TransformerSpec& model, int gpus,
                                                int nvlink_domain_gpus, int64_t gbs,
                                                Dtype precision);

@@ -85,6 +85,7 @@ StatusOr<PlanInferReport> PlanInference(const ServeData& data, const PlanInferRe
   for (const SkuSpec* sku : req.skus) {
     if (req.objective == PlanInferObjective::kCost && !sku->price) {
       unpriced.push_back(sku->name);
+      rep.unpriced.push_back(sku->name);
       continue;
     }
     int vms = req.vms;

@@ -52,6 +52,7 @@ struct PlanInferReport {
   int64_t evaluated = 0, infeasible = 0;
   std::vector<PlanInferResult> results;  // best first, at most top_k
   std::vector<std::string> notes;        // sizes skipped and why; warnings of the runs, by pair
+  std::vector<std::string> unpriced;     // objective cost: sizes left out for want of a price
 };
 
 // kInvalidInput on a bad request (no GPUs or VMs, top_k < 1, base.requests beyond 100,000);

@@ -188,6 +188,32 @@ std::string Bytes(const PlanTrainReport& r) {
 // costs read-only): 1 and 7 threads (more than this machine's cores, so threads interleave) must
 // give byte-identical reports, all 24 results (each re-simulated at flow fidelity) with every
 // number. Shared mutable state in scoring (a cache, a job reused across threads) would show here.
+TEST(PlanTraining, TheStacksTpOverlapIsSearchedAndNeverLoses) {
+  // With megatron-core-2024 every tp > 1 candidate runs with TP overlap (the simulator exposes
+  // max(comm / tp, comm - GEMM) <= comm), so the best is at least as fast as without a stack,
+  // and its TP overlap is on where tp > 1.
+  const TransformerSpec m = Llama(40, 5120, 40);
+  StatusOr<std::vector<SoftwareStack>> stacks = LoadStacks(Catalog::DefaultDataDir());
+  ASSERT_TRUE(stacks.ok());
+  StatusOr<SoftwareStack> core = FindStack(*stacks, "megatron-core-2024", StackKind::kTraining);
+  ASSERT_TRUE(core.ok());
+  PlanTrainRequest plain = Request(m, 64, {kA100});
+  plain.vms = 2;
+  PlanTrainRequest stacked = plain;
+  stacked.stack = &*core;
+  const Env& env = TheEnv();
+  StatusOr<PlanTrainReport> a = PlanTraining(env.cat, testing::BuiltinFabricParams(),
+                                             testing::BuiltinNcclCalibration(), env.cal, plain);
+  StatusOr<PlanTrainReport> b = PlanTraining(env.cat, testing::BuiltinFabricParams(),
+                                             testing::BuiltinNcclCalibration(), env.cal, stacked);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_GE(b->results[0].tokens_per_s, a->results[0].tokens_per_s);
+  for (const PlanResult& r : b->results) {
+    EXPECT_EQ(r.strategy.tp_overlap, r.strategy.tp > 1) << r.strategy.tp;
+  }
+  for (const PlanResult& r : a->results) EXPECT_FALSE(r.strategy.tp_overlap);
+}
+
 TEST(PlanTraining, SameBytesOnOneAndSevenThreads) {
   PlanTrainRequest req = Request(Llama(16, 2048, 16), 32, {kA100, kH100, kH200});
   req.vms = 2;

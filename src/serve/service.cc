@@ -273,6 +273,10 @@ StatusOr<Choice> Choose(const InferContext& ctx, const InferOptions& o, double t
     }
     if (level.empty()) continue;
     if (!search) return Choice{level[0].plan, 0, 0, std::nullopt};
+    if (o.progress) {
+      o.progress("infer: scoring " + std::to_string(level.size()) + " deployments with pp " +
+                 std::to_string(pp));
+    }
     for (Candidate& c : level) {
       c.quick = Offline(c.plan, o, true);
       c.obj = Objective(c.quick);
@@ -298,6 +302,10 @@ StatusOr<Choice> Choose(const InferContext& ctx, const InferOptions& o, double t
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(),
                      [&](size_t a, size_t b) { return level[a].obj > level[b].obj; });
+    if (o.progress) {
+      o.progress("infer: running the best " +
+                 std::to_string(std::min(order.size(), kRescoredCandidates)) + " in full");
+    }
     for (size_t k = 0; k < order.size() && k < kRescoredCandidates; ++k) {
       const Candidate& c = level[order[k]];
       InferResult r = Offline(c.plan, o, false);

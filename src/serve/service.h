@@ -69,6 +69,8 @@ struct InferOptions {
   uint64_t seed = 1;
   int disaggregate_prefill = 0, disaggregate_decode = 0;  // P:D replicas ratio; 0 = off
   bool record_trace = false;                              // keep engine 0's iterations and requests
+  // Called with a line as the deployment search proceeds (for a progress display); may be empty.
+  std::function<void(const std::string&)> progress;
 };
 
 struct InferContext {

@@ -143,6 +143,28 @@ int ChooseTiers(const ClusterSpec& spec) {
   return 3;
 }
 
+std::string ResolveFabric(ClusterSpec* spec) {
+  const bool pick_tiers = spec->fabric.tiers == 0;
+  if (pick_tiers) spec->fabric.tiers = ChooseTiers(*spec);
+  if (!spec->fabric.default_radix || spec->sku == nullptr || !HasFabric(*spec->sku) ||
+      PlanFatTree(*spec).ok()) {
+    return "";
+  }
+  ClusterSpec wider = *spec;
+  wider.fabric.tiers = 3;
+  if (!pick_tiers && spec->fabric.tiers != 3) return "";  // 2 tiers were asked for
+  const int from = spec->fabric.switch_radix;
+  for (int radix = from * 2; radix <= kMaxSwitchRadix; radix *= 2) {
+    wider.fabric.switch_radix = radix;
+    if (PlanFatTree(wider).ok()) {
+      spec->fabric = wider.fabric;
+      return "radix " + std::to_string(from) + " cannot wire " + std::to_string(spec->vms) +
+             " VMs in 3 tiers; assumed radix " + std::to_string(radix) + " (--radix)";
+    }
+  }
+  return "";
+}
+
 std::optional<std::string> ScaleSetWarning(const ClusterSpec& spec) {
   if (spec.sku == nullptr || !HasFabric(*spec.sku) || spec.vms <= 100) return std::nullopt;
   return std::to_string(spec.vms) +

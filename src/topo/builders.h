@@ -38,6 +38,13 @@ StatusOr<Cluster> BuildCluster(const ClusterSpec& spec, const FabricParams& para
 // uses it when --tiers is not given.
 int ChooseTiers(const ClusterSpec& spec);
 
+// Resolves what the spec leaves open: tiers 0 becomes ChooseTiers; with fabric.default_radix, a
+// radix that cannot wire the VMs even in 3 tiers is doubled (at most kMaxSwitchRadix) until one
+// can, so a default never decides that a size cannot be built (a 3-tier radix-64 rail-optimized
+// tree of 8-NIC VMs holds 8,192 VMs). Returns that assumption in one line ("radix 64 cannot wire
+// 16384 VMs in 3 tiers; assumed radix 128 (--radix)"), or "" when the default held.
+std::string ResolveFabric(ClusterSpec* spec);
+
 // One-line warning when the VMs exceed one scale set's InfiniBand reach (100 VMs by default,
 // 300 on request; topology.md §6.1), else nullopt. Sizes without InfiniBand never warn.
 std::optional<std::string> ScaleSetWarning(const ClusterSpec& spec);

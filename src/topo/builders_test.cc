@@ -237,6 +237,33 @@ TEST(Builders, SixteenThousandA100GpusBuildWithThreeTiers) {
   EXPECT_DOUBLE_EQ(BisectionBps(c), 16384 * 25 * kGB / 2);
 }
 
+TEST(Builders, ResolveFabricRaisesADefaultRadixOnlyWhereItCannotWire) {
+  // Radix 64, rail-optimized, 8 NICs per VM: 32 VMs per leaf group, 32 leaves per pod = 4
+  // groups of 8 rails (128 VMs), at most 64 pods: 8,192 VMs in 3 tiers. 16,384 VMs need radix
+  // 128 (64 VMs per group, 8 groups per pod = 512 VMs, up to 128 pods = 65,536 VMs).
+  TestSize t = testing::H100v5();
+  ClusterSpec fits = t.Spec(8192);
+  fits.fabric.tiers = 0;
+  fits.fabric.default_radix = true;
+  EXPECT_EQ(ResolveFabric(&fits), "");
+  EXPECT_EQ(fits.fabric.tiers, 3);
+  EXPECT_EQ(fits.fabric.switch_radix, 64);
+  ClusterSpec big = t.Spec(16384);
+  big.fabric.tiers = 0;
+  big.fabric.default_radix = true;
+  EXPECT_EQ(ResolveFabric(&big),
+            "radix 64 cannot wire 16384 VMs in 3 tiers; assumed radix 128 (--radix)");
+  EXPECT_EQ(big.fabric.tiers, 3);
+  EXPECT_EQ(big.fabric.switch_radix, 128);
+  // A radix the user gave is kept (BuildCluster then says why it cannot wire).
+  ClusterSpec asked = t.Spec(16384);
+  asked.fabric.tiers = 0;
+  asked.fabric.default_radix = false;
+  EXPECT_EQ(ResolveFabric(&asked), "");
+  EXPECT_EQ(asked.fabric.switch_radix, 64);
+  EXPECT_FALSE(BuildCluster(asked, Params()).ok());
+}
+
 TEST(Validate, ErrorsNameTheFlagAndTheFix) {
   TestSize t = testing::A100v4();
   ClusterSpec spec = t.Spec(0);

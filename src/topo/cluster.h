@@ -66,6 +66,8 @@ struct FabricSpec {
   double oversubscription = 1.0;  // leaf down:up bandwidth ratio (1 = non-blocking)
   bool rail_optimized = true;     // NIC i of every VM goes to rail i's leaves
   bool ecmp_spread = false;       // false: one hashed path per flow; true: spread over all
+  // switch_radix is a default nobody asked for: ResolveFabric may raise it to wire the VMs.
+  bool default_radix = false;
 };
 
 struct ClusterSpec {

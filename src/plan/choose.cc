@@ -1,0 +1,218 @@
+// File: plan/choose.cc
+// ChooseTrainStrategy (choose.h): enumerate, score with the closed form, simulate the best few.
+#include "plan/choose.h"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "parallel/memory.h"
+
+namespace ndt {
+namespace {
+
+// Simulated after the closed form ranked every candidate (as the planner's second pass).
+constexpr size_t kSimulated = 8;
+
+struct Scored {
+  size_t index = 0;
+  double step_time_s = std::numeric_limits<double>::infinity();
+  Status status;
+};
+
+// One phase: every candidate scored by the closed form, the best kSimulated simulated; the index
+// of the fastest feasible one, or nullopt (failures appended).
+std::optional<size_t> Best(const TrainJob& job, const TrainCosts& costs,
+                           const std::vector<Strategy>& cands, std::vector<Status>* failures) {
+  const int64_t n = static_cast<int64_t>(cands.size());
+  std::vector<Scored> scored(cands.size());
+  auto score = [&](int64_t i, bool closed_form) {
+    TrainJob j;
+    j.model = job.model;
+    j.strategy = cands[i];
+    j.mbs_given = job.mbs_given;
+    j.vpp_given = job.vpp_given || cands[i].pp == 1;
+    j.num_gpus = job.num_gpus;
+    j.nvlink_domain_gpus = job.nvlink_domain_gpus;
+    j.gpu_memory_bytes = job.gpu_memory_bytes;
+    j.gpus_per_vm = job.gpus_per_vm;
+    j.closed_form_search = closed_form;
+    Scored s;
+    s.index = static_cast<size_t>(i);
+    StatusOr<TrainReport> r = RunTraining(j, costs);
+    if (r.ok()) {
+      s.step_time_s = r->sim.step_time_s;
+    } else {
+      s.status = r.status();
+    }
+    return s;
+  };
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1)
+#endif
+  for (int64_t i = 0; i < n; ++i) scored[i] = score(i, true);
+  std::vector<Scored> ok;
+  for (Scored& s : scored) {
+    if (s.status.ok()) {
+      ok.push_back(s);
+    } else {
+      failures->push_back(s.status);
+    }
+  }
+  if (ok.empty()) return std::nullopt;
+  auto by_time = [](const Scored& a, const Scored& b) {
+    if (a.step_time_s != b.step_time_s) return a.step_time_s < b.step_time_s;
+    return a.index < b.index;
+  };
+  std::sort(ok.begin(), ok.end(), by_time);
+  if (ok.size() > kSimulated) ok.resize(kSimulated);
+  const int64_t k = static_cast<int64_t>(ok.size());
+  std::vector<Scored> sim(ok.size());
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1)
+#endif
+  for (int64_t i = 0; i < k; ++i) sim[i] = score(static_cast<int64_t>(ok[i].index), false);
+  std::vector<Scored> good;
+  for (const Scored& s : sim) {
+    if (s.status.ok()) good.push_back(s);
+  }
+  if (good.empty()) return ok[0].index;  // the simulator refused what the closed form took
+  return std::min_element(good.begin(), good.end(), by_time)->index;
+}
+
+// The candidates of `space`, each with the stack's (and the user's) knobs applied, duplicates
+// (knobs the stack overrode) dropped.
+std::vector<Strategy> Candidates(const TrainJob& job, const TrainSearchSpace& space,
+                                 const SoftwareStack& stack, const StrategyKnobs& user) {
+  std::vector<Strategy> out;
+  for (Strategy s : EnumerateTrainStrategies(job.model, job.num_gpus, job.nvlink_domain_gpus,
+                                             job.strategy, space)) {
+    ApplyTrainStack(stack, user, &s);
+    const bool dup = std::any_of(out.begin(), out.end(), [&](const Strategy& o) {
+      return o.tp == s.tp && o.pp == s.pp && o.dp == s.dp && o.ep == s.ep && o.zero == s.zero &&
+             o.recompute == s.recompute && o.sp == s.sp && o.tp_overlap == s.tp_overlap;
+    });
+    if (!dup) out.push_back(s);
+  }
+  return out;
+}
+
+// The memory error of the candidate with the smallest footprint (mbs 1 unless given), or "".
+std::string SmallestFootprint(const TrainJob& job, const std::vector<Strategy>& cands) {
+  double least = std::numeric_limits<double>::infinity();
+  std::string msg;
+  for (Strategy s : cands) {
+    if (!job.mbs_given) s.mbs = 1;
+    if (!job.vpp_given) s.vpp = 1;
+    std::vector<std::string> w;
+    if (!ResolveStrategy(job.model, job.num_gpus, job.nvlink_domain_gpus, &s, &w).ok()) continue;
+    const MemoryBreakdown m = EstimateMemory(job.model, s);
+    if (m.total_bytes() < least) {
+      least = m.total_bytes();
+      const Status st = CheckFits(m, job.gpu_memory_bytes, s);
+      msg = st.ok() ? "" : st.message();
+      if (!msg.empty()) {
+        msg += " (tp " + std::to_string(s.tp) + ", pp " + std::to_string(s.pp) + ", zero " +
+               std::to_string(s.zero) + ", recompute " + RecomputeName(s.recompute) + ")";
+      }
+    }
+  }
+  return msg;
+}
+
+}  // namespace
+
+bool NeedsChoice(const TrainSearchSpace& space) {
+  return !space.tp || !space.pp || !space.dp || !space.zero || !space.recompute;
+}
+
+StatusOr<TrainChoice> ChooseTrainStrategy(const TrainJob& job, const TrainCosts& costs,
+                                          const TrainSearchSpace& space, const SoftwareStack& stack,
+                                          const StrategyKnobs& user) {
+  // Phase 1: the stack's ZeRO stage and recompute where it sets them (the user's where given).
+  TrainSearchSpace first = space;
+  if (!first.zero && stack.knobs.zero) first.zero = *stack.knobs.zero;
+  if (!first.recompute && stack.knobs.recompute) first.recompute = *stack.knobs.recompute;
+  // SP and TP overlap as the stack applies them (ApplyTrainStack), unless the user gave them.
+  if (!first.tp_overlap) first.tp_overlap = false;
+  std::vector<Status> failures;
+  std::vector<Strategy> cands = Candidates(job, first, stack, user);
+  std::optional<size_t> best = Best(job, costs, cands, &failures);
+  int64_t evaluated = static_cast<int64_t>(cands.size());
+  bool widened = false;
+  // Phase 2: nothing fits with the stack's knobs: search every ZeRO stage and recompute left out.
+  if (!best && ((!space.zero && first.zero) || (!space.recompute && first.recompute))) {
+    TrainSearchSpace second = first;
+    second.zero = space.zero;
+    second.recompute = space.recompute;
+    second.max_zero = 3;
+    SoftwareStack loose = stack;
+    loose.knobs.zero.reset();
+    loose.knobs.recompute.reset();
+    std::vector<Strategy> more = Candidates(job, second, loose, user);
+    best = Best(job, costs, more, &failures);
+    evaluated += static_cast<int64_t>(more.size());
+    cands.insert(cands.end(), more.begin(), more.end());
+    if (best) {
+      *best += cands.size() - more.size();
+      widened = true;
+    }
+  }
+  if (!best) {
+    if (evaluated == 1 && !failures.empty()) return failures.back();
+    const bool memory = std::any_of(failures.begin(), failures.end(), [](const Status& s) {
+      return s.code() == StatusCode::kDoesNotFit;
+    });
+    if (memory) {
+      const std::string smallest = SmallestFootprint(job, cands);
+      if (!smallest.empty()) {
+        return Status::DoesNotFit("none of " + std::to_string(evaluated) +
+                                  " configurations searched fits; the smallest " + smallest +
+                                  ", or more --vms");
+      }
+    }
+    // What the user would get without the search: the error of the job as given (tp, pp 1
+    // where left out), which names the flag to change.
+    TrainJob plain = job;
+    plain.closed_form_search = true;
+    StatusOr<TrainReport> r = RunTraining(plain, costs);
+    if (!r.ok()) return r.status();
+    if (!failures.empty()) return NoneFeasible(failures);
+    return Status::Infeasible("no configuration to search; give --tp and --pp");
+  }
+  TrainChoice c;
+  c.strategy = cands[*best];
+  c.strategy.mbs = job.strategy.mbs;
+  c.strategy.vpp = job.strategy.vpp;
+  c.evaluated = evaluated;
+  c.widened = widened;
+  if (!space.tp) c.chosen.push_back("tp " + std::to_string(c.strategy.tp));
+  if (!space.pp) c.chosen.push_back("pp " + std::to_string(c.strategy.pp));
+  if (!space.dp && (!space.tp || !space.pp)) {
+    c.chosen.push_back("dp " + std::to_string(c.strategy.dp));
+  }
+  // Where the stack's value was left, say so: the stack no longer describes the run.
+  if (widened && !space.zero) {
+    c.chosen.push_back("zero " + std::to_string(c.strategy.zero) +
+                       (first.zero && *first.zero != c.strategy.zero
+                            ? " (the stack's " + std::to_string(*first.zero) + " does not fit)"
+                            : ""));
+  }
+  if (widened && !space.recompute) {
+    c.chosen.push_back(
+        std::string("recompute ") + RecomputeName(c.strategy.recompute) +
+        (first.recompute && *first.recompute != c.strategy.recompute
+             ? std::string(" (the stack's ") + RecomputeName(*first.recompute) + " does not fit)"
+             : ""));
+  }
+  return c;
+}
+
+}  // namespace ndt

@@ -1,0 +1,158 @@
+#include "plan/choose.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "coll/testing.h"
+#include "parallel/cluster_costs.h"
+#include "topo/builders.h"
+#include "topo/testing.h"
+
+namespace ndt {
+namespace {
+
+struct Env {
+  Catalog cat;
+  ComputeCalibration cal;
+  std::vector<SoftwareStack> stacks;
+};
+
+const Env& TheEnv() {
+  static const Env* env = [] {
+    const std::string dir = Catalog::DefaultDataDir();
+    StatusOr<Catalog> cat = Catalog::Load(dir);
+    StatusOr<ComputeCalibration> cal = LoadComputeCalibration(dir);
+    StatusOr<std::vector<SoftwareStack>> stacks = LoadStacks(dir);
+    EXPECT_TRUE(cat.ok() && cal.ok() && stacks.ok());
+    return new Env{*cat, *cal, *stacks};
+  }();
+  return *env;
+}
+
+TransformerSpec Llama(int64_t layers, int64_t hidden, int64_t heads) {
+  InlineModelArgs a;
+  a.layers = layers;
+  a.hidden = hidden;
+  a.heads = heads;
+  a.arch = "llama";
+  StatusOr<TransformerSpec> m = BuildInlineModel(a);
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  return *m;
+}
+
+// One 8 x H100 80 GB VM, analytical costs.
+struct OneVm {
+  std::unique_ptr<Cluster> cluster;
+  std::unique_ptr<ClusterCosts> costs;
+  TrainJob job;
+};
+
+std::unique_ptr<OneVm> MakeVm(const TransformerSpec& m, int64_t gbs, const SoftwareStack& stack) {
+  const Env& env = TheEnv();
+  const SkuSpec* sku = *env.cat.FindSku("Standard_ND96isr_H100_v5");
+  ClusterSpec cs;
+  cs.sku = sku;
+  cs.gpu = &env.cat.GpuOf(*sku);
+  cs.vms = 1;
+  cs.fabric.tiers = ChooseTiers(cs);
+  StatusOr<Cluster> c = testing::BuildClusterForTest(cs);
+  EXPECT_TRUE(c.ok());
+  auto vm = std::make_unique<OneVm>();
+  vm->cluster = std::make_unique<Cluster>(std::move(*c));
+  vm->costs =
+      std::make_unique<ClusterCosts>(*vm->cluster, env.cal, testing::BuiltinNcclCalibration(),
+                                     Dtype::kBf16, Fidelity::kAnalytical);
+  vm->job.model = m;
+  vm->job.strategy.gbs = gbs;
+  vm->job.mbs_given = false;
+  vm->job.vpp_given = false;
+  vm->job.num_gpus = 8;
+  vm->job.gpus_per_vm = 8;
+  vm->job.nvlink_domain_gpus = 8;
+  vm->job.gpu_memory_bytes = cs.gpu->memory_bytes;
+  ApplyTrainStack(stack, {}, &vm->job.strategy);
+  return vm;
+}
+
+SoftwareStack Stack(const std::string& name) {
+  return *FindStack(TheEnv().stacks, name, StackKind::kTraining);
+}
+
+TEST(ChooseTrainStrategy, IsTheFastestFeasibleOfEveryTpAndPpWithTheStacksKnobs) {
+  // A 13B Llama: every (tp, pp) dividing 8 GPUs with heads % tp == 0 and 40 % pp == 0 is run
+  // by hand with the stack's knobs; the choice must be the fastest feasible one.
+  const TransformerSpec m = Llama(40, 5120, 40);
+  const SoftwareStack stack = Stack("megatron-core-2024");
+  auto vm = MakeVm(m, 64, stack);
+  TrainSearchSpace space;
+  space.allow_uneven = false;
+  StatusOr<TrainChoice> c = ChooseTrainStrategy(vm->job, *vm->costs, space, stack, {});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  double best = 1e300;
+  for (int tp : {1, 2, 4, 8}) {
+    for (int pp : {1, 2, 4, 8}) {
+      if (tp * pp > 8 || 40 % pp != 0) continue;
+      TrainJob j = vm->job;
+      j.strategy.tp = tp;
+      j.strategy.pp = pp;
+      j.strategy.dp = 0;
+      j.vpp_given = pp == 1;
+      ApplyTrainStack(stack, {}, &j.strategy);
+      StatusOr<TrainReport> r = RunTraining(j, *vm->costs);
+      if (r.ok()) best = std::min(best, r->sim.step_time_s);
+    }
+  }
+  TrainJob chosen = vm->job;
+  chosen.strategy = c->strategy;
+  chosen.vpp_given = c->strategy.pp == 1;
+  StatusOr<TrainReport> r = RunTraining(chosen, *vm->costs);
+  ASSERT_TRUE(r.ok());
+  // The closed form ranks, the best 8 are simulated: the choice is the best by simulation.
+  EXPECT_DOUBLE_EQ(r->sim.step_time_s, best);
+  EXPECT_EQ(c->strategy.zero, 1);  // the stack's, since it fits
+  EXPECT_FALSE(c->widened);
+  ASSERT_GE(c->chosen.size(), 3u);
+  EXPECT_EQ(c->chosen[0], "tp " + std::to_string(c->strategy.tp));
+}
+
+TEST(ChooseTrainStrategy, KeepsGivenKnobsAndWidensZeroOnlyWhenTheStacksDoesNotFit) {
+  // 13B on tp 1, pp 1 (given): weights, gradients and the stack's ZeRO-1 states are
+  // 13e9 x (2 + 4 + 12/8) B = 97.6 GB per GPU > 80 GB, so ZeRO 3 (13e9 x 18 / 8 = 29 GB) is
+  // chosen, and said to depart from the stack.
+  const TransformerSpec m = Llama(40, 5120, 40);
+  const SoftwareStack stack = Stack("megatron-core-2024");
+  auto vm = MakeVm(m, 64, stack);
+  TrainSearchSpace space;
+  space.tp = 1;
+  space.pp = 1;
+  space.allow_uneven = false;
+  StatusOr<TrainChoice> c = ChooseTrainStrategy(vm->job, *vm->costs, space, stack, {});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->strategy.tp, 1);
+  EXPECT_EQ(c->strategy.pp, 1);
+  EXPECT_TRUE(c->widened);
+  EXPECT_GT(c->strategy.zero, 1);
+  ASSERT_FALSE(c->chosen.empty());
+  EXPECT_NE(c->chosen[0].find("the stack's 1 does not fit"), std::string::npos) << c->chosen[0];
+}
+
+TEST(ChooseTrainStrategy, NothingFitsNamesTheSmallestFootprint) {
+  // 175B-class on 8 GPUs: no tp x pp x ZeRO x recompute fits.
+  const TransformerSpec m = Llama(96, 12288, 96);
+  const SoftwareStack stack = Stack("megatron-core-2024");
+  auto vm = MakeVm(m, 64, stack);
+  TrainSearchSpace space;
+  space.allow_uneven = false;
+  StatusOr<TrainChoice> c = ChooseTrainStrategy(vm->job, *vm->costs, space, stack, {});
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kDoesNotFit);
+  EXPECT_NE(c.status().message().find("the smallest does not fit"), std::string::npos);
+  EXPECT_NE(c.status().message().find("more --vms"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ndt
