@@ -46,6 +46,7 @@ struct PlanTrainFlags : CommandRequest {
     o->Add("fidelity", &fidelity, "Re-score the best at analytical | flow (default flow)");
     o->Add("threads", &threads, "Threads (default: all cores)");
     fabric.Declare(o);
+    RangeTrainOptions(o);
   }
 };
 
@@ -203,6 +204,7 @@ struct PlanInferFlags : CommandRequest {
     o->Add("objective", &objective, "throughput (default) | cost ($/M tokens)");
     o->Add("top", &top, "How many results to show (default 10)");
     o->Add("threads", &threads, "Threads (default: all cores)");
+    RangeTrainOptions(o);  // --top, --threads; PlanInference bounds --requests
   }
 };
 

@@ -15,6 +15,7 @@
 #include "cmd/registry.h"
 #include "cmd/text.h"
 #include "compute/compute.h"
+#include "core/files.h"
 #include "hw/catalog.h"
 #include "parallel/cluster_costs.h"
 #include "parallel/stack.h"
@@ -81,6 +82,7 @@ struct TrainRequest : CommandRequest {
     o->Add("tokens", &tokens, "Training tokens: print time to train and cost");
     o->Add("trace", &trace, "Write a Chrome/Perfetto trace of the step to FILE").LocalFile();
     fabric.Declare(o);
+    RangeTrainOptions(o);
   }
 };
 
@@ -100,6 +102,7 @@ Status BuildStrategy(const TrainRequest& f, const std::vector<SoftwareStack>& st
   if (f.trace.has_value() && f.trace->empty()) {
     return Status::InvalidInput("--trace needs a file name (e.g. --trace step.json)");
   }
+  if (f.trace.has_value()) NDT_RETURN_IF_ERROR(CheckWritablePath(*f.trace, "--trace"));
   s.gbs = f.gbs;
   s.tp = f.tp;
   s.pp = f.pp;

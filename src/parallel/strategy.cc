@@ -128,6 +128,11 @@ std::string Str(int64_t v) { return std::to_string(v); }
 // Micro-batches per step one simulation accepts: real jobs accumulate a few to a few thousand;
 // the task graph grows with them (memory and time), so an absurd --gbs is refused, not run.
 constexpr int64_t kMaxMicroBatches = 16384;
+// Passes per step one simulation accepts: pp * vpp virtual stages times the micro-batches, ~4
+// tasks each. The largest published run has 32,768 (Megatron's 1T: 64 stages x 512
+// micro-batches, arXiv:2104.04473 Table 1); 2^16 simulates in seconds, while 2^17 (8 stages x
+// 16,384 micro-batches) took 40 s and an absurd pipeline minutes.
+constexpr int64_t kMaxPipelinePasses = int64_t{1} << 16;
 
 }  // namespace
 
@@ -212,6 +217,12 @@ Status ResolveStrategy(const TransformerSpec& model, int num_gpus, int nvlink_do
                                 Str(s->gbs) + " / (dp " + Str(s->dp) + " * mbs " + Str(s->mbs) +
                                 ")) is more than " + Str(kMaxMicroBatches) +
                                 " a step simulates; lower --gbs or raise --mbs");
+  }
+  if (nv * s->micro_batches() > kMaxPipelinePasses) {
+    return Status::InvalidInput(
+        "pp*vpp = " + Str(nv) + " virtual stages x " + Str(s->micro_batches()) +
+        " micro-batches is " + Str(nv * s->micro_batches()) + " passes per step, more than the " +
+        Str(kMaxPipelinePasses) + " a step simulates; lower --pp/--vpp or --gbs, or raise --mbs");
   }
   if (s->cp > 1 && model.seq_len % (2 * s->cp) != 0) {
     return Status::Infeasible("sequence length " + Str(model.seq_len) +
