@@ -38,10 +38,8 @@ StatusOr<std::string> ReadTextFile(const std::string& path, const std::string& w
   if (S_ISDIR(st.st_mode)) {
     return Status::InvalidInput(what + ": " + Quoted(path) + " is a directory; give a file");
   }
-  if (!S_ISREG(st.st_mode)) {
-    return Status::InvalidInput(what + ": " + Quoted(path) + " is not a regular file");
-  }
-  if (st.st_size > kMaxInputFileBytes) {
+  // A pipe or /dev/stdin is read (up to the limit below); only a regular file has a size first.
+  if (S_ISREG(st.st_mode) && st.st_size > kMaxInputFileBytes) {
     return Status::InvalidInput(what + ": " + Quoted(path) + " is " +
                                 std::to_string(st.st_size >> 20) + " MiB, more than the " +
                                 std::to_string(kMaxInputFileBytes >> 20) +

@@ -23,9 +23,9 @@ namespace ndt {
 // larger one (a disk image, /dev/zero) would only exhaust memory.
 inline constexpr int64_t kMaxInputFileBytes = int64_t{256} << 20;  // 256 MiB
 
-// The whole file. NotFound "<what>: 'path' not found"; InvalidInput for a directory, a file
-// that is not a regular file (a FIFO, a device), one above kMaxInputFileBytes, or a read
-// error. `what` names the flag or kind of file ("--hf-config", "model file").
+// The whole file (or pipe: `<(...)`, /dev/stdin). NotFound "<what>: 'path' not found";
+// InvalidInput for a directory, more than kMaxInputFileBytes, or a read error. `what` names the
+// flag or kind of file ("--hf-config", "model file").
 StatusOr<std::string> ReadTextFile(const std::string& path, const std::string& what);
 
 // InvalidInput unless `path` can be written as a file: not empty, not a directory, its folder

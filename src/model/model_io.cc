@@ -348,8 +348,11 @@ StatusOr<TransformerSpec> HfConfigFromJson(const nlohmann::json& j, const std::s
   }
   const bool gated = act == "silu" || act == "swiglu" || act == "swish";
   s.activation = gated ? Activation::kSwiglu : Activation::kGelu;
+  // Absent: the family's rule, as Hugging Face's own config classes default it (LlamaConfig's
+  // 11008 for 4096 is the 256-rounded 8h/3; GPT-2's n_inner None is 4h).
   NDT_ASSIGN_OR_RETURN(s.ffn_hidden, get_int({"intermediate_size", "n_inner", "ffn_dim"},
-                                             gated ? 0 : 4 * s.hidden, false, 1, kMaxModelFfn));
+                                             DefaultsOf(gated ? "llama" : "gpt").ffn(s.hidden),
+                                             false, 1, kMaxModelFfn));
   s.norm = j.contains("rms_norm_eps") ? NormType::kRmsNorm : NormType::kLayerNorm;
   s.tied_embeddings = j.value("tie_word_embeddings", model_type == "gpt2");
   s.biases = j.value("attention_bias", !gated);
