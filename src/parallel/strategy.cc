@@ -129,10 +129,11 @@ std::string Str(int64_t v) { return std::to_string(v); }
 // the task graph grows with them (memory and time), so an absurd --gbs is refused, not run.
 constexpr int64_t kMaxMicroBatches = 16384;
 // Passes per step one simulation accepts: pp * vpp virtual stages times the micro-batches, ~4
-// tasks each. The largest published run has 32,768 (Megatron's 1T: 64 stages x 512
-// micro-batches, arXiv:2104.04473 Table 1); 2^16 simulates in seconds, while 2^17 (8 stages x
-// 16,384 micro-batches) took 40 s and an absurd pipeline minutes.
-constexpr int64_t kMaxPipelinePasses = int64_t{1} << 16;
+// tasks each. The largest published run has 117,600 (GPT 530B PTD-P on 2,240 GPUs: 35 stages x
+// 3 chunks x 1,120 micro-batches, arXiv:2104.04473 Table 2, a validation case); 2^18 leaves
+// twice that, and refuses the absurd pipelines (4,096 stages x 1,024 micro-batches) that ran for
+// minutes.
+constexpr int64_t kMaxPipelinePasses = int64_t{1} << 18;
 
 }  // namespace
 
