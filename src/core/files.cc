@@ -90,8 +90,37 @@ Status CheckWritablePath(const std::string& path, const std::string& what) {
   return Status::Ok();
 }
 
-Status WriteFileAtomic(const std::string& path, std::string_view data, const std::string& what) {
-  NDT_RETURN_IF_ERROR(CheckWritablePath(path, what));
+namespace {
+
+// Writes straight into a target that is not a regular file (/dev/null, /dev/stdout, a pipe):
+// renaming over it would replace the device or pipe itself.
+Status WriteInPlace(const std::string& path, std::string_view data, const std::string& what) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) {
+    return Status::InvalidInput(what + ": cannot write " + Quoted(path) + ": " +
+                                std::strerror(errno));
+  }
+  const bool ok = std::fwrite(data.data(), 1, data.size(), f) == data.size();
+  if (std::fclose(f) != 0 || !ok) {
+    return Status::InvalidInput(what + ": cannot write " + Quoted(path));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status WriteFileAtomic(const std::string& path_in, std::string_view data, const std::string& what) {
+  NDT_RETURN_IF_ERROR(CheckWritablePath(path_in, what));
+  std::error_code ec;
+  std::string path = path_in;
+  // A link: replace the file it points to, not the link.
+  if (fs::is_symlink(path, ec)) {
+    const fs::path target = fs::weakly_canonical(path, ec);
+    if (ec) return Status::InvalidInput(what + ": cannot resolve the link " + Quoted(path));
+    path = target.string();
+    NDT_RETURN_IF_ERROR(CheckWritablePath(path, what));
+  }
+  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec)) return WriteInPlace(path, data, what);
   std::string tmp = FolderOf(path) + "/." + fs::path(path).filename().string() + ".XXXXXX";
   std::vector<char> name(tmp.begin(), tmp.end());
   name.push_back('\0');

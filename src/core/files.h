@@ -34,7 +34,8 @@ Status CheckWritablePath(const std::string& path, const std::string& what);
 
 // Writes `data` to `path` through a temporary file in the same folder and a rename: readers
 // never see a partial file, and on any error the target is left as it was and the temporary is
-// removed.
+// removed. A link is followed (the file it names is replaced); a target that is not a regular
+// file (/dev/null, a pipe) is written in place, never renamed over.
 Status WriteFileAtomic(const std::string& path, std::string_view data, const std::string& what);
 
 }  // namespace ndt

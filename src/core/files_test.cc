@@ -43,6 +43,18 @@ TEST_F(FilesTest, AtomicWriteReplacesTheFileAndLeavesNoTemporary) {
   EXPECT_EQ(files, 1);  // no .out.json.XXXXXX left
 }
 
+TEST_F(FilesTest, DevicesAreWrittenInPlaceAndLinksFollowed) {
+  // /dev/null stays a device (a rename over it would replace it with a file).
+  ASSERT_TRUE(WriteFileAtomic("/dev/null", "x", "--trace").ok());
+  EXPECT_FALSE(fs::is_regular_file("/dev/null"));
+  const std::string real = dir_ + "/real.json";
+  std::ofstream(real) << "old";
+  fs::create_symlink(real, dir_ + "/link.json");
+  ASSERT_TRUE(WriteFileAtomic(dir_ + "/link.json", "new", "--trace").ok());
+  EXPECT_TRUE(fs::is_symlink(dir_ + "/link.json"));
+  EXPECT_EQ(*ReadTextFile(real, "--x"), "new");
+}
+
 TEST_F(FilesTest, UnwritableTargetsAreOneLineErrorsAndWriteNothing) {
   Status s = WriteFileAtomic(dir_ + "/no/such/folder/t.json", "x", "--trace");
   ASSERT_FALSE(s.ok());
