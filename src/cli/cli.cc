@@ -3,11 +3,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <memory>
+#include <new>
 #include <type_traits>
 #include <vector>
 
@@ -48,6 +51,28 @@ void RequireFinite(CLI::App* app) {
   for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) RequireFinite(sub);
 }
 
+// An integer flag must be a whole decimal number its field holds: CLI11 alone saturates
+// "99999999999999999999" to the type's maximum and wraps "-1" into a uint64_t, so a typo would
+// run as 2^63 - 1 or a seed of 2^64 - 1.
+template <typename T>
+CLI::Validator StrictInteger() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        const char* b = v.data();
+        const char* e = b + v.size();
+        if (b != e && *b == '+') ++b;
+        T x{};
+        auto [p, ec] = std::from_chars(b, e, x);
+        if (ec == std::errc() && p == e && b != e) return "";
+        if (ec == std::errc::result_out_of_range) {
+          return "'" + v + "' is out of range (" + std::to_string(std::numeric_limits<T>::min()) +
+                 ".." + std::to_string(std::numeric_limits<T>::max()) + ")";
+        }
+        return "'" + v + "' is not a whole number";
+      },
+      "");
+}
+
 // One option of the registry as a CLI11 flag bound to its field.
 void AddCliOption(CLI::App* sub, Option& o) {
   const std::string flag = o.positional ? o.name : "--" + o.name;
@@ -72,6 +97,18 @@ void AddCliOption(CLI::App* sub, Option& o) {
       },
       o.field);
   if (o.required) added->required();
+  std::visit(
+      [&](auto* p) {
+        using T = std::remove_pointer_t<decltype(p)>;
+        if constexpr (std::is_same_v<T, int> || std::is_same_v<T, int64_t> ||
+                      std::is_same_v<T, uint64_t>) {
+          added->check(StrictInteger<T>());
+        } else if constexpr (std::is_same_v<T, std::optional<int>> ||
+                             std::is_same_v<T, std::optional<int64_t>>) {
+          added->check(StrictInteger<typename T::value_type>());
+        }
+      },
+      o.field);
 }
 
 // A command's request, bound to its CLI11 subcommand.
@@ -84,7 +121,25 @@ struct Bound {
 
 }  // namespace
 
-void Warn(const std::string& msg) { std::fprintf(stderr, "ndtwin: warning: %s\n", msg.c_str()); }
+// One line, whatever a message carries (a YAML or JSON parser's text may hold line breaks).
+std::string OneLine(std::string s) {
+  for (char& c : s) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return s;
+}
+
+// The error: the last line on stderr, with nothing on stdout (stdout is written only after
+// a command succeeds).
+int Fail(const Status& s) {
+  std::fflush(stderr);
+  std::fprintf(stderr, "ndtwin: error: %s\n", OneLine(s.message()).c_str());
+  return s.exit_code();
+}
+
+void Warn(const std::string& msg) {
+  std::fprintf(stderr, "ndtwin: warning: %s\n", OneLine(msg).c_str());
+}
 
 // Diagnostics straight to stderr, in the order the command emits them.
 class StderrDiagnostics : public Diagnostics {
@@ -171,7 +226,7 @@ int RunCli(int argc, char** argv) {
       what = first.empty() ? "give a command: " + names
                            : "unknown command '" + first + "'; use one of: " + names;
     }
-    std::fprintf(stderr, "ndtwin: error: %s (see: ndtwin %s--help)\n", what.c_str(),
+    std::fprintf(stderr, "ndtwin: error: %s (see: ndtwin %s--help)\n", OneLine(what).c_str(),
                  cmd.empty() ? "" : (cmd + " ").c_str());
     return 2;
   }
@@ -182,26 +237,32 @@ int RunCli(int argc, char** argv) {
   if (chosen == nullptr) {
     for (const Group& g : kGroups) {
       if (groups.count(g.name) > 0 && groups[g.name]->parsed()) {
-        std::fprintf(stderr, "ndtwin: error: %s\n", g.missing);
-        return 2;
+        return Fail(Status::InvalidInput(g.missing));
       }
     }
     return 2;
   }
+  // The declared ranges, before any value reaches the command (the same check as RunJson's).
+  if (Status s = CheckRanges(chosen->options); !s.ok()) return Fail(s);
   StatusOr<Context> ctx = Context::Load(data_dir);
-  if (!ctx.ok()) {
-    std::fprintf(stderr, "ndtwin: error: %s\n", ctx.status().message().c_str());
-    return ctx.status().exit_code();
-  }
+  if (!ctx.ok()) return Fail(ctx.status());
   // Progress only where a person watches: stderr a terminal, and not --json (never when piped).
   StderrDiagnostics diag(!json && isatty(fileno(stderr)) != 0);
-  StatusOr<CommandOutput> out = chosen->cmd->run(*ctx, *chosen->request, &diag);
-  if (!out.ok()) {
-    std::fprintf(stderr, "ndtwin: error: %s\n", out.status().message().c_str());
-    return out.status().exit_code();
+  StatusOr<CommandOutput> out = Status::Internal("not run");
+  try {
+    out = chosen->cmd->run(*ctx, *chosen->request, &diag);
+  } catch (const std::bad_alloc&) {
+    // Every command refuses up front what would exceed its budget; reaching this is our bug.
+    return Fail(
+        Status::Internal("out of memory; this input should have been refused up front "
+                         "(please report it with the command line)"));
   }
+  if (!out.ok()) return Fail(out.status());
   if (json) {
-    std::printf("%s\n", out->json.dump(2).c_str());
+    // Text from files (a model's name) may not be UTF-8: replaced, never a throw.
+    const std::string doc =
+        out->json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    std::printf("%s\n", doc.c_str());
   } else {
     std::fputs(out->text.c_str(), stdout);
   }

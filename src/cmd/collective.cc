@@ -25,6 +25,9 @@
 namespace ndt {
 namespace {
 
+// A sweep's size multiplier: nccl-tests' -f is 2; 2^20 takes 8 B to 8 GiB in two rows.
+constexpr double kMaxStepFactor = 1 << 20;
+
 struct CollectiveOptions : CommandRequest {
   std::string sku;
   int vms = 1;
@@ -42,12 +45,14 @@ struct CollectiveOptions : CommandRequest {
 
   void Declare(OptionList* o) override {
     o->Add("sku", &sku, "VM size (see: ndtwin sku list)");
-    o->Add("vms", &vms, "Number of VMs (default 1)");
-    o->Add("gpus-per-vm", &gpus_per_vm, "GPUs used per VM (default: all)");
+    o->Add("vms", &vms, "Number of VMs (default 1)").Range(1, kMaxVms);
+    o->Add("gpus-per-vm", &gpus_per_vm, "GPUs used per VM (default: all)")
+        .Range(0, kMaxGpusPerVm, "0 for all");
     o->Add("op", &op, "allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv");
     o->Add("min-bytes", &min_bytes, "Smallest size, e.g. 8, 1M (default 8)");
     o->Add("max-bytes", &max_bytes, "Largest size, e.g. 8G (default 128M)");
-    o->Add("step-factor", &step_factor, "Size multiplier per row (default 2)");
+    o->Add("step-factor", &step_factor, "Size multiplier per row (default 2)")
+        .Range(1, kMaxStepFactor, "more than 1: each row's size times it gives the next");
     o->Add("algo", &algo,
            "Force an algorithm: ring, tree, nvls, nvlstree, collnetdirect, collnetchain, pat");
     o->Add("proto", &proto, "Force a protocol: ll, ll128, simple");
@@ -57,7 +62,8 @@ struct CollectiveOptions : CommandRequest {
            "NCCL release whose tuner picks algorithm and protocol, e.g. 2.18.5 (default 2.30.4)");
     o->Add("gpus-per-thread", &gpus_per_thread,
            "GPUs one nccl-tests thread launches on (its -g), which sets the host cost of a call "
-           "(default 1: one process per GPU, as PyTorch and mpirun launch)");
+           "(default 1: one process per GPU, as PyTorch and mpirun launch)")
+        .Range(1, kMaxGpusPerVm, "nccl-tests -g; leave it out for the default");
     fabric.Declare(o);
   }
 };

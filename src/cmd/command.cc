@@ -50,6 +50,9 @@ StatusOr<CommandOutput> RunJson(const Command& cmd, const Context& ctx, const Js
   OptionList options;
   req->Declare(&options);
   NDT_RETURN_IF_ERROR(BindJson(args, &options, cmd.name));
+  if (Status s = CheckRanges(options); !s.ok()) {
+    return spell ? s.WithMessage(Respell(s.message(), options, spell)) : s;
+  }
   if (!spell) return cmd.run(ctx, *req, diag);
   // Warnings and the error in the door's spelling.
   class Respelling : public Diagnostics {

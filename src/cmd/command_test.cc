@@ -89,7 +89,41 @@ TEST(RunJson, AnOmittedOptionalIsChosenAndAGivenOneIsChecked) {
   base["mbs"] = 0;
   r = RunCmd("train", base);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("--mbs must be >= 1"), std::string::npos);
+  EXPECT_NE(r.status().message().find("--mbs must be in 1.."), std::string::npos);
+}
+
+// The declared range of an option is one rule for every door, checked before the command runs:
+// a degenerate fabric (radix 0 or 1) once reached a division by zero in the fat tree's layout.
+TEST(RunJson, DeclaredRangesAreCheckedBeforeTheCommandInTheDoorsSpelling) {
+  for (int radix : {0, 1, 3, 1025}) {
+    StatusOr<CommandOutput> r =
+        RunCmd("topo", {{"sku", "ND96isr_H100_v5"}, {"vms", 4}, {"radix", radix}});
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().message(), "--radix must be in 4..1024 (got " + std::to_string(radix) +
+                                        "); ports per InfiniBand switch (Quantum-2: 64)");
+  }
+  Diagnostics diag;
+  StatusOr<CommandOutput> r =
+      RunJson(*FindCommand("infer"), Ctx(),
+              {{"sku", "ND96isr_H100_v5"}, {"model", "llama2-7b"}, {"qps", 1e-300}}, &diag,
+              [](const std::string& o) { return o + "="; });
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message().rfind("qps= must be in 0.001..1000000 (got 1e-300)", 0), 0u)
+      << r.status().message();
+  // Inline model dimensions have the bounds of a model file's keys.
+  r = RunCmd("train", {{"sku", "ND96isr_H100_v5"},
+                       {"layers", 2},
+                       {"hidden", 1000000000000000LL},
+                       {"heads", 8},
+                       {"gbs", 8}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("--hidden must be in 1..1048576"), std::string::npos);
+  // Training tokens beyond any run (1e300) are refused, not priced.
+  r = RunCmd("train",
+             {{"sku", "ND96isr_H100_v5"}, {"model", "llama2-7b"}, {"gbs", 8}, {"tokens", 1e300}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("--tokens must be in 0..1000000000000000"),
+            std::string::npos);
 }
 
 // Copies data/ to a temporary folder with the NIC's link latency at 1000 us instead of 1 us.
@@ -237,7 +271,7 @@ namespace ndt {
 namespace {
 
 TEST(RunJson, ErrorsAndWarningsNameOptionsInTheDoorsSpelling) {
-  // The library says "--mbs must be >= 1"; a Python door spells the option "mbs=", and only
+  // The range says "--mbs must be in 1..16777216"; a Python door spells the option "mbs=", and only
   // declared options are respelled ("--x" is not an option of train; "--mbs-foo" is no word of
   // it either).
   const OptionSpelling python = [](const std::string& o) {
@@ -254,7 +288,7 @@ TEST(RunJson, ErrorsAndWarningsNameOptionsInTheDoorsSpelling) {
   StatusOr<CommandOutput> r = RunJson(*train, Ctx(), job, &diag, python);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
-  EXPECT_EQ(r.status().message().rfind("mbs= must be >= 1", 0), 0u) << r.status().message();
+  EXPECT_EQ(r.status().message().rfind("mbs= must be in 1..", 0), 0u) << r.status().message();
   OptionList o;
   train->new_request()->Declare(&o);
   EXPECT_EQ(Respell("--x and --mbs-foo, --no-dp-overlap.", o, python),
@@ -262,7 +296,7 @@ TEST(RunJson, ErrorsAndWarningsNameOptionsInTheDoorsSpelling) {
   // Without a spelling the CLI's text is kept.
   r = RunJson(*train, Ctx(), job, &diag);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().message().rfind("--mbs must be >= 1", 0), 0u);
+  EXPECT_EQ(r.status().message().rfind("--mbs must be in 1..", 0), 0u);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <utility>
 
+#include "serve/request.h"
 #include "topo/builders.h"
 
 namespace ndt {
@@ -30,14 +31,17 @@ void ModelArgs::Declare(OptionList* o) {
   o->Add("model", &model, "Model preset or YAML file (see: ndtwin model list)");
   o->Add("model-file", &model_file, "Model YAML file");
   o->Add("hf-config", &hf_config, "Hugging Face config.json").LocalFile();
-  o->Add("layers", &layers, "Inline model: layers");
-  o->Add("hidden", &hidden, "Inline model: hidden size");
-  o->Add("heads", &heads, "Inline model: attention heads");
-  o->Add("kv-heads", &kv_heads, "Inline model: K/V heads");
-  o->Add("ffn", &ffn, "Inline model: MLP intermediate size");
-  o->Add("vocab", &vocab, "Inline model: vocabulary");
-  o->Add("seq", &seq, "Sequence length (inline model, or overrides a model's)");
-  o->Add("arch", &arch, "Inline model: gpt | llama");
+  // The same bounds as a model file's keys (model/transformer.h).
+  const char* kDefault = "omit it for the default";
+  o->Add("layers", &layers, "Inline model: layers").Range(1, kMaxModelLayers, kDefault);
+  o->Add("hidden", &hidden, "Inline model: hidden size").Range(1, kMaxModelHidden, kDefault);
+  o->Add("heads", &heads, "Inline model: attention heads").Range(1, kMaxModelHeads, kDefault);
+  o->Add("kv-heads", &kv_heads, "Inline model: K/V heads").Range(1, kMaxModelHeads, kDefault);
+  o->Add("ffn", &ffn, "Inline model: MLP intermediate size").Range(1, kMaxModelFfn, kDefault);
+  o->Add("vocab", &vocab, "Inline model: vocabulary").Range(1, kMaxModelVocab, kDefault);
+  o->Add("seq", &seq, "Sequence length (inline model, or overrides a model's)")
+      .Range(1, kMaxModelSeq, kDefault);
+  o->Add("arch", &arch, "Inline model: gpt | llama | mixtral | deepseek (default gpt)");
 }
 
 StatusOr<TransformerSpec> ModelArgs::Resolve(const Context& ctx) const {
@@ -50,18 +54,9 @@ StatusOr<TransformerSpec> ModelArgs::Resolve(const Context& ctx) const {
   for (const auto& [name, p] : sizes) {
     if (!p.first->has_value()) continue;
     inline_given = true;
-    if (**p.first < 1) {
-      return Status::InvalidInput(std::string(name) + " must be >= 1 (got " +
-                                  std::to_string(**p.first) + "); omit it for the default");
-    }
-    *p.second = **p.first;
+    *p.second = **p.first;  // in range: CheckRanges ran before
   }
-  if (seq.has_value()) {
-    if (*seq < 1) {
-      return Status::InvalidInput("--seq must be >= 1 (got " + std::to_string(*seq) + ")");
-    }
-    in.seq = *seq;
-  }
+  if (seq.has_value()) in.seq = *seq;
   if (arch.has_value()) in.arch = *arch;
   const int given = !model.empty() + !model_file.empty() + !hf_config.empty() + inline_given;
   if (given != 1) {
@@ -87,12 +82,16 @@ StatusOr<TransformerSpec> ModelArgs::Resolve(const Context& ctx) const {
 }
 
 void FabricArgs::Declare(OptionList* o) {
-  o->Add("tiers", &tiers, "Fat-tree tiers, 2 or 3 (default: fewest that fit)");
+  o->Add("tiers", &tiers, "Fat-tree tiers, 2 or 3 (default: fewest that fit)")
+      .Range(0, 3, "2 or 3 tiers, 0 for the fewest that fit");
   o->Add("radix", &radix,
-         "Ports per IB switch (default 64, doubled where 3 tiers of 64 cannot wire the VMs)");
-  o->Add("vms-per-leaf", &vms_per_leaf, "VMs per leaf group (default radix/2)");
+         "Ports per IB switch (default 64, doubled where 3 tiers of 64 cannot wire the VMs)")
+      .Range(4, kMaxSwitchRadix, "ports per InfiniBand switch (Quantum-2: 64)");
+  o->Add("vms-per-leaf", &vms_per_leaf, "VMs per leaf group (default radix/2)")
+      .Range(0, kMaxSwitchRadix, "0 for radix/2");
   o->Add("oversubscription", &oversubscription,
-         "Leaf down:up bandwidth ratio (default 1 = non-blocking)");
+         "Leaf down:up bandwidth ratio (default 1 = non-blocking)")
+      .Range(1, kMaxOversubscription, "leaf down:up bandwidth, 1 = non-blocking");
   o->Add("ecmp-spread", &ecmp_spread,
          "Spread each flow over all uplinks, like adaptive routing (default: one hashed uplink "
          "per GPU pair)");
@@ -149,9 +148,11 @@ StatusOr<const Context*> PriceArgs::Apply(const Context& ctx,
 
 void LengthArgs::Declare(OptionList* o) {
   o->Add("dataset", &dataset, "Length dataset preset or CSV (default mlperf-llama2-70b)");
-  o->Add("input-len", &input_len, "Fixed input tokens per request");
-  o->Add("output-len", &output_len, "Fixed output tokens per request");
-  o->Add("output-tokens-mean", &output_tokens_mean, "Rescale every output length so the mean is X");
+  o->Add("input-len", &input_len, "Fixed input tokens per request").Range(1, kMaxTokensPerRequest);
+  o->Add("output-len", &output_len, "Fixed output tokens per request")
+      .Range(1, kMaxTokensPerRequest);
+  o->Add("output-tokens-mean", &output_tokens_mean, "Rescale every output length so the mean is X")
+      .Range(1, kMaxTokensPerRequest);
 }
 
 StatusOr<std::vector<RequestLengths>> LengthArgs::Resolve(const Context& ctx) const {
@@ -177,8 +178,11 @@ StatusOr<std::vector<RequestLengths>> LengthArgs::Resolve(const Context& ctx) co
 void SizeArgs::Declare(OptionList* o) {
   o->Add("sku", &sku, "One VM size (see: ndtwin sku list)");
   o->Add("skus", &skus, "all (default) or a comma-separated list of sizes");
-  o->Add("gpus", &gpus, "Total GPUs (sizes whose GPUs per VM divide it); this or --vms is needed");
-  o->Add("vms", &vms, "VMs of each size (instead of --gpus)");
+  o->Add("gpus", &gpus, "Total GPUs (sizes whose GPUs per VM divide it); this or --vms is needed")
+      .Range(0, kMaxPlanGpus, "plan searches up to " + std::to_string(kMaxPlanGpus) + " GPUs");
+  o->Add("vms", &vms, "VMs of each size (instead of --gpus)")
+      .Range(0, kMaxPlanGpus / 2,
+             "plan searches up to " + std::to_string(kMaxPlanGpus / 2) + " VMs");
 }
 
 StatusOr<std::vector<const SkuSpec*>> SizeArgs::Resolve(const Catalog& cat) const {
@@ -200,11 +204,40 @@ StatusOr<std::vector<const SkuSpec*>> SizeArgs::Resolve(const Catalog& cat) cons
     }
     return out;
   }
-  for (const std::string& name : SplitCommas(sku.empty() ? skus : sku)) {
+  const std::string& list = sku.empty() ? skus : sku;
+  for (std::string name : SplitCommas(list)) {
+    name.erase(0, name.find_first_not_of(' '));  // "A, B" as people write it
+    name.erase(name.find_last_not_of(' ') + 1);
+    if (name.empty()) {
+      return Status::InvalidInput(std::string(sku.empty() ? "--skus" : "--sku") + " '" + list +
+                                  "' has an empty entry; list sizes as A,B,C");
+    }
     NDT_ASSIGN_OR_RETURN(const SkuSpec* s, cat.FindSku(name));
-    out.push_back(s);
+    // A size listed twice (or under two spellings) is searched once.
+    if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
   }
   return out;
+}
+
+void RangeTrainOptions(OptionList* o) {
+  const char* choose = "omit it to choose it automatically";
+  auto range = [&](const char* name, double lo, double hi, const char* note = "") {
+    // Options a shared group already ranged (plan's --vms, 0 for "not given") keep theirs.
+    if (o->Find(name) != nullptr && !o->Find(name)->min.has_value()) o->Range(name, lo, hi, note);
+  };
+  range("vms", 1, kMaxVms);
+  range("gbs", 1, kMaxGbs, "sequences per iteration");
+  range("mbs", 1, kMaxGbs, choose);
+  range("tp", 1, kMaxDegree);
+  range("cp", 1, kMaxDegree);
+  range("ep", 1, kMaxDegree);
+  range("pp", 1, kMaxModelLayers);
+  range("vpp", 1, kMaxModelLayers, choose);
+  range("dp", 1, kMaxClusterGpus, choose);
+  range("zero", 0, 3, "ZeRO stages are 0, 1, 2 and 3");
+  range("tokens", 0, kMaxTrainTokens, "training tokens; 0 for none");
+  range("top", 1, kMaxTop);
+  range("threads", 0, kMaxThreads, "0 or omitted for all cores");
 }
 
 Status CheckThreads(int threads) {

@@ -16,6 +16,7 @@
 #include "core/status.h"
 #include "model/transformer.h"
 #include "serve/request.h"
+#include "topo/builders.h"
 #include "topo/cluster.h"
 
 namespace ndt {
@@ -82,6 +83,24 @@ struct PriceArgs {
   // unknown size.
   StatusOr<const Context*> Apply(const Context& ctx, std::optional<Context>* holder) const;
 };
+
+// Bounds several commands' options share: VMs (a cluster holds at most kMaxClusterGpus GPUs,
+// topo/builders.h, so 1-GPU sizes reach it in VMs) and GPUs used per VM (the library checks the
+// size's own count).
+inline constexpr int kMaxVms = static_cast<int>(kMaxClusterGpus);
+inline constexpr int kMaxGpusPerVm = 1024;
+
+// Training: a global batch of up to 2^24 sequences (the largest published batches are 16M
+// tokens, 2,048 sequences of 8K; 2^24 leaves room for short sequences); parallel degrees up to
+// 1,024 (tp, cp, ep) or the layers (pp, vpp); up to 10^15 training tokens (the largest
+// published runs are 15-36 x 10^12).
+inline constexpr int64_t kMaxGbs = int64_t{1} << 24;
+inline constexpr int kMaxDegree = 1024;
+inline constexpr double kMaxTrainTokens = 1e15;
+// Rows a planner prints (--top).
+inline constexpr int kMaxTop = 1000;
+// The training options' ranges (train and plan train), on options already declared.
+void RangeTrainOptions(OptionList* o);
 
 // "a,b,c" -> {"a", "b", "c"}; "" -> {}.
 std::vector<std::string> SplitCommas(const std::string& list);

@@ -69,6 +69,13 @@ struct FleetRequest : CommandRequest {
            "Refuse a job whose InfiniBand domain exceeds a customer scale set");
     o->Add("trace", &trace, "Write one simulated run's timeline (Perfetto JSON) to FILE")
         .LocalFile();
+    // --gbs is 0 (not given) with --step-time; the rest as train's (cmd/common.h).
+    o->Range("gbs", 0, static_cast<double>(kMaxGbs),
+             "sequences per iteration; omit with --step-time");
+    o->Range("runs", 1, 1e6, "Monte Carlo runs (10,000 take about 0.3 s)");
+    o->Range("days", 1e-3, 36500, "wall-clock days, up to 100 years");
+    o->Range("failure-scale", 0, 1e4, "a multiple of the fitted interruption rates");
+    RangeTrainOptions(o);
   }
 };
 
@@ -182,6 +189,36 @@ Json Q(const Quantiles& q, double scale) {
   return Json{{"p10", q.p10 * scale}, {"p50", q.p50 * scale}, {"p90", q.p90 * scale}};
 }
 
+// The Monte Carlo's work budget: every run simulates each interruption, so the work is the
+// interruptions per run times the runs (those of the interval search included). The expected wall
+// time comes from the closed form at the shortest interval allowed (a lower bound of the goodput
+// the search can reach); a job that would spend more than 99% of its time restarting never finishes
+// and is refused.
+constexpr double kMaxFleetEvents = 2e8;  // ~20 s on one core (10,000 Llama 3 runs: 4.6M, 0.3 s)
+
+Status CheckFleetWork(const FleetModel& m, const RunLength& len, double min_interval, int runs) {
+  const double goodput = EvaluateClosedForm(m, min_interval).goodput;
+  if (len.work_s > 0 && !(goodput > 0.01)) {
+    return Status::InvalidInput(
+        "at this size and failure rate the job would spend over 99% of its time restarting "
+        "(goodput " +
+        Fmt("%.2g", goodput) +
+        "); lower --failure-scale, use fewer GPUs or faster "
+        "restarts (--spares)");
+  }
+  const double wall = len.wall_s > 0 ? len.wall_s : len.work_s / goodput;
+  // The interval search (OptimizeInterval) scores 24 intervals on min(runs, 200) runs each.
+  const double all_runs = runs + 24.0 * std::min(runs, 200);
+  const double events = (m.unexpected_per_s + m.planned_per_s) * wall * all_runs;
+  if (events > kMaxFleetEvents) {
+    return Status::InvalidInput("the Monte Carlo would simulate about " + Fmt("%.3g", events) +
+                                " interruptions (runs x interruptions per run), more than " +
+                                Fmt("%.0e", kMaxFleetEvents) +
+                                "; lower --runs or the run length (--days, --tokens)");
+  }
+  return Status::Ok();
+}
+
 StatusOr<CommandOutput> RunFleet(const Context& base, const FleetRequest& f, Diagnostics* diag) {
   std::optional<Context> priced;
   NDT_ASSIGN_OR_RETURN(const Context* c, f.job.prices.Apply(base, &priced));
@@ -268,6 +305,7 @@ StatusOr<CommandOutput> RunFleet(const Context& base, const FleetRequest& f, Dia
   }
   // Checkpoints no closer than one write (and one step) apart.
   const double min_interval = std::max(j.step_s, ckpt.write_s);
+  NDT_RETURN_IF_ERROR(CheckFleetWork(model, len, min_interval, f.runs));
   double interval = 0;
   if (interval_given.has_value()) {
     if (*interval_given < ckpt.write_s) {

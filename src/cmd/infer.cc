@@ -15,6 +15,7 @@
 #include "cmd/registry.h"
 #include "cmd/text.h"
 #include "compute/compute.h"
+#include "core/files.h"
 #include "core/units.h"
 #include "hw/catalog.h"
 #include "model/transformer.h"
@@ -30,6 +31,12 @@ constexpr int kMaxParallel = 1024;
 constexpr int kMaxBatch = 16384;
 constexpr int kMaxNumTokens = 1 << 20;
 constexpr int kMaxRequests = 1000000;
+// Poisson rates: above 1e6 requests/s arrivals pack into nanoseconds, no steady state to
+// measure and no service of the catalog's VMs within orders of magnitude; below one request per
+// 1,000 s a run of a thousand requests spans more than the 1e6 s a trace may (serve/request.h).
+constexpr double kMinQps = 1e-3;
+constexpr double kMaxQps = 1e6;
+const char* const kChoose = "omit it to choose it automatically";
 
 struct InferFlags : CommandRequest {
   ModelArgs mf;
@@ -46,23 +53,30 @@ struct InferFlags : CommandRequest {
 
   void Declare(OptionList* o) override {
     o->Add("sku", &sku, "VM size (see: ndtwin sku list)").Required();
-    o->Add("vms", &vms, "Number of VMs (default 1)");
+    o->Add("vms", &vms, "Number of VMs (default 1)").Range(1, kMaxVms);
     mf.Declare(o);
     o->Add("weights", &weights, "Weight precision: fp16, bf16, fp8, fp4 (default fp16)");
     o->Add("kv", &kv,
            "KV-cache precision: fp16, bf16, fp8 (default fp8 for 8/4-bit weights, else fp16)");
-    o->Add("tp", &tp, "Tensor parallel degree (default: best feasible)");
-    o->Add("pp", &pp, "Pipeline parallel degree (default: best feasible)");
+    o->Add("tp", &tp, "Tensor parallel degree (default: best feasible)")
+        .Range(1, kMaxParallel, kChoose);
+    o->Add("pp", &pp, "Pipeline parallel degree (default: best feasible)")
+        .Range(1, kMaxParallel, kChoose);
     o->Add("ep", &ep,
-           "Expert parallel degree (MoE): experts split inside the TP group, divides --tp");
-    o->Add("max-batch", &max_batch, "Max sequences in flight per engine (default: best)");
-    o->Add("max-num-tokens", &max_num_tokens, "Max tokens per iteration (default 8192)");
+           "Expert parallel degree (MoE): experts split inside the TP group, divides --tp")
+        .Range(1, kMaxParallel);
+    o->Add("max-batch", &max_batch, "Max sequences in flight per engine (default: best)")
+        .Range(1, kMaxBatch, kChoose);
+    o->Add("max-num-tokens", &max_num_tokens, "Max tokens per iteration (default 8192)")
+        .Range(1, kMaxNumTokens, kChoose);
     o->Add("scenario", &scenario, "offline | server | interactive (default offline)");
-    o->Add("qps", &qps, "Server/interactive: run this Poisson rate instead of searching");
+    o->Add("qps", &qps, "Server/interactive: run this Poisson rate instead of searching")
+        .Range(kMinQps, kMaxQps, "omit it to search for the highest rate");
     o->Add("ttft-p99", &ttft_p99, "p99 TTFT limit, e.g. \"2 s\" (default: the scenario's)");
     o->Add("tpot-p99", &tpot_p99, "p99 TPOT limit, e.g. \"200 ms\" (default: the scenario's)");
     lengths.Declare(o);
-    o->Add("requests", &requests, "Requests to simulate (default: automatic)");
+    o->Add("requests", &requests, "Requests to simulate (default: automatic)")
+        .Range(1, kMaxRequests, kChoose);
     o->Add("seed", &seed, "Seed of the Poisson arrivals (default 1)");
     o->Add("trace", &trace, "Write a Perfetto/Chrome trace of engine 0 to FILE").LocalFile();
     o->Add("trace-file", &trace_file,
@@ -91,27 +105,12 @@ StatusOr<double> ParseLimit(const std::string& flag, const std::string& v) {
 }
 
 Status BuildOptions(const Context& ctx, const InferFlags& f, InferOptions* o) {
+  // The integer knobs and --qps are in their declared ranges (CheckRanges, every door).
   o->vms = f.vms;
-  const std::tuple<const char*, const std::optional<int>*, int> knobs[] = {
-      {"--tp", &f.tp, kMaxParallel},
-      {"--pp", &f.pp, kMaxParallel},
-      {"--max-batch", &f.max_batch, kMaxBatch},
-      {"--max-num-tokens", &f.max_num_tokens, kMaxNumTokens},
-      {"--requests", &f.requests, kMaxRequests}};
-  for (const auto& [name, v, max] : knobs) {
-    if (v->has_value() && (**v < 1 || **v > max)) {
-      return Status::InvalidInput(std::string(name) + " must be in 1.." + std::to_string(max) +
-                                  " (got " + std::to_string(**v) +
-                                  "); omit it to choose it automatically");
-    }
-  }
   if (f.trace.has_value() && f.trace->empty()) {
     return Status::InvalidInput("--trace needs a file name (e.g. --trace serve.json)");
   }
-  if (f.ep < 1) {
-    return Status::InvalidInput(
-        "--tp, --pp, --max-batch, --max-num-tokens must be >= 1 (or omitted), --ep >= 1");
-  }
+  if (f.trace.has_value()) NDT_RETURN_IF_ERROR(CheckWritablePath(*f.trace, "--trace"));
   o->tp = f.tp.value_or(0);
   o->pp = f.pp.value_or(0);
   o->ep = f.ep;
@@ -130,16 +129,6 @@ Status BuildOptions(const Context& ctx, const InferFlags& f, InferOptions* o) {
                                 "' is not one of offline, server, interactive");
   }
   const bool qps_given = f.qps.has_value();
-  if (qps_given && !(*f.qps > 0)) {
-    return Status::InvalidInput("--qps must be > 0 (omit it to search for the highest rate)");
-  }
-  // Arrivals packed into nanoseconds leave no steady-state window to measure; no service of the
-  // catalog's VMs comes within orders of magnitude of a million requests/s.
-  if (qps_given && *f.qps > 1e6) {
-    return Status::InvalidInput(
-        "--qps above 1e6 requests/s is beyond any service here; the offline scenario gives the "
-        "saturated throughput");
-  }
   if (qps_given && o->scenario == Scenario::kOffline) {
     return Status::InvalidInput(
         "--qps needs --scenario server or interactive (offline sends all requests at t = 0)");

@@ -1,8 +1,11 @@
 #include "cmd/options.h"
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <type_traits>
+
+#include "core/check.h"
 
 namespace ndt {
 namespace {
@@ -166,6 +169,78 @@ const Option* OptionList::Find(const std::string& name) const {
     if (o.name == dashed) return &o;
   }
   return nullptr;
+}
+
+Option* OptionList::Find(const std::string& name) {
+  return const_cast<Option*>(static_cast<const OptionList*>(this)->Find(name));
+}
+
+void OptionList::Range(const std::string& name, double lo, double hi, std::string note) {
+  Option* o = Find(name);
+  NDT_CHECK(o != nullptr, "Range() on an undeclared option '" + name + "'");
+  o->Range(lo, hi, std::move(note));
+}
+
+namespace {
+
+// 1e+06 as "1000000", 0.5 as "0.5": integers up to 2^53 print whole.
+std::string RangeNumber(double x) {
+  char buf[64];
+  if (std::isfinite(x) && x == std::floor(x) && std::fabs(x) < 9007199254740992.0) {
+    std::snprintf(buf, sizeof buf, "%.0f", x);
+  } else {
+    std::snprintf(buf, sizeof buf, "%g", x);
+  }
+  return buf;
+}
+
+}  // namespace
+
+Status CheckRanges(const OptionList& options) {
+  for (const Option& o : options.options()) {
+    if (!o.min.has_value() && !o.max.has_value()) continue;
+    std::optional<double> value;
+    std::string shown;
+    std::visit(
+        [&](auto* p) {
+          using T = std::remove_pointer_t<decltype(p)>;
+          if constexpr (std::is_same_v<T, int> || std::is_same_v<T, int64_t> ||
+                        std::is_same_v<T, uint64_t>) {
+            value = static_cast<double>(*p);
+            shown = std::to_string(*p);
+          } else if constexpr (std::is_same_v<T, double>) {
+            value = *p;
+            shown = RangeNumber(*p);
+          } else if constexpr (std::is_same_v<T, std::optional<int>> ||
+                               std::is_same_v<T, std::optional<int64_t>>) {
+            if (p->has_value()) {
+              value = static_cast<double>(**p);
+              shown = std::to_string(**p);
+            }
+          } else if constexpr (std::is_same_v<T, std::optional<double>>) {
+            if (p->has_value()) {
+              value = **p;
+              shown = RangeNumber(**p);
+            }
+          }
+        },
+        o.field);
+    if (!value.has_value()) continue;
+    const double lo = o.min.value_or(-std::numeric_limits<double>::infinity());
+    const double hi = o.max.value_or(std::numeric_limits<double>::infinity());
+    if (std::isfinite(*value) && *value >= lo && *value <= hi) continue;
+    std::string range;
+    if (o.min.has_value() && o.max.has_value()) {
+      range = "in " + RangeNumber(lo) + ".." + RangeNumber(hi);
+    } else if (o.min.has_value()) {
+      range = ">= " + RangeNumber(lo);
+    } else {
+      range = "<= " + RangeNumber(hi);
+    }
+    return Status::InvalidInput("--" + o.name + " must be " + range + " (got " + shown + ")" +
+                                (o.range_note.empty() ? "" : "; " + o.range_note));
+  }
+  return Status::Ok();
 }
 
 Status BindJson(const Json& args, OptionList* options, const std::string& command) {

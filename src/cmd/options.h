@@ -44,6 +44,12 @@ struct Option {
   bool required = false;
   bool positional = false;  // the CLI takes it without a flag name (sku show NAME)
   bool local_file = false;  // names a file the command reads or writes (refused by the web door)
+  // Numeric options: the inclusive range every value must lie in, given or default (omitted
+  // optionals are not checked). Every door applies it through CheckRanges before the command
+  // runs, so no value outside it reaches the library. `range_note` follows the message
+  // ("omit it to choose it automatically").
+  std::optional<double> min, max;
+  std::string range_note;
 
   Option& Required() {
     required = true;
@@ -57,6 +63,13 @@ struct Option {
     local_file = true;
     return *this;
   }
+  // Declares the inclusive range lo..hi of a numeric option (physically meaningful values).
+  Option& Range(double lo, double hi, std::string note = "") {
+    min = lo;
+    max = hi;
+    range_note = std::move(note);
+    return *this;
+  }
   // "int", "float", "string", "flag", "list": the kind of value the option takes.
   const char* type_name() const;
 };
@@ -65,12 +78,19 @@ class OptionList {
  public:
   template <typename T>
   Option& Add(std::string name, T* field, std::string help) {
-    options_.push_back(Option{std::move(name), std::move(help), OptionField(field)});
+    Option o;
+    o.name = std::move(name);
+    o.help = std::move(help);
+    o.field = OptionField(field);
+    options_.push_back(std::move(o));
     return options_.back();
   }
   std::vector<Option>& options() { return options_; }
   const std::vector<Option>& options() const { return options_; }
   const Option* Find(const std::string& name) const;
+  Option* Find(const std::string& name);
+  // Range() on an option declared elsewhere (a shared group, another line); REQUIRES: declared.
+  void Range(const std::string& name, double lo, double hi, std::string note = "");
 
  private:
   std::vector<Option> options_;
@@ -82,6 +102,11 @@ class OptionList {
 // required option is one kInvalidInput line naming the option (spelled by `spell`, e.g.
 // "--tp" for the CLI, "tp=" for Python).
 Status BindJson(const Json& args, OptionList* options, const std::string& command);
+
+// Checks every numeric option against its Range: the first value outside is one kInvalidInput
+// line "--NAME must be in LO..HI (got V)[; NOTE]" (CLI spelling; doors respell). A double that
+// is not finite is outside every range. Doors call it after binding, before Run.
+Status CheckRanges(const OptionList& options);
 
 // The request's options with their current values, as a JSON object (omitted optionals are
 // null): what a door shows as the defaults.

@@ -59,8 +59,31 @@ struct PlanTrainFlags : CommandRequest {
            "restarts (fleet's closed form at Daly's interval)");
     fabric.Declare(o);
     prices.Declare(o);
+    RangeTrainOptions(o);
   }
 };
+
+// The planner's work budget: every candidate simulates each of its micro-batches, so the work
+// grows with the sequences per GPU per step (gbs 1,024 on 8 GPUs, 128 per GPU, took 14 s on
+// one size; 4,096, 512 per GPU, 83 s). Published runs have 1 to 16 (Megatron's Table 1: 512 on
+// 32 GPUs); 256 leaves room for small models on a few GPUs.
+constexpr int64_t kMaxPlanSequencesPerGpu = 256;
+
+Status CheckPlanBatch(int64_t gbs, const SizeArgs& size, const std::vector<const SkuSpec*>& skus) {
+  int64_t gpus = size.gpus;
+  if (gpus == 0 && size.vms > 0) {
+    int per_vm = 0;  // the smallest VM searched: its clusters have the fewest GPUs
+    for (const SkuSpec* s : skus) per_vm = per_vm == 0 ? s->gpus : std::min(per_vm, s->gpus);
+    gpus = static_cast<int64_t>(size.vms) * std::max(per_vm, 1);
+  }
+  if (gpus <= 0 || gbs <= kMaxPlanSequencesPerGpu * gpus) return Status::Ok();
+  return Status::InvalidInput(
+      "--gbs " + std::to_string(gbs) + " on " + std::to_string(gpus) + " GPUs is " +
+      std::to_string((gbs + gpus - 1) / gpus) + " sequences per GPU per step, more than the " +
+      std::to_string(kMaxPlanSequencesPerGpu) +
+      " plan train searches (every candidate simulates each micro-batch); lower --gbs, raise "
+      "--gpus/--vms, or run train for one configuration");
+}
 
 StatusOr<PlanTrainRequest> BuildRequest(const PlanTrainFlags& f, const Context& ctx,
                                         SoftwareStack* stack) {
@@ -69,6 +92,7 @@ StatusOr<PlanTrainRequest> BuildRequest(const PlanTrainFlags& f, const Context& 
   NDT_ASSIGN_OR_RETURN(req.model, f.mf.Resolve(ctx));
   NDT_ASSIGN_OR_RETURN(req.skus, f.size.Resolve(ctx.catalog));
   if (f.tokens < 0) return Status::InvalidInput("--tokens must be >= 0");
+  NDT_RETURN_IF_ERROR(CheckPlanBatch(f.gbs, f.size, req.skus));
   req.gbs = f.gbs;
   req.gpus = f.size.gpus;
   req.vms = f.size.vms;
@@ -317,6 +341,7 @@ struct PlanInferFlags : CommandRequest {
     o->Add("top", &top, "How many results to show (default 10)");
     o->Add("threads", &threads, "Threads (default: all cores)");
     prices.Declare(o);
+    RangeTrainOptions(o);  // --top, --threads; PlanInference bounds --requests
   }
 };
 

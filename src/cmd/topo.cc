@@ -4,16 +4,17 @@
 // nodes and links by kind, bisection, fat-tree shape, assumed latencies), optionally a Graphviz
 // file (--dot) and the route between two GPU ranks hop by hop (--path A,B).
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 #include <string>
 
 #include "cmd/command.h"
 #include "cmd/common.h"
 #include "cmd/registry.h"
 #include "cmd/text.h"
+#include "core/files.h"
 #include "fleet/fleet.h"
 #include "hw/catalog.h"
 #include "topo/builders.h"
@@ -33,8 +34,9 @@ struct TopoOptions : CommandRequest {
 
   void Declare(OptionList* o) override {
     o->Add("sku", &sku, "VM size (see: ndtwin sku list)");
-    o->Add("vms", &vms, "Number of VMs (default 1)");
-    o->Add("gpus-per-vm", &gpus_per_vm, "GPUs used per VM (default: all)");
+    o->Add("vms", &vms, "Number of VMs (default 1)").Range(1, kMaxVms);
+    o->Add("gpus-per-vm", &gpus_per_vm, "GPUs used per VM (default: all)")
+        .Range(0, kMaxGpusPerVm, "0 for all");
     fabric.Declare(o);
     o->Add("no-rail-optimized", &no_rail_optimized,
            "Put all NICs of a VM on one leaf instead of one leaf per rail");
@@ -213,6 +215,7 @@ nlohmann::ordered_json ToJson(const Cluster& c, const FabricParams& fp) {
 
 StatusOr<CommandOutput> RunTopo(const Context& ctx, const TopoOptions& o, Diagnostics* diag) {
   if (o.sku.empty()) return Status::InvalidInput("--sku is required (see: ndtwin sku list)");
+  if (!o.dot.empty()) NDT_RETURN_IF_ERROR(CheckWritablePath(o.dot, "--dot"));
   const Catalog& cat = ctx.catalog;
   const FabricParams& fp = ctx.fabric;
   NDT_ASSIGN_OR_RETURN(const SkuSpec* sku, cat.FindSku(o.sku));
@@ -239,10 +242,9 @@ StatusOr<CommandOutput> RunTopo(const Context& ctx, const TopoOptions& o, Diagno
     NDT_RETURN_IF_ERROR(CheckRoute(c, ends->first, ends->second));
   }
   if (!o.dot.empty()) {
-    std::ofstream out(o.dot);
-    if (!out) return Status::InvalidInput("--dot: cannot write '" + o.dot + "'; check the path");
+    std::ostringstream out;
     WriteDot(c, out);
-    if (!out) return Status::InvalidInput("--dot: failed writing '" + o.dot + "'");
+    NDT_RETURN_IF_ERROR(WriteFileAtomic(o.dot, out.str(), "--dot"));
   }
   NDT_ASSIGN_OR_RETURN(Placement place,
                        PlanPlacement(ctx.fleet.placement, *sku, o.vms, 0, /*strict=*/false));

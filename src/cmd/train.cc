@@ -16,6 +16,7 @@
 #include "cmd/text.h"
 #include "cmd/train_job.h"
 #include "compute/compute.h"
+#include "core/files.h"
 #include "fleet/fleet.h"
 #include "hw/catalog.h"
 #include "parallel/cluster_costs.h"
@@ -34,6 +35,7 @@ struct TrainRequest : CommandRequest {
   void Declare(OptionList* o) override {
     job.Declare(o, /*required=*/true);
     o->Add("trace", &trace, "Write a Chrome/Perfetto trace of the step to FILE").LocalFile();
+    RangeTrainOptions(o);
   }
 };
 
@@ -191,6 +193,7 @@ StatusOr<CommandOutput> RunTrain(const Context& base, const TrainRequest& f, Dia
   if (f.trace.has_value() && f.trace->empty()) {
     return Status::InvalidInput("--trace needs a file name (e.g. --trace step.json)");
   }
+  if (f.trace.has_value()) NDT_RETURN_IF_ERROR(CheckWritablePath(*f.trace, "--trace"));
   NDT_ASSIGN_OR_RETURN(SimulatedTrainJob run,
                        SimulateTrainJob(ctx, f.job, f.trace.has_value(), diag));
   const SkuSpec* sku = run.sku;

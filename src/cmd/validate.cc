@@ -15,7 +15,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -23,6 +22,7 @@
 
 #include "cmd/command.h"
 #include "cmd/registry.h"
+#include "core/files.h"
 #include "hw/catalog.h"
 #include "parallel/validate.h"
 #include "report/intervals.h"
@@ -125,6 +125,10 @@ StatusOr<CommandOutput> RunValidate(const Context& ctx, const ValidateOptions& o
   }
   if (opts.write_intervals && opts.suite != "all") {
     return Status::InvalidInput("--write-intervals needs every suite; drop --suite " + opts.suite);
+  }
+  if (opts.write_intervals) {
+    NDT_RETURN_IF_ERROR(
+        CheckWritablePath(ctx.data_dir + "/calibration/intervals.yaml", "--write-intervals"));
   }
   const std::string shared_dir = opts.shared_dir.empty() ? DefaultSharedDir() : opts.shared_dir;
   std::vector<Residual> residuals;
@@ -243,10 +247,7 @@ StatusOr<CommandOutput> RunValidate(const Context& ctx, const ValidateOptions& o
   if (opts.write_intervals) {
     const Intervals iv = ComputeIntervals(residuals, refused);
     const std::string path = ctx.data_dir + "/calibration/intervals.yaml";
-    std::ofstream f(path, std::ios::binary);
-    f << IntervalsYaml(iv);
-    f.close();
-    if (!f) return Status::InvalidInput("--write-intervals: cannot write " + path);
+    NDT_RETURN_IF_ERROR(WriteFileAtomic(path, IntervalsYaml(iv), "--write-intervals"));
     diag->Note("ndtwin: wrote " + path);
     text += "intervals (measured/predicted p10-p90, written to data/calibration/intervals.yaml):\n";
     Json jiv = Json::array();

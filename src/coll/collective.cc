@@ -159,6 +159,15 @@ StatusOr<CollResult> PointToPoint(const Cluster& c, CollOp op, double bytes,
     return Status::InvalidInput(std::string(CollOpName(op)) +
                                 " runs point-to-point in NCCL, with no algorithm to choose; "
                                 "drop --algo");
+  const int64_t n = static_cast<int64_t>(group.size());
+  if (op == CollOp::kAllToAll && o.fidelity == Fidelity::kFlow &&
+      n * (n - 1) > kMaxFlowAllToAllPairs) {
+    return Status::InvalidInput(
+        "the flow model of an all_to_all over " + std::to_string(n) + " GPUs is " +
+        std::to_string(n * (n - 1)) + " GPU-pair flows, more than the " +
+        std::to_string(kMaxFlowAllToAllPairs) +
+        " it holds in memory (2048 GPUs); use --fidelity analytical or fewer --vms");
+  }
   Schedule s = op == CollOp::kAllToAll ? AllToAllSchedule(bytes, group)
                                        : Schedule{Step{{{group[0], group[1], bytes}}, 1}};
   NetFidelity f = o.fidelity == Fidelity::kFlow ? NetFidelity::kFlow : NetFidelity::kAnalytical;

@@ -99,6 +99,11 @@ struct CollResult {
   int channels = 0;
 };
 
+// Work budget of the flow model's all_to_all: one max-min subflow per GPU pair, n(n-1) of them,
+// each with its route held in memory (~300 bytes with the solver's state). 2^22 (2,048 GPUs)
+// runs in tens of seconds and ~1.5 GB; 4,096 GPUs would be 16.7M subflows, past 6 GB.
+inline constexpr int64_t kMaxFlowAllToAllPairs = int64_t{1} << 22;
+
 // nccl-tests' bus-bandwidth factor for `op` over n ranks.
 double BusBwFactor(CollOp op, int n);
 
@@ -106,7 +111,8 @@ double BusBwFactor(CollOp op, int n);
 // group inside a VM or a DP group across VMs with a stride). send_recv takes exactly 2 ranks
 // (group[0] sends to group[1]). Errors (kInvalidInput): fewer than 2 ranks, a rank out of range
 // or repeated, bytes < 0, nccl_version outside kOldestNcclVersion..kNewestNcclVersion, a forced
-// algorithm or protocol not available for this op/hardware/NCCL release.
+// algorithm or protocol not available for this op/hardware/NCCL release, an all_to_all at flow
+// fidelity over more than kMaxFlowAllToAllPairs GPU pairs (refused before any work).
 StatusOr<CollResult> TimeCollective(const Cluster& cluster, CollOp op, double bytes,
                                     std::span<const int> group, const CollOptions& options = {});
 

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/files.h"
 #include "core/strings.h"
 
 namespace ndt {
@@ -109,11 +110,8 @@ class Parser {
 }  // namespace
 
 StatusOr<CsvFile> CsvFile::Read(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound(path + ": cannot open file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return Parse(ss.str(), path);
+  NDT_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path, "CSV file"));
+  return Parse(text, path);
 }
 
 StatusOr<CsvFile> CsvFile::Parse(std::string_view text, const std::string& name) {

@@ -134,7 +134,10 @@ TEST(Csv, ReadsAFileAndSaysWhenItCannot) {
   std::remove(path.c_str());
   StatusOr<CsvFile> gone = CsvFile::Read(path);
   EXPECT_EQ(gone.status().code(), StatusCode::kNotFound);
-  EXPECT_EQ(gone.status().message(), path + ": cannot open file");
+  EXPECT_EQ(gone.status().message(), "CSV file: '" + path + "' not found");
+  // A directory where the file should be is named as such (core/files.h).
+  StatusOr<CsvFile> dir = CsvFile::Read(::testing::TempDir());
+  EXPECT_NE(dir.status().message().find("is a directory; give a file"), std::string::npos);
 }
 
 }  // namespace

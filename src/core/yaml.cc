@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/files.h"
+
 namespace ndt {
 namespace {
 
@@ -122,10 +124,54 @@ StatusOr<double> YamlMap::Number(std::string_view key) const {
   YAML::Node n = Get(key);
   if (!n.IsDefined() || n.IsNull()) return Error(key, "missing required key");
   double v;
-  if (!n.IsScalar() || !YAML::convert<double>::decode(n, v)) {
-    return ErrorAt(n, key, "expected a plain number");
+  if (!n.IsScalar() || !YAML::convert<double>::decode(n, v) || !std::isfinite(v)) {
+    return ErrorAt(n, key, "expected a plain (finite) number");
   }
   return v;
+}
+
+namespace {
+
+std::string Plain(double x) {
+  if (x == std::floor(x) && std::fabs(x) < 9007199254740992.0) return fmt::format("{:.0f}", x);
+  return fmt::format("{}", x);
+}
+
+}  // namespace
+
+StatusOr<std::optional<int64_t>> YamlMap::OptionalIntIn(std::string_view key, int64_t lo,
+                                                        int64_t hi) const {
+  NDT_ASSIGN_OR_RETURN(std::optional<int64_t> v, OptionalInt(key));
+  if (v && (*v < lo || *v > hi)) {
+    return Error(key, fmt::format("must be in {}..{} (got {})", lo, hi, *v));
+  }
+  return v;
+}
+
+StatusOr<int64_t> YamlMap::IntIn(std::string_view key, int64_t lo, int64_t hi) const {
+  NDT_ASSIGN_OR_RETURN(std::optional<int64_t> v, OptionalIntIn(key, lo, hi));
+  if (!v) return Error(key, "missing required key");
+  return *v;
+}
+
+StatusOr<double> YamlMap::NumberIn(std::string_view key, double lo, double hi) const {
+  NDT_ASSIGN_OR_RETURN(double v, Number(key));
+  if (!(v >= lo && v <= hi)) {
+    return Error(key, fmt::format("must be in {}..{} (got {})", Plain(lo), Plain(hi), Plain(v)));
+  }
+  return v;
+}
+
+std::vector<std::string> YamlMap::Missing(const std::vector<std::string>& keys) const {
+  std::vector<std::string> out;
+  for (const std::string& k : keys) {
+    bool present = false;
+    for (const auto& kv : node_) {
+      if (kv.first.Scalar() == k && !kv.second.IsNull()) present = true;
+    }
+    if (!present) out.push_back(k);
+  }
+  return out;
 }
 
 StatusOr<std::optional<bool>> YamlMap::OptionalBool(std::string_view key) const {
@@ -236,7 +282,7 @@ StatusOr<Sourced> YamlMap::ParseSourced(std::string_view key, const YAML::Node& 
     out.value = *q;
   } else {
     double v;
-    if (!YAML::convert<double>::decode(value, v)) {
+    if (!YAML::convert<double>::decode(value, v) || !std::isfinite(v)) {
       return ErrorAt(value, key, fmt::format("expected a number, found \"{}\"", value.Scalar()));
     }
     out.value = v;
@@ -321,11 +367,8 @@ StatusOr<YamlMap> LoadYamlMapString(const std::string& text, const std::string& 
 }
 
 StatusOr<YamlMap> LoadYamlMapFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::NotFound(fmt::format("{}: cannot open file", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return LoadYamlMapString(ss.str(), path);
+  NDT_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path, "YAML file"));
+  return LoadYamlMapString(text, path);
 }
 
 }  // namespace ndt

@@ -1,8 +1,8 @@
 // File: core/yaml.h
 // Strict YAML reading: every error is one line "file:line: key: what is wrong; how to fix".
-// An unknown key, a missing required key, a wrong type, a unit-less quantity or a duplicate key
-// is an error. yaml-cpp's exceptions are caught here and never leave this module.
-// Usage:
+// An unknown key, a missing required key, a wrong type, a unit-less quantity, a duplicate key
+// or a number that is not finite (.nan, .inf) is an error. yaml-cpp's exceptions are caught here
+// and never leave this module. Usage:
 //   NDT_ASSIGN_OR_RETURN(YamlMap m, LoadYamlMapFile(path));
 //   NDT_ASSIGN_OR_RETURN(std::string name, m.String("name"));
 //   NDT_ASSIGN_OR_RETURN(Sourced bw, m.Quantity("memory_bw", Dim::kBandwidth));
@@ -48,6 +48,14 @@ class YamlMap {
   StatusOr<int64_t> Int(std::string_view key) const;
   StatusOr<std::optional<int64_t>> OptionalInt(std::string_view key) const;
   StatusOr<double> Number(std::string_view key) const;  // a plain number (no unit): counts, ratios
+  // Bounded reads, the YAML side of a flag's Range (cmd/options.h): a value outside lo..hi
+  // (inclusive) is "file:line: key: must be in lo..hi (got v)".
+  StatusOr<int64_t> IntIn(std::string_view key, int64_t lo, int64_t hi) const;
+  StatusOr<std::optional<int64_t>> OptionalIntIn(std::string_view key, int64_t lo,
+                                                 int64_t hi) const;
+  StatusOr<double> NumberIn(std::string_view key, double lo, double hi) const;
+  // Every key of `keys` the map lacks, in the order given (for one error naming them all).
+  std::vector<std::string> Missing(const std::vector<std::string>& keys) const;
   StatusOr<bool> Bool(std::string_view key) const;
   StatusOr<std::optional<bool>> OptionalBool(std::string_view key) const;
   StatusOr<std::vector<std::string>> StringList(std::string_view key) const;  // missing -> empty

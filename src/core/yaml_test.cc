@@ -82,5 +82,15 @@ TEST(YamlMap, MissingFileIsNotFound) {
   EXPECT_EQ(m.status().code(), StatusCode::kNotFound);
 }
 
+TEST(YamlMap, BoundedReadsNameTheRangeAndNonFiniteNumbersAreErrors) {
+  YamlMap m = *LoadYamlMapString("a: 5\nb: 0\nc: .nan\nd: 2.5\n", "f.yaml");
+  EXPECT_EQ(*m.IntIn("a", 1, 8), 5);
+  EXPECT_EQ(m.IntIn("b", 1, 8).status().message(), "f.yaml:2: b: must be in 1..8 (got 0)");
+  EXPECT_FALSE(m.Number("c").ok());
+  EXPECT_EQ(m.NumberIn("d", 0, 1).status().message(), "f.yaml:4: d: must be in 0..1 (got 2.5)");
+  EXPECT_FALSE(m.OptionalIntIn("missing", 1, 2)->has_value());
+  EXPECT_EQ(m.Missing({"a", "x", "b", "y"}), (std::vector<std::string>{"x", "y"}));
+}
+
 }  // namespace
 }  // namespace ndt

@@ -433,8 +433,13 @@ RunOutcome SimulateRun(const FleetModel& m, double tau, const RunLength& len, ui
     spares.push_back(t + m.new_vm_s);
     return wait + m.spare_swap_s;
   };
-  auto span = [&](int track, const std::string& name, const char* cat, double s, double d) {
-    if (spans != nullptr && d > 0) spans->push_back({track, name, cat, s, d});
+  // Names are built only when a trace is asked for: the Monte Carlo calls this per event.
+  auto span = [&](int track, const auto& name, const char* cat, double s, double d) {
+    if (spans != nullptr && d > 0) spans->push_back({track, std::string(name), cat, s, d});
+  };
+  auto restart_span = [&](const std::string& cls_name, double s, double d) {
+    if (spans != nullptr && d > 0)
+      spans->push_back({0, "restart (" + cls_name + ")", "restart", s, d});
   };
   const double b = m.block_s, c = tau + b;
   const double lag = std::max(0.0, m.write_s - b);  // durable this long after the block ends
@@ -496,7 +501,7 @@ RunOutcome SimulateRun(const FleetModel& m, double tau, const RunLength& len, ui
       const double next = t + rng.Exponential(lt);
       if (next < t + dur && next < wall_end) {
         out.lost_s[cls] += next - t;
-        span(0, "restart (" + cr.name + ")", "restart", t, next - t);
+        restart_span(cr.name, t, next - t);
         t = next;
         cls = pick();
         out.interruptions[cls]++;
@@ -505,7 +510,7 @@ RunOutcome SimulateRun(const FleetModel& m, double tau, const RunLength& len, ui
       }
       const double d = std::min(dur, wall_end - t);
       out.lost_s[cls] += d;
-      span(0, "restart (" + cr.name + ")", "restart", t, d);
+      restart_span(cr.name, t, d);
       t += d;
       break;
     }

@@ -4,6 +4,7 @@
 #include "model/transformer.h"
 
 #include <cmath>
+#include <iterator>
 #include <string>
 
 #include "core/strings.h"
@@ -88,20 +89,69 @@ bool ParseRecompute(const std::string& s, Recompute* out) {
   return false;
 }
 
+Status CheckModelDim(const std::string& what, int64_t v, int64_t lo, int64_t hi) {
+  if (v >= lo && v <= hi) return Status::Ok();
+  return Status::InvalidInput(what + " must be in " + std::to_string(lo) + ".." +
+                              std::to_string(hi) + " (got " + std::to_string(v) + ")");
+}
+
+bool IsModelArch(const std::string& arch) {
+  for (const char* a : kModelArchs) {
+    if (arch == a) return true;
+  }
+  return false;
+}
+
+std::string ModelArchList() {
+  std::string s;
+  for (const char* a : kModelArchs) s += (s.empty() ? "" : ", ") + std::string(a);
+  return s;
+}
+
 Status Validate(const TransformerSpec& m) {
   const std::string p = "model '" + m.name + "': ";
-  auto positive = [&](const char* what, int64_t v) -> Status {
-    if (v <= 0)
-      return Status::InvalidInput(p + what + " must be positive (got " + std::to_string(v) + ")");
-    return Status::Ok();
-  };
-  NDT_RETURN_IF_ERROR(positive("layers", m.layers));
-  NDT_RETURN_IF_ERROR(positive("hidden", m.hidden));
-  NDT_RETURN_IF_ERROR(positive("heads", m.heads));
-  NDT_RETURN_IF_ERROR(positive("kv_heads", m.kv_heads));
-  NDT_RETURN_IF_ERROR(positive("head_dim", m.head_dim));
-  NDT_RETURN_IF_ERROR(positive("vocab", m.vocab));
-  NDT_RETURN_IF_ERROR(positive("seq_len", m.seq_len));
+  const ModelDimLimit dims[] = {{"layers", 1, kMaxModelLayers},
+                                {"hidden", 1, kMaxModelHidden},
+                                {"heads", 1, kMaxModelHeads},
+                                {"kv_heads", 1, kMaxModelHeads},
+                                {"head_dim", 1, kMaxModelHeadDim},
+                                {"vocab", 1, kMaxModelVocab},
+                                {"seq_len", 1, kMaxModelSeq},
+                                {"max_context", 0, kMaxModelSeq},
+                                {"ffn_hidden", 0, kMaxModelFfn},
+                                {"moe.experts", 0, kMaxModelExperts},
+                                {"moe.top_k", 0, kMaxModelExperts},
+                                {"moe.shared_experts", 0, kMaxModelExperts},
+                                {"moe.expert_ffn_hidden", 0, kMaxModelFfn},
+                                {"moe.first_k_dense", 0, kMaxModelLayers},
+                                {"mla.q_lora_rank", 0, kMaxModelHidden},
+                                {"mla.kv_lora_rank", 0, kMaxModelHidden},
+                                {"mla.qk_rope_head_dim", 0, kMaxModelHeadDim},
+                                {"mla.qk_nope_head_dim", 0, kMaxModelHeadDim},
+                                {"mla.v_head_dim", 0, kMaxModelHeadDim}};
+  const int64_t values[] = {m.layers,
+                            m.hidden,
+                            m.heads,
+                            m.kv_heads,
+                            m.head_dim,
+                            m.vocab,
+                            m.seq_len,
+                            m.max_context,
+                            m.ffn_hidden,
+                            m.moe.experts,
+                            m.moe.top_k,
+                            m.moe.shared_experts,
+                            m.moe.expert_ffn_hidden,
+                            m.moe.first_k_dense,
+                            m.mla.q_lora_rank,
+                            m.mla.kv_lora_rank,
+                            m.mla.qk_rope_head_dim,
+                            m.mla.qk_nope_head_dim,
+                            m.mla.v_head_dim};
+  static_assert(std::size(dims) == std::size(values));
+  for (size_t i = 0; i < std::size(dims); ++i) {
+    NDT_RETURN_IF_ERROR(CheckModelDim(p + dims[i].key, values[i], dims[i].lo, dims[i].hi));
+  }
   if (m.max_context < 0) {
     return Status::InvalidInput(p + "max_context must be > 0 tokens, or absent for seq_len (got " +
                                 std::to_string(m.max_context) + ")");
@@ -140,8 +190,11 @@ Status Validate(const TransformerSpec& m) {
     if (m.moe.first_k_dense < 0 || m.moe.first_k_dense > m.layers) {
       return Status::InvalidInput(p + "moe first_k_dense must be in 0..layers");
     }
-    if (m.moe.capacity_factor <= 0) {
-      return Status::InvalidInput(p + "moe capacity_factor must be positive");
+    // Tokens per expert = capacity * tokens * top_k / experts; a factor of experts / top_k
+    // already gives every expert every token.
+    if (!(m.moe.capacity_factor > 0 && m.moe.capacity_factor <= kMaxModelExperts)) {
+      return Status::InvalidInput(p + "moe capacity_factor must be in (0, " +
+                                  std::to_string(kMaxModelExperts) + "]");
     }
     if (m.moe.shared_experts < 0) return Status::InvalidInput(p + "moe shared_experts < 0");
   }

@@ -95,8 +95,40 @@ struct TransformerSpec {
   bool IsMoeLayer(int64_t i) const { return is_moe() && i >= moe.first_k_dense; }
 };
 
-// Checks divisibility and ranges ("heads (64) must be divisible by kv_heads (6)"...).
+// ---- Bounds ----
+// The range of every dimension, one rule for every door (flags, model YAML, config.json, the
+// JSON of Python and the web): far beyond every published model (the largest have 126-128
+// layers, hidden 25,600 (Megatron 1T), 160 heads, head_dim 256, an MLP of 53,248 (Llama 3
+// 405B), a vocabulary of 262,144 (Gemma 3), 256-384 experts, contexts of 10M tokens (Llama 4
+// Scout)), so a typo or a hostile value (10^15, 2^62) is refused rather than simulated.
+struct ModelDimLimit {
+  const char* key;  // the YAML key
+  int64_t lo, hi;   // inclusive
+};
+inline constexpr int64_t kMaxModelLayers = 4096;
+inline constexpr int64_t kMaxModelHidden = int64_t{1} << 20;  // 1,048,576
+inline constexpr int64_t kMaxModelHeads = 65536;
+inline constexpr int64_t kMaxModelHeadDim = 16384;
+inline constexpr int64_t kMaxModelFfn = int64_t{1} << 22;    // 4,194,304
+inline constexpr int64_t kMaxModelVocab = int64_t{1} << 24;  // 16,777,216
+inline constexpr int64_t kMaxModelSeq = int64_t{1} << 24;    // tokens; 10M-token contexts exist
+inline constexpr int64_t kMaxModelExperts = 4096;
+// "hidden must be in 1..1048576 (got 0)" or Ok; `what` names the value in the door's terms.
+Status CheckModelDim(const std::string& what, int64_t v, int64_t lo, int64_t hi);
+
+// Checks ranges (the bounds above) and divisibility ("heads (64) must be divisible by kv_heads
+// (6)"...).
 Status Validate(const TransformerSpec& spec);
+
+// Architecture families a model file or --arch may name, and what each implies for the keys a
+// hand-written file leaves out (the flags' inline model takes the same): gpt is GPT-2/3 and
+// Megatron's GPT (GeLU, LayerNorm, biases, tied and learned position embeddings, dropout 0.1,
+// ffn 4h, vocab 51,200, seq 2,048); llama, mixtral and deepseek are the Llama family (SwiGLU,
+// RMSNorm, no biases, untied, rotary positions, no dropout, ffn the 256-rounded 8h/3, vocab
+// 32,000, seq 4,096).
+inline constexpr const char* kModelArchs[] = {"gpt", "llama", "mixtral", "deepseek"};
+bool IsModelArch(const std::string& arch);
+std::string ModelArchList();  // "gpt, llama, mixtral, deepseek"
 
 // ---- Presets and files ----
 // data/models under a data dir ("" = NDT_DATA_DIR).
@@ -113,11 +145,11 @@ StatusOr<TransformerSpec> LoadModelFile(const std::string& path);
 StatusOr<TransformerSpec> ParseModelYaml(const std::string& text, const std::string& name);
 
 // Inline construction from flags: `--layers --hidden --heads --kv-heads --ffn --vocab --seq
-// --arch gpt|llama`. Zero means "default": kv_heads = heads, ffn = 4h (gpt) or the Llama rule
-// 256-rounded 8h/3 (llama), vocab 51200 (gpt) / 32000 (llama), seq 2048 (gpt) / 4096 (llama).
+// --arch gpt|llama|mixtral|deepseek`. Zero means "default": kv_heads = heads, then the
+// architecture's defaults (kModelArchs above), as a hand-written model file gets them.
 struct InlineModelArgs {
   int64_t layers = 0, hidden = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 0, seq = 0;
-  std::string arch = "gpt";  // gpt | llama
+  std::string arch = "gpt";  // one of kModelArchs
   std::string name = "custom";
 };
 StatusOr<TransformerSpec> BuildInlineModel(const InlineModelArgs& args);

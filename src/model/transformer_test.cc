@@ -243,6 +243,83 @@ TEST(Yaml, UnknownKeyIsRejected) {
   EXPECT_NE(s.status().message().find("experts: unknown key"), std::string::npos);
 }
 
+// A hand-written file needs arch, layers, hidden and heads; the family gives the rest, the same
+// defaults as the inline flags (llama: SwiGLU, RMSNorm, ffn 256-rounded 8h/3 = 11008 for 4096,
+// vocab 32000, seq 4096; gpt: 4h, 51200, 2048, tied, biases, dropout 0.1).
+TEST(Yaml, HandWrittenFileGetsItsArchitecturesDefaults) {
+  StatusOr<TransformerSpec> s =
+      ParseModelYaml("arch: llama\nlayers: 32\nhidden: 4096\nheads: 32\n", "dir/mine.yaml");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->name, "mine");
+  EXPECT_EQ(s->ffn_hidden, 11008);
+  EXPECT_EQ(s->vocab, 32000);
+  EXPECT_EQ(s->seq_len, 4096);
+  EXPECT_EQ(s->activation, Activation::kSwiglu);
+  EXPECT_FALSE(s->biases);
+  // The same as the inline flags give.
+  InlineModelArgs a;
+  a.arch = "llama";
+  a.layers = 32;
+  a.hidden = 4096;
+  a.heads = 32;
+  EXPECT_DOUBLE_EQ(CountParams(*s).total, CountParams(*BuildInlineModel(a)).total);
+  s = ParseModelYaml("arch: gpt\nlayers: 2\nhidden: 64\nheads: 4\n", "g.yaml");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->ffn_hidden, 256);
+  EXPECT_EQ(s->vocab, 51200);
+  EXPECT_EQ(s->seq_len, 2048);
+  EXPECT_TRUE(s->tied_embeddings);
+  EXPECT_DOUBLE_EQ(s->dropout, 0.1);
+}
+
+TEST(Yaml, EveryMissingRequiredKeyIsNamedInOneLine) {
+  StatusOr<TransformerSpec> s = ParseModelYaml("name: x\nhidden: 64\n", "m.yaml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("missing required keys arch, layers, heads"),
+            std::string::npos)
+      << s.status().message();
+  EXPECT_EQ(s.status().message().find('\n'), std::string::npos);
+}
+
+TEST(Yaml, ValuesNoModelHasAreRefusedWithTheirRange) {
+  const std::string base = "arch: llama\nlayers: 2\nheads: 4\n";
+  StatusOr<TransformerSpec> s = ParseModelYaml(base + "hidden: 1000000000000000\n", "m.yaml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("hidden: must be in 1..1048576"), std::string::npos)
+      << s.status().message();
+  s = ParseModelYaml(base + "hidden: 64\nseq_len: 4611686018427387904\n", "m.yaml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("seq_len: must be in 1..16777216"), std::string::npos);
+  // An architecture the flag rejects is rejected in a file too.
+  s = ParseModelYaml("arch: mamba\nlayers: 2\nhidden: 64\nheads: 4\n", "m.yaml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("arch: must be one of gpt, llama, mixtral, deepseek"),
+            std::string::npos);
+  // A moe block with zero experts is not a dense model.
+  s = ParseModelYaml(base + "hidden: 64\nmoe: {experts: 0, top_k: 1, expert_ffn_hidden: 8}\n",
+                     "m.yaml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("moe.experts: must be in 1..4096"), std::string::npos)
+      << s.status().message();
+  s = ParseModelYaml(base + "hidden: 64\ndropout: .nan\n", "m.yaml");
+  EXPECT_FALSE(s.ok());
+}
+
+TEST(HfConfig, ASequenceOf2To62IsRefused) {
+  StatusOr<TransformerSpec> s = ParseHfConfig(
+      R"({"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+          "vocab_size": 100, "max_position_embeddings": 4611686018427387904})",
+      "c.json");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().message(),
+            "c.json: max_position_embeddings must be in 1..16777216 (got 4611686018427387904)");
+  s = ParseHfConfig(R"({"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+          "vocab_size": 18446744073709551615})",
+                    "c.json");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("vocab_size must be in 1..16777216"), std::string::npos);
+}
+
 // LayerTensors splits each layer into the tensors a GPT module holds; they must add up to
 // LayerParams for every kind of layer (MHA + GeLU with biases, GQA + SwiGLU, MoE, MLA).
 TEST(LayerTensors, SumToLayerParams) {

@@ -128,6 +128,12 @@ std::string Str(int64_t v) { return std::to_string(v); }
 // Micro-batches per step one simulation accepts: real jobs accumulate a few to a few thousand;
 // the task graph grows with them (memory and time), so an absurd --gbs is refused, not run.
 constexpr int64_t kMaxMicroBatches = 16384;
+// Passes per step one simulation accepts: pp * vpp virtual stages times the micro-batches, ~4
+// tasks each. The largest published run has 117,600 (GPT 530B PTD-P on 2,240 GPUs: 35 stages x
+// 3 chunks x 1,120 micro-batches, arXiv:2104.04473 Table 2, a validation case); 2^18 leaves
+// twice that, and refuses the absurd pipelines (4,096 stages x 1,024 micro-batches) that ran for
+// minutes.
+constexpr int64_t kMaxPipelinePasses = int64_t{1} << 18;
 
 }  // namespace
 
@@ -212,6 +218,12 @@ Status ResolveStrategy(const TransformerSpec& model, int num_gpus, int nvlink_do
                                 Str(s->gbs) + " / (dp " + Str(s->dp) + " * mbs " + Str(s->mbs) +
                                 ")) is more than " + Str(kMaxMicroBatches) +
                                 " a step simulates; lower --gbs or raise --mbs");
+  }
+  if (nv * s->micro_batches() > kMaxPipelinePasses) {
+    return Status::InvalidInput(
+        "pp*vpp = " + Str(nv) + " virtual stages x " + Str(s->micro_batches()) +
+        " micro-batches is " + Str(nv * s->micro_batches()) + " passes per step, more than the " +
+        Str(kMaxPipelinePasses) + " a step simulates; lower --pp/--vpp or --gbs, or raise --mbs");
   }
   if (s->cp > 1 && model.seq_len % (2 * s->cp) != 0) {
     return Status::Infeasible("sequence length " + Str(model.seq_len) +

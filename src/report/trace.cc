@@ -8,6 +8,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/files.h"
+
 namespace ndt {
 
 std::string TraceToJson(const Trace& trace) {
@@ -56,14 +58,7 @@ std::string TraceToJson(const Trace& trace) {
 }
 
 Status WriteTrace(const Trace& trace, const std::string& path) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) {
-    return Status::InvalidInput("cannot write trace file '" + path + "': " + std::strerror(errno));
-  }
-  out << TraceToJson(trace) << '\n';
-  out.close();
-  if (!out) return Status::InvalidInput("cannot write trace file '" + path + "'");
-  return Status::Ok();
+  return WriteFileAtomic(path, TraceToJson(trace) + "\n", "--trace");
 }
 
 }  // namespace ndt

@@ -138,7 +138,8 @@ StatusOr<std::vector<RequestLengths>> LoadDataset(const std::string& name_or_pat
     if (hit) return LoadLengths(p.file, true);
   }
   std::error_code ec;
-  if (std::filesystem::is_regular_file(name_or_path, ec)) return LoadLengthsCsv(name_or_path);
+  // A path that exists is read as a CSV (a directory or a device is refused there, by name).
+  if (std::filesystem::exists(name_or_path, ec)) return LoadLengthsCsv(name_or_path);
   return Status::NotFound("unknown dataset '" + name_or_path + "'" +
                           DidYouMean(name_or_path, names) + " (presets: " + Join(names, ", ") +
                           "; or give a CSV path)");

@@ -93,7 +93,11 @@ int FabricNicsPerVm(const ClusterSpec& spec) {
   return PerGpuNics(s) ? UsedGpus(spec) : s.infiniband->ports;
 }
 
-Status ValidateClusterSpec(const ClusterSpec& spec) {
+namespace {
+
+// Every field of the spec, before any arithmetic on it (the fat tree divides by the radix and
+// the VMs per leaf, so nothing may reach PlanFatTree unchecked).
+Status ValidateFields(const ClusterSpec& spec) {
   if (spec.sku == nullptr || spec.gpu == nullptr) {
     return Status::InvalidInput("no VM size given; pass --sku NAME (see: ndtwin sku list)");
   }
@@ -111,6 +115,16 @@ Status ValidateClusterSpec(const ClusterSpec& spec) {
                                 " for " + s.name + " (got " + std::to_string(spec.gpus_per_vm) +
                                 ")");
   }
+  // The cluster graph holds every GPU, NIC and switch: beyond the largest clusters built
+  // (~100k GPUs) it is a typo, and its memory and the models' work grow with it.
+  const int64_t gpus =
+      static_cast<int64_t>(spec.vms) * (spec.gpus_per_vm > 0 ? spec.gpus_per_vm : s.gpus);
+  if (spec.vms > kMaxClusterGpus || gpus > kMaxClusterGpus) {
+    return Status::InvalidInput("--vms " + std::to_string(spec.vms) + " of " + s.name + " is " +
+                                std::to_string(gpus) + " GPUs, more than the " +
+                                std::to_string(kMaxClusterGpus) +
+                                " one cluster model holds; lower --vms");
+  }
   if (f.tiers != 2 && f.tiers != 3) {
     return Status::InvalidInput("--tiers must be 2 or 3 (got " + std::to_string(f.tiers) + ")");
   }
@@ -124,11 +138,19 @@ Status ValidateClusterSpec(const ClusterSpec& spec) {
                                 Num(kMaxOversubscription) + " (leaf down:up bandwidth; got " +
                                 Num(f.oversubscription) + ")");
   }
-  if (f.vms_per_leaf < 0) {
-    return Status::InvalidInput("--vms-per-leaf must be at least 1, or 0 for radix/2 (got " +
+  if (f.vms_per_leaf < 0 || f.vms_per_leaf > f.switch_radix) {
+    return Status::InvalidInput("--vms-per-leaf must be 1 to the radix " +
+                                std::to_string(f.switch_radix) + ", or 0 for radix/2 (got " +
                                 std::to_string(f.vms_per_leaf) + ")");
   }
-  NDT_RETURN_IF_ERROR(ValidateData(spec));
+  return ValidateData(spec);
+}
+
+}  // namespace
+
+Status ValidateClusterSpec(const ClusterSpec& spec) {
+  NDT_RETURN_IF_ERROR(ValidateFields(spec));
+  const SkuSpec& s = *spec.sku;
   if (HasFabric(s)) {
     StatusOr<FatTreeShape> shape = PlanFatTree(spec);
     if (!shape.ok()) return shape.status();
@@ -139,6 +161,8 @@ Status ValidateClusterSpec(const ClusterSpec& spec) {
 int ChooseTiers(const ClusterSpec& spec) {
   ClusterSpec two = spec;
   two.fabric.tiers = 2;
+  // A bad field: 2, and the build that follows names the field.
+  if (!ValidateFields(two).ok()) return 2;
   if (!HasFabric(*spec.sku) || PlanFatTree(two).ok()) return 2;
   return 3;
 }

@@ -23,8 +23,12 @@ namespace ndt {
 // builds for GPUs (the flow model then spends its time on absurd rates).
 inline constexpr int kMaxSwitchRadix = 1024;
 inline constexpr double kMaxOversubscription = 64;
+// GPUs one cluster graph holds (VMs x GPUs used per VM): the largest clusters built are ~100k
+// GPUs, and the graph's memory and every model's work grow with it.
+inline constexpr int64_t kMaxClusterGpus = 131072;
 
-// Checks a spec before building: vms >= 1, gpus_per_vm in 0..sku.gpus, tiers 2 or 3,
+// Checks a spec before building: vms >= 1, gpus_per_vm in 0..sku.gpus, at most
+// kMaxClusterGpus GPUs, tiers 2 or 3,
 // radix in 4..kMaxSwitchRadix, oversubscription in 1..kMaxOversubscription, and that the
 // size's data is complete enough to build. Errors are kInvalidInput with one line naming the
 // flag and a fix.
