@@ -185,7 +185,7 @@ int RunCli(int argc, char** argv) {
     std::fprintf(stderr, "ndtwin: error: %s\n", out.status().message().c_str());
     return out.status().exit_code();
   }
-  if (json) {
+  if (json && !out->json.is_null()) {  // null: an MPI worker of sweep (rank 0 prints)
     std::printf("%s\n", out->json.dump(2).c_str());
   } else {
     std::fputs(out->text.c_str(), stdout);

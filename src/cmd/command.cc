@@ -9,7 +9,7 @@ const std::vector<Command>& Registry() {
   static const std::vector<Command> kRegistry = {
       SkuListCommand(),   SkuShowCommand(),   TopoCommand(),     CollectiveCommand(),
       ModelListCommand(), ModelShowCommand(), TrainCommand(),    InferCommand(),
-      PlanTrainCommand(), PlanInferCommand(), ValidateCommand(),
+      PlanTrainCommand(), PlanInferCommand(), ValidateCommand(), SweepCommand(),
   };
   return kRegistry;
 }

@@ -18,6 +18,7 @@ Command InferCommand();       // cmd/infer.cc
 Command PlanTrainCommand();   // cmd/plan.cc
 Command PlanInferCommand();   // cmd/plan.cc
 Command ValidateCommand();    // cmd/validate.cc
+Command SweepCommand();       // cmd/sweep.cc
 
 }  // namespace ndt
 
