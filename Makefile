@@ -3,7 +3,8 @@ JOBS ?= $(shell nproc)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 PKGS := cmake g++ make libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libcli11-dev \
-        libgtest-dev libgmock-dev libbenchmark-dev clang-format python3
+        libgtest-dev libgmock-dev libbenchmark-dev clang-format python3 \
+        libsqlite3-dev libopenmpi-dev openmpi-bin
 NDTWIN := $(BUILD)/ndtwin
 
 .PHONY: deps build test unit asan demo bench format validate clean

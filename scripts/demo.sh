@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The main job of `make demo`: the catalog, a cluster, a collective sweep, a training step and an
-# inference service, each printed as a user would see them. Files (trace) go to out/.
+# The main job of `make demo`: the catalog, a cluster, a collective sweep, a training step, an
+# inference service and a small sweep with its Pareto frontier, each printed as a user would see
+# them. Files (trace, sweep database) go to out/.
 set -euo pipefail
 bin="${1:-build/ndtwin}"
 mkdir -p out
@@ -12,5 +13,9 @@ step train --sku Standard_ND96amsr_A100_v4 --vms 128 --model gpt3-175b --gbs 153
   --recompute full --tokens 300e9 --trace out/gpt3_175b_trace.json
 step infer --sku Standard_ND96amsr_A100_v4 --vms 1 --model llama2-70b --weights fp16 --output-tokens-mean 290
 step infer --sku Standard_ND128isr_GB300_v6 --vms 18 --model llama2-70b --weights fp4 --output-tokens-mean 274
+rm -f out/sweep_gpt3.sqlite out/sweep_gpt3.sqlite-wal out/sweep_gpt3.sqlite-shm
+step sweep examples/sweep_gpt3.yaml --out out/sweep_gpt3.sqlite --pareto step_time_s,cost_usd \
+  --top 3 --by tokens_per_s
 echo
+echo "sweep written to out/sweep_gpt3.sqlite (sqlite3 out/sweep_gpt3.sqlite 'SELECT ...')"
 echo "trace written to out/gpt3_175b_trace.json (open it in https://ui.perfetto.dev)"

@@ -171,8 +171,8 @@ PointFn TrainFn() {
   };
 }
 
-// 2 x 3 x 2 x 2 = 24 points; tp 16 exceeds the NVLink domain and pp 3 does not divide gpt3's
-// 96 layers... (some points are errors: the table keeps them).
+// 2 x 3 x 2 x 2 = 24 points; tp 16 exceeds the 8-GPU NVLink domain and pp 7 does not divide
+// GPT-3's 96 layers: some points are errors, and the table keeps them.
 const char* kSpec =
     "command: train\n"
     "fixed: {model: gpt3-175b, gbs: 1536, tokens: 3.0e11}\n"
@@ -180,7 +180,8 @@ const char* kSpec =
     "  sku: [Standard_ND96amsr_A100_v4, Standard_ND96isr_H100_v5]\n"
     "  vms: [16, 64, 128]\n"
     "  tp: [8, 16]\n"
-    "zip: {pp: [8, 7], recompute: [full, selective]}\n";
+    "zip: {pp: [8, 7], recompute: [full, selective]}\n"
+    "fidelity: estimate\n";  // the closed form: milliseconds per point
 
 SweepSpec TrainSpec(const std::string& y = kSpec) {
   StatusOr<SweepSpec> s = ParseSweepSpec(y, RegistryOptions);
