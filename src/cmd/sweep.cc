@@ -102,7 +102,8 @@ void PicksText(TextOut& p, const SweepSpec& spec, const std::vector<std::string>
   p.Table(head, right, rows);
 }
 
-StatusOr<CommandOutput> RunSweepCommand(const Context& ctx, const SweepRequest& f, Diagnostics*) {
+StatusOr<CommandOutput> RunSweepCommand(const Context& ctx, const SweepRequest& f,
+                                        Diagnostics* diag) {
   SweepStore store;
   if (!ParseSweepStore(f.store, &store)) {
     return Status::InvalidInput("--store '" + f.store + "'; use full or summary");
@@ -183,8 +184,6 @@ StatusOr<CommandOutput> RunSweepCommand(const Context& ctx, const SweepRequest& 
   j["errors"] = st.errors;
   j["threads"] = st.threads;
   j["ranks"] = st.ranks;
-  j["seconds"] = st.seconds;
-  j["points_per_s"] = st.seconds > 0 ? static_cast<double>(st.evaluated) / st.seconds : 0.0;
   Json columns = Json::array();
   for (const HeadlineColumn& c : HeadlineColumns(spec.command)) columns.push_back(c.name);
   j["columns"] = columns;
@@ -192,11 +191,15 @@ StatusOr<CommandOutput> RunSweepCommand(const Context& ctx, const SweepRequest& 
   p("Sweep:    %s, %llu points (%llu ok, %llu errors) in %s\n", spec.command.c_str(),
     static_cast<unsigned long long>(st.points), static_cast<unsigned long long>(st.ok),
     static_cast<unsigned long long>(st.errors), f.out.c_str());
-  p("Run:      %llu evaluated (%llu already there) in %.2f s on %d thread%s x %d rank%s, "
-    "%.0f points/s\n",
+  p("Run:      %llu evaluated, %llu already there, on %d thread%s x %d rank%s\n",
     static_cast<unsigned long long>(st.evaluated), static_cast<unsigned long long>(st.resumed),
-    st.seconds, st.threads, st.threads == 1 ? "" : "s", st.ranks, st.ranks == 1 ? "" : "s",
-    j["points_per_s"].get<double>());
+    st.threads, st.threads == 1 ? "" : "s", st.ranks, st.ranks == 1 ? "" : "s");
+  // The time and rate go to stderr: stdout and --json stay the same from run to run.
+  char rate[160];
+  std::snprintf(rate, sizeof rate, "sweep: %llu points in %.2f s, %.0f points/s",
+                static_cast<unsigned long long>(st.evaluated), st.seconds,
+                st.seconds > 0 ? static_cast<double>(st.evaluated) / st.seconds : 0.0);
+  diag->Progress(rate);
   if (!pareto.empty()) {
     NDT_ASSIGN_OR_RETURN(std::vector<SweepPick> front, QueryPareto(f.out, pareto));
     j["pareto"] = Json{{"columns", pareto}, {"rows", PicksJson(spec, pareto, front)}};
