@@ -194,12 +194,13 @@ StatusOr<CommandOutput> RunSweepCommand(const Context& ctx, const SweepRequest& 
   p("Run:      %llu evaluated, %llu already there, on %d thread%s x %d rank%s\n",
     static_cast<unsigned long long>(st.evaluated), static_cast<unsigned long long>(st.resumed),
     st.threads, st.threads == 1 ? "" : "s", st.ranks, st.ranks == 1 ? "" : "s");
-  // The time and rate go to stderr: stdout and --json stay the same from run to run.
+  // The time and rate go to a terminal's stderr only, as the progress bar: stdout, --json and logs
+  // stay the same from run to run.
   char rate[160];
   std::snprintf(rate, sizeof rate, "sweep: %llu points in %.2f s, %.0f points/s",
                 static_cast<unsigned long long>(st.evaluated), st.seconds,
                 st.seconds > 0 ? static_cast<double>(st.evaluated) / st.seconds : 0.0);
-  diag->Progress(rate);
+  if (tty) diag->Progress(rate);
   if (!pareto.empty()) {
     NDT_ASSIGN_OR_RETURN(std::vector<SweepPick> front, QueryPareto(f.out, pareto));
     j["pareto"] = Json{{"columns", pareto}, {"rows", PicksJson(spec, pareto, front)}};

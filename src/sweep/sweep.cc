@@ -334,7 +334,7 @@ std::vector<uint64_t> NextBatch(const std::vector<bool>& done, uint64_t batch, u
 #ifdef NDT_HAVE_MPI
 // Launched by mpirun or srun with more than one process.
 bool UnderMpi() {
-  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "SLURM_STEP_NUM_TASKS"}) {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"}) {
     if (std::getenv(v) != nullptr) return true;
   }
   return false;
