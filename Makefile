@@ -5,7 +5,8 @@ ASAN_BUILD ?= build-asan
 PKGS := cmake g++ make libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libcli11-dev \
         libgtest-dev libgmock-dev libbenchmark-dev clang-format python3 \
         pybind11-dev python3-pybind11 python3-pandas python3-matplotlib python3-pytest \
-        python3-nbconvert python3-ipykernel python3-setuptools python3-pip
+        python3-nbconvert python3-ipykernel python3-setuptools python3-pip \
+        libsqlite3-dev libopenmpi-dev openmpi-bin
 NDTWIN := $(BUILD)/ndtwin
 PREFIX ?= /usr/local
 

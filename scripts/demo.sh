@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job of `make demo`: the catalog, a cluster, a collective sweep, a training step, an
-# inference service and two long runs with failures (fleet), each printed as a user would see
-# them. Files (trace) go to out/.
+# inference service, two long runs with failures (fleet) and a small sweep with its Pareto
+# frontier, each printed as a user would see them. Files (trace, sweep database) go to out/.
 set -euo pipefail
 bin="${1:-build/ndtwin}"
 mkdir -p out
@@ -20,5 +20,9 @@ step fleet --sku Standard_ND96isr_H100_v5 --vms 2048 --model llama3-405b --seq 8
   --storage-bw 2TB/s --async-checkpoint --spares 16
 step fleet --sku Standard_ND128isr_GB300_v6 --vms 1152 --model llama3-405b --seq 8192 --gbs 2304 \
   --tp 8 --pp 16 --sp --uneven-stages --zero 2 --days 30 --checkpoint-to lustre --async-checkpoint
+rm -f out/sweep_gpt3.sqlite out/sweep_gpt3.sqlite-wal out/sweep_gpt3.sqlite-shm
+step sweep examples/sweep_gpt3.yaml --out out/sweep_gpt3.sqlite --pareto step_time_s,cost_usd \
+  --top 3 --by tokens_per_s
 echo
+echo "sweep written to out/sweep_gpt3.sqlite (sqlite3 out/sweep_gpt3.sqlite 'SELECT ...')"
 echo "trace written to out/gpt3_175b_trace.json (open it in https://ui.perfetto.dev)"

@@ -98,14 +98,15 @@ def test_keyword_arguments_are_the_cli_flags_with_defaults():
     assert sig.parameters["min_bytes"].default == "8"
     assert sig.parameters["step_factor"].default == 2
     train = inspect.signature(ndtwin.train)
-    assert train.parameters["tp"].default == 1
+    assert train.parameters["cp"].default == 1
+    assert train.parameters["tp"].default is None  # omitted: the best feasible is chosen
     assert train.parameters["mbs"].default is None  # omitted: the command chooses
     assert train.parameters["sku"].default is inspect.Parameter.empty  # required
 
 
 def test_omitted_and_none_are_the_default(cli):
     a = ndtwin.train(sku=A100, model="llama2-7b", gbs=64)
-    b = ndtwin.train(sku=A100, model="llama2-7b", gbs=64, mbs=None, tp=1, vms=1)
+    b = ndtwin.train(sku=A100, model="llama2-7b", gbs=64, mbs=None, tp=None, vms=1)
     assert a == b
 
 

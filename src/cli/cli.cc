@@ -258,7 +258,7 @@ int RunCli(int argc, char** argv) {
                          "(please report it with the command line)"));
   }
   if (!out.ok()) return Fail(out.status());
-  if (json) {
+  if (json && !out->json.is_null()) {  // null: an MPI worker of sweep (rank 0 prints)
     // Text from files (a model's name) may not be UTF-8: replaced, never a throw.
     const std::string doc =
         out->json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);

@@ -10,6 +10,7 @@ const std::vector<Command>& Registry() {
       SkuListCommand(),   SkuShowCommand(),   TopoCommand(),  CollectiveCommand(),
       ModelListCommand(), ModelShowCommand(), TrainCommand(), InferCommand(),
       PlanTrainCommand(), PlanInferCommand(), FleetCommand(), ValidateCommand(),
+      SweepCommand(),
   };
   return kRegistry;
 }

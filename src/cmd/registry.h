@@ -19,6 +19,7 @@ Command PlanTrainCommand();   // cmd/plan.cc
 Command PlanInferCommand();   // cmd/plan.cc
 Command FleetCommand();       // cmd/fleet.cc
 Command ValidateCommand();    // cmd/validate.cc
+Command SweepCommand();       // cmd/sweep.cc
 
 }  // namespace ndt
 

@@ -124,7 +124,8 @@ void TrainJobArgs::Declare(OptionList* o, bool required) {
                      "(default ") +
              kDefaultTrainStack + "); flags beat it");
   o->Add("schedule", &schedule, "gpipe | 1f1b (default; interleaved with --vpp)");
-  o->Add("fidelity", &fidelity, "analytical | flow (default analytical)");
+  o->Add("fidelity", &fidelity,
+         "analytical | flow | estimate (the planner's closed form; default analytical)");
   o->Add("order", &order, "Rank order, fastest first (default tp,cp,ep,dp,pp)");
   o->Add("no-flash-attn", &no_flash_attn, "Unfused attention (Megatron-LM before FlashAttention)");
   o->Add("no-dp-overlap", &no_dp_overlap, "Reduce gradients after the backward");
@@ -143,9 +144,13 @@ StatusOr<SimulatedTrainJob> SimulateTrainJob(const Context& ctx, const TrainJobA
   NDT_ASSIGN_OR_RETURN(const SkuSpec* sku, cat.FindSku(f.sku));
   if (f.vms < 1) return Status::InvalidInput("--vms must be >= 1");
   NDT_ASSIGN_OR_RETURN(TransformerSpec model, f.model.Resolve(ctx));
-  Fidelity fidelity;
-  if (!ParseFidelity(f.fidelity, &fidelity)) {
-    return Status::InvalidInput("--fidelity '" + f.fidelity + "'; use analytical or flow");
+  // estimate: the planner's first pass, the closed form of parallel/step_estimate.h over the
+  // analytical costs (mbs and vpp chosen by it too), no task graph: what sweeps use for speed.
+  const bool estimate = f.fidelity == "estimate";
+  Fidelity fidelity = Fidelity::kAnalytical;
+  if (!estimate && !ParseFidelity(f.fidelity, &fidelity)) {
+    return Status::InvalidInput("--fidelity '" + f.fidelity +
+                                "'; use analytical, flow or estimate");
   }
   TrainJob job;
   job.model = model;
@@ -153,6 +158,7 @@ StatusOr<SimulatedTrainJob> SimulateTrainJob(const Context& ctx, const TrainJobA
   StrategyKnobs user;
   TrainSearchSpace space;
   NDT_RETURN_IF_ERROR(BuildStrategy(f, ctx.stacks, &job, &stack, &user, &space));
+  job.closed_form_search = estimate;
   job.want_trace = want_trace;
   const GpuSpec& gpu = cat.GpuOf(*sku);
   if (f.vms > 1 && !sku->infiniband && sku->nvlink_domain_gpus <= sku->gpus) {

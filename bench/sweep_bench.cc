@@ -1,0 +1,151 @@
+// Benchmark: where a sweep point's time goes, for GPT-3 175B training points at
+// `fidelity: estimate` (BENCHMARKS.md "Sweeps"). One thread each; items/s = points per second
+// per core.
+//   BM_SweepPoint/VMS: the whole per-point path of `ndtwin sweep --store summary`: the point's
+//     flags, RunJson (bind, resolve the model, build the cluster, its costs, the closed form),
+//     the headline columns.
+//   BM_SweepClusterSetup/VMS: building the cluster and its analytical costs alone (what every
+//     point pays through RunJson; the planner builds it once per size).
+//   BM_SweepClosedForm/VMS: the closed form on a pre-built cluster (the planner's first pass per
+//     candidate): the ceiling if a sweep shared the cluster across points.
+//   BM_SweepModelLoad: reading and parsing data/models/gpt3-175b.yaml (RunJson does it per point).
+//   BM_SweepOverhead: the sweep's own work per point (flags, canonical params) without the command.
+#include <benchmark/benchmark.h>
+
+#include "cmd/command.h"
+#include "core/check.h"
+#include "model/transformer.h"
+#include "parallel/cluster_costs.h"
+#include "parallel/train.h"
+#include "sweep/sweep.h"
+#include "topo/builders.h"
+
+namespace ndt {
+namespace {
+
+const Context& Ctx() {
+  static const Context ctx = [] {
+    StatusOr<Context> c = Context::Load("");
+    NDT_CHECK(c.ok(), c.status().message());
+    return std::move(*c);
+  }();
+  return ctx;
+}
+
+StatusOr<std::vector<std::string>> Options(const std::string& name) {
+  const Command* c = FindCommand(name);
+  if (c == nullptr) return Status::NotFound(name);
+  auto req = c->new_request();
+  OptionList o;
+  req->Declare(&o);
+  std::vector<std::string> names;
+  for (const Option& x : o.options()) names.push_back(x.name);
+  return names;
+}
+
+SweepSpec Spec(int vms) {
+  const std::string y =
+      "command: train\nfixed: {model: gpt3-175b, gbs: 1536, tokens: 300e9, sku: "
+      "Standard_ND96amsr_A100_v4, vms: " +
+      std::to_string(vms) +
+      "}\n"
+      "grid: {tp: [4, 8], pp: [8, 16], recompute: [selective, full]}\nfidelity: estimate\n";
+  StatusOr<SweepSpec> s = ParseSweepSpec(y, Options);
+  NDT_CHECK(s.ok(), s.status().message());
+  return *s;
+}
+
+void BM_SweepPoint(benchmark::State& state) {
+  const SweepSpec spec = Spec(static_cast<int>(state.range(0)));
+  const Command* cmd = FindCommand("train");
+  const PointFn fn = [cmd](const Json& args) -> StatusOr<Json> {
+    Diagnostics d;
+    NDT_ASSIGN_OR_RETURN(CommandOutput out, RunJson(*cmd, Ctx(), args, &d));
+    return std::move(out.json);
+  };
+  const std::vector<HeadlineColumn> cols = HeadlineColumns("train");
+  uint64_t id = 0;
+  for (auto _ : state) {
+    SweepRow r = EvaluatePoint(spec, id++ % spec.points, fn, cols, SweepStore::kSummary);
+    NDT_CHECK(r.ok, r.error);
+    benchmark::DoNotOptimize(r);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_SweepPoint)->Arg(16)->Arg(128)->Arg(1024)->Unit(benchmark::kMicrosecond);
+
+ClusterSpec SizeSpec(int vms) {
+  StatusOr<const SkuSpec*> sku = Ctx().catalog.FindSku("Standard_ND96amsr_A100_v4");
+  NDT_CHECK(sku.ok(), "sku");
+  ClusterSpec cs;
+  cs.sku = *sku;
+  cs.gpu = &Ctx().catalog.GpuOf(**sku);
+  cs.vms = vms;
+  cs.fabric.tiers = ChooseTiers(cs);
+  return cs;
+}
+
+void BM_SweepClusterSetup(benchmark::State& state) {
+  const ClusterSpec cs = SizeSpec(static_cast<int>(state.range(0)));
+  for (auto _ : state) {
+    StatusOr<Cluster> c = BuildCluster(cs, Ctx().fabric);
+    NDT_CHECK(c.ok(), "cluster");
+    ClusterCosts costs(*c, Ctx().compute, Ctx().nccl, Dtype::kBf16, Fidelity::kAnalytical);
+    benchmark::DoNotOptimize(costs);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_SweepClusterSetup)->Arg(16)->Arg(128)->Arg(1024)->Unit(benchmark::kMicrosecond);
+
+void BM_SweepClosedForm(benchmark::State& state) {
+  const ClusterSpec cs = SizeSpec(static_cast<int>(state.range(0)));
+  StatusOr<Cluster> c = BuildCluster(cs, Ctx().fabric);
+  NDT_CHECK(c.ok(), "cluster");
+  ClusterCosts costs(*c, Ctx().compute, Ctx().nccl, Dtype::kBf16, Fidelity::kAnalytical);
+  StatusOr<TransformerSpec> m = LoadModel("gpt3-175b", ModelsDir(Ctx().data_dir));
+  NDT_CHECK(m.ok(), "model");
+  TrainJob job;
+  job.model = *m;
+  job.closed_form_search = true;
+  job.strategy.gbs = 1536;
+  job.strategy.tp = 8;
+  job.strategy.pp = 8;
+  job.strategy.recompute = Recompute::kFull;
+  job.mbs_given = false;
+  job.vpp_given = false;
+  job.num_gpus = c->num_gpus();
+  job.gpus_per_vm = c->gpus_per_vm();
+  job.nvlink_domain_gpus = c->nvlink_domain_gpus();
+  job.gpu_memory_bytes = cs.gpu->memory_bytes;
+  for (auto _ : state) {
+    StatusOr<TrainReport> r = RunTraining(job, costs);
+    NDT_CHECK(r.ok(), r.status().message());
+    benchmark::DoNotOptimize(r);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_SweepClosedForm)->Arg(16)->Arg(128)->Arg(1024)->Unit(benchmark::kMicrosecond);
+
+void BM_SweepModelLoad(benchmark::State& state) {
+  for (auto _ : state) {
+    StatusOr<TransformerSpec> m = LoadModel("gpt3-175b", ModelsDir(Ctx().data_dir));
+    NDT_CHECK(m.ok(), "model");
+    benchmark::DoNotOptimize(m);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_SweepModelLoad)->Unit(benchmark::kMicrosecond);
+
+void BM_SweepOverhead(benchmark::State& state) {
+  const SweepSpec spec = Spec(128);
+  uint64_t id = 0;
+  for (auto _ : state) {
+    std::string p = CanonicalJson(SweepPoint(spec, id++ % spec.points));
+    benchmark::DoNotOptimize(p);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_SweepOverhead)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace ndt

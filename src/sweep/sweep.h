@@ -1,0 +1,148 @@
+// File: sweep/sweep.h
+// Sweeps: one registry command run over a user's space of flag values, every point one row of a
+// SQLite database (issue 21). The pieces, each usable alone:
+//   - the spec (YAML): the command, its fixed flags, a grid (cartesian product) and a zip (lists
+//     varied together), and the fidelity; every key an option of the command;
+//   - the enumeration: point `id` in [0, points) is a mixed-radix number whose digits are, most
+//     significant first, the grid keys in the spec's order, then the zip index (so the last grid
+//     key varies fastest before the zip, like nested loops written in the spec's order);
+//   - the store: table results(id, params, status, error, result, <headline columns>) in WAL mode,
+//     committed in batches, so a killed run loses at most the batch in flight and --resume
+//     finishes the missing ids;
+//   - the runner: OpenMP threads over a batch of ids, rows written in id order; with MPI (built
+//     with NDT_MPI and launched by mpirun or srun), rank 0 hands out batches and writes the
+//     database while the other ranks evaluate. Every row depends on its id alone, so the table
+//     is the same for 1 thread, N threads and N ranks;
+//   - the queries: the Pareto frontier over two or three headline columns, the top K by one.
+// The library never knows a command: the caller passes the option names and a function that
+// runs one point (cmd/sweep.cc binds them to the registry's RunJson).
+#ifndef NDTWIN_SWEEP_SWEEP_H_
+#define NDTWIN_SWEEP_SWEEP_H_
+
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace ndt {
+
+using Json = nlohmann::ordered_json;
+
+// The largest space a spec may describe.
+constexpr uint64_t kMaxSweepPoints = 1000000000;
+
+struct SweepAxis {
+  std::string key;           // the option, dashed ("tp-overlap")
+  std::vector<Json> values;  // non-empty
+};
+
+struct SweepSpec {
+  std::string command;          // "train", "plan train"
+  Json fixed = Json::object();  // option -> value, the spec's order (fidelity folded in)
+  std::vector<SweepAxis> grid;  // the spec's order
+  std::vector<SweepAxis> zip;   // all of one length
+  uint64_t points = 0;
+  // The spec as canonical JSON (what the database records, and --resume compares).
+  Json ToJson() const;
+};
+
+// The options a command takes (dashed names), or kNotFound for an unknown command.
+using OptionNamesFn = std::function<StatusOr<std::vector<std::string>>(const std::string& command)>;
+
+// Parses a spec. Errors are one kInvalidInput line naming the key ("sweep spec: grid.tpp: not
+// an option of train; valid: ..."): unknown top-level keys, unknown options, a key given twice,
+// an empty list, zip lists of different lengths, a space over kMaxSweepPoints.
+StatusOr<SweepSpec> ParseSweepSpec(const std::string& yaml_text, const OptionNamesFn& options_of);
+
+// The flags of point `id` (REQUIRES: id < spec.points): fixed, then grid, then zip keys.
+Json SweepPoint(const SweepSpec& spec, uint64_t id);
+// A point as canonical JSON: keys sorted, no spaces.
+std::string CanonicalJson(const Json& j);
+
+// A headline column: a number taken from the command's JSON by a JSON pointer, and which way is
+// better (for --pareto and --top).
+struct HeadlineColumn {
+  std::string name;     // the SQLite column: "step_time_s"
+  std::string pointer;  // in the command's JSON: "/memory/peak_bytes_per_gpu"
+  bool maximize = false;
+};
+// The columns of a command (empty for commands without a mapping). See README "Sweeps".
+std::vector<HeadlineColumn> HeadlineColumns(const std::string& command);
+
+// One evaluated point.
+struct SweepRow {
+  uint64_t id = 0;
+  std::string params;  // CanonicalJson(SweepPoint(spec, id))
+  bool ok = false;
+  std::string error;   // the command's one-line message when !ok
+  std::string result;  // the command's --json document (dump(2)); empty in summary mode
+  std::vector<std::optional<double>> values;  // per headline column; nullopt: absent/not finite
+};
+
+// Runs one point: the command's JSON document, or its error. Must be safe to call from several
+// threads at once.
+using PointFn = std::function<StatusOr<Json>(const Json& args)>;
+
+enum class SweepStore { kFull, kSummary };
+bool ParseSweepStore(const std::string& s, SweepStore* out);
+
+SweepRow EvaluatePoint(const SweepSpec& spec, uint64_t id, const PointFn& fn,
+                       const std::vector<HeadlineColumn>& columns, SweepStore store);
+
+struct SweepOptions {
+  int threads = 0;  // OpenMP threads; 0: all cores
+  SweepStore store = SweepStore::kFull;
+  bool resume = false;
+  uint64_t batch = 0;  // points per commit; 0: 256 per thread
+  // Called after each committed batch with (done, total) on the writing process.
+  std::function<void(uint64_t done, uint64_t total)> progress;
+  // Test hook: stop (as if killed) after this many batches were committed; 0: never.
+  uint64_t stop_after_batches = 0;
+};
+
+struct SweepStats {
+  uint64_t points = 0;          // in the space
+  uint64_t resumed = 0;         // already in the database when this run began
+  uint64_t evaluated = 0;       // by this run
+  uint64_t ok = 0, errors = 0;  // in the whole table at the end
+  int threads = 1;
+  int ranks = 1;
+  bool writer = true;  // false on MPI ranks other than 0: they print nothing
+  double seconds = 0;
+};
+
+// Runs the sweep into the database at `path` (created; with options.resume it must hold the same
+// spec and store mode, and only the missing ids run). Without resume an existing file is an
+// error.
+StatusOr<SweepStats> RunSweep(const SweepSpec& spec, const PointFn& fn, const std::string& path,
+                              const SweepOptions& options);
+
+// A row of a query: id, params and the asked columns.
+struct SweepPick {
+  uint64_t id = 0;
+  std::string params;
+  std::vector<double> values;
+};
+
+// The Pareto frontier of points (better per `maximize`): a point is on it when no other point is
+// at least as good in every value and better in one. Returned sorted by the first value (best
+// first), then the next values, then id.
+std::vector<SweepPick> ParetoFrontier(std::vector<SweepPick> points,
+                                      const std::vector<bool>& maximize);
+
+// Reads the ok rows with all `columns` present from the database and returns their frontier.
+// Columns must be headline columns of the spec's command (kInvalidInput naming the one that is
+// not).
+StatusOr<std::vector<SweepPick>> QueryPareto(const std::string& path,
+                                             const std::vector<std::string>& columns);
+// The best k ok rows by `column` (its better direction), ties by id.
+StatusOr<std::vector<SweepPick>> QueryTop(const std::string& path, const std::string& column,
+                                          int k);
+
+}  // namespace ndt
+
+#endif  // NDTWIN_SWEEP_SWEEP_H_

@@ -1,0 +1,365 @@
+#include "sweep/sweep.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+
+#include "cmd/command.h"
+
+namespace ndt {
+namespace {
+
+// A command with options a, b, c, fidelity (no registry needed for the spec tests).
+StatusOr<std::vector<std::string>> FakeOptions(const std::string& command) {
+  if (command == "fake") return std::vector<std::string>{"a", "b", "c", "fidelity", "tp-overlap"};
+  if (command == "nofid") return std::vector<std::string>{"a"};
+  return Status::NotFound("unknown command '" + command + "'");
+}
+
+StatusOr<SweepSpec> Parse(const std::string& y) { return ParseSweepSpec(y, FakeOptions); }
+
+std::string ErrorOf(const std::string& y) {
+  StatusOr<SweepSpec> s = Parse(y);
+  EXPECT_FALSE(s.ok()) << y;
+  if (s.ok()) return "";
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(s.status().message().find('\n'), std::string::npos);
+  return s.status().message();
+}
+
+TEST(SweepSpecTest, ParsesAndCounts) {
+  StatusOr<SweepSpec> s = Parse(
+      "command: fake\nfixed: {a: 1}\ngrid: {b: [x, y, z], tp_overlap: [true, false]}\n"
+      "zip: {c: [1, 2.5]}\nfidelity: estimate\n");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  // 3 (b) x 2 (tp-overlap) x 2 (zip) = 12.
+  EXPECT_EQ(s->points, 12u);
+  EXPECT_EQ(s->fixed.dump(), R"({"a":1,"fidelity":"estimate"})");
+  ASSERT_EQ(s->grid.size(), 2u);
+  EXPECT_EQ(s->grid[1].key, "tp-overlap");  // underscores become dashes
+}
+
+TEST(SweepSpecTest, EnumerationOrder) {
+  StatusOr<SweepSpec> s =
+      Parse("command: fake\ngrid: {a: [1, 2], b: [x, y, z]}\nzip: {c: [10, 20]}\n");
+  ASSERT_TRUE(s.ok());
+  ASSERT_EQ(s->points, 12u);
+  // Digits, most significant first: a (2), b (3), zip (2). id 0 = a1 b x c10; id 1 = c20;
+  // id 2 = b y; id 6 = a 2; id 11 = a2 b z c20.
+  EXPECT_EQ(SweepPoint(*s, 0).dump(), R"({"a":1,"b":"x","c":10})");
+  EXPECT_EQ(SweepPoint(*s, 1).dump(), R"({"a":1,"b":"x","c":20})");
+  EXPECT_EQ(SweepPoint(*s, 2).dump(), R"({"a":1,"b":"y","c":10})");
+  EXPECT_EQ(SweepPoint(*s, 6).dump(), R"({"a":2,"b":"x","c":10})");
+  EXPECT_EQ(SweepPoint(*s, 11).dump(), R"({"a":2,"b":"z","c":20})");
+  EXPECT_EQ(CanonicalJson(Json{{"b", 1}, {"a", "x"}}), R"({"a":"x","b":1})");
+}
+
+TEST(SweepSpecTest, ScalarsKeepTheirType) {
+  StatusOr<SweepSpec> s = Parse("command: fake\nfixed: {a: '8', b: 300e9, c: 1.5}\n");
+  ASSERT_TRUE(s.ok());
+  EXPECT_TRUE(s->fixed["a"].is_string());  // quoted stays text
+  EXPECT_EQ(s->fixed["b"].get<double>(), 300e9);
+  EXPECT_EQ(s->points, 1u);  // no grid: the one point
+}
+
+TEST(SweepSpecTest, EveryErrorNamesItsKey) {
+  EXPECT_NE(ErrorOf("command: fake\ngrids: {a: [1]}\n").find("grids: unknown key"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("fixed: {a: 1}\n").find("command: required"), std::string::npos);
+  EXPECT_NE(ErrorOf("command: nope\n").find("command: unknown command 'nope'"), std::string::npos);
+  EXPECT_NE(ErrorOf("command: fake\ngrid: {tpp: [1]}\n").find("grid.tpp: not an option of fake"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("command: fake\nfixed: {zz: 1}\n").find("fixed.zz: not an option"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("command: fake\ngrid: {a: []}\n").find("grid.a: empty list"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("command: fake\ngrid: {a: 3}\n").find("grid.a: must be a list"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("command: fake\nfixed: {a: 1}\ngrid: {a: [1]}\n").find("grid.a: given twice"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("command: fake\nzip: {a: [1, 2], b: [1]}\n").find("zip.b: has 1 values"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("command: nofid\nfidelity: flow\n").find("fidelity: nofid has no --fidelity"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("command: fake\ngrid: [1, 2]\n").find("grid: must be a mapping"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("command: [\n").find("not YAML"), std::string::npos);
+  // 1000^3 = 10^9 is allowed; x 2 more is not, and the error names the key that crossed it.
+  std::string big = "command: fake\ngrid:\n";
+  for (const char* k : {"a", "b", "c"}) {
+    big += std::string("  ") + k + ": [";
+    for (int i = 0; i < 1000; ++i) big += (i ? "," : "") + std::to_string(i);
+    big += "]\n";
+  }
+  StatusOr<SweepSpec> ok = Parse(big);
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->points, 1000000000u);
+  EXPECT_NE(ErrorOf(big + "zip: {fidelity: [x, y]}\n").find("zip: the space"), std::string::npos);
+}
+
+TEST(SweepParetoTest, MatchesBruteForce) {
+  std::mt19937_64 rng(7);
+  for (int dims : {2, 3}) {
+    for (int trial = 0; trial < 20; ++trial) {
+      std::vector<SweepPick> pts;
+      // Few distinct values: ties and duplicates happen.
+      for (uint64_t i = 0; i < 200; ++i) {
+        SweepPick p;
+        p.id = i;
+        for (int k = 0; k < dims; ++k) p.values.push_back(static_cast<double>(rng() % 12));
+        pts.push_back(p);
+      }
+      std::vector<bool> maximize = {false, true, false};
+      maximize.resize(dims);
+      // Brute force: p is on the frontier when no q is as good everywhere and better somewhere.
+      std::vector<uint64_t> want;
+      for (const SweepPick& p : pts) {
+        bool dominated = false;
+        for (const SweepPick& q : pts) {
+          bool ge = true, gt = false;
+          for (int k = 0; k < dims; ++k) {
+            const double a = maximize[k] ? -q.values[k] : q.values[k];
+            const double b = maximize[k] ? -p.values[k] : p.values[k];
+            ge &= a <= b;
+            gt |= a < b;
+          }
+          dominated |= ge && gt;
+        }
+        if (!dominated) want.push_back(p.id);
+      }
+      std::vector<uint64_t> got;
+      for (const SweepPick& p : ParetoFrontier(pts, maximize)) got.push_back(p.id);
+      std::sort(got.begin(), got.end());
+      EXPECT_EQ(got, want);
+    }
+  }
+}
+
+// ---- With the registry: a small train sweep ------------------------------------------------
+
+const Context& Ctx() {
+  static const Context ctx = [] {
+    StatusOr<Context> c = Context::Load("");
+    NDT_CHECK(c.ok(), c.status().message());
+    return std::move(*c);
+  }();
+  return ctx;
+}
+
+StatusOr<std::vector<std::string>> RegistryOptions(const std::string& name) {
+  const Command* c = FindCommand(name);
+  if (c == nullptr) return Status::NotFound("unknown command '" + name + "'");
+  auto req = c->new_request();
+  OptionList o;
+  req->Declare(&o);
+  std::vector<std::string> names;
+  for (const Option& x : o.options()) names.push_back(x.name);
+  return names;
+}
+
+PointFn TrainFn() {
+  return [](const Json& args) -> StatusOr<Json> {
+    Diagnostics d;
+    NDT_ASSIGN_OR_RETURN(CommandOutput out, RunJson(*FindCommand("train"), Ctx(), args, &d));
+    return std::move(out.json);
+  };
+}
+
+// 2 x 3 x 2 x 2 = 24 points; tp 16 exceeds the 8-GPU NVLink domain and pp 7 does not divide
+// GPT-3's 96 layers: some points are errors, and the table keeps them.
+const char* kSpec =
+    "command: train\n"
+    "fixed: {model: gpt3-175b, gbs: 1536, tokens: 3.0e11}\n"
+    "grid:\n"
+    "  sku: [Standard_ND96amsr_A100_v4, Standard_ND96isr_H100_v5]\n"
+    "  vms: [16, 64, 128]\n"
+    "  tp: [8, 16]\n"
+    "zip: {pp: [8, 7], recompute: [full, selective]}\n"
+    "fidelity: estimate\n";  // the closed form: milliseconds per point
+
+SweepSpec TrainSpec(const std::string& y = kSpec) {
+  StatusOr<SweepSpec> s = ParseSweepSpec(y, RegistryOptions);
+  NDT_CHECK(s.ok(), s.status().message());
+  return *s;
+}
+
+std::string TempPath(const std::string& name) {
+  const std::string p = testing::TempDir() + "/ndt_sweep_" + std::to_string(getpid()) + "_" + name;
+  std::filesystem::remove(p);
+  std::filesystem::remove(p + "-wal");
+  std::filesystem::remove(p + "-shm");
+  return p;
+}
+
+// The whole results table, row by row, every column.
+std::vector<std::string> Dump(const std::string& path) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* s = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, "SELECT * FROM results ORDER BY id", -1, &s, nullptr),
+            SQLITE_OK);
+  std::vector<std::string> rows;
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    std::string r;
+    for (int c = 0; c < sqlite3_column_count(s); ++c) {
+      const unsigned char* t = sqlite3_column_text(s, c);
+      r += (t ? reinterpret_cast<const char*>(t) : "NULL") + std::string("|");
+    }
+    rows.push_back(r);
+  }
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return rows;
+}
+
+TEST(SweepRunTest, RowsAreTheCommandsJson) {
+  const SweepSpec spec = TrainSpec();
+  ASSERT_EQ(spec.points, 24u);
+  const std::string path = TempPath("rows.sqlite");
+  SweepOptions o;
+  o.threads = 2;
+  StatusOr<SweepStats> st = RunSweep(spec, TrainFn(), path, o);
+  ASSERT_TRUE(st.ok()) << st.status().message();
+  EXPECT_EQ(st->evaluated, 24u);
+  EXPECT_EQ(st->ok + st->errors, 24u);
+  EXPECT_GT(st->ok, 0u);
+  EXPECT_GT(st->errors, 0u);  // tp 16 > the 8-GPU NVLink domain, at least
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* s = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db,
+                               "SELECT id, params, status, error, result, step_time_s, cost_usd "
+                               "FROM results ORDER BY id",
+                               -1, &s, nullptr),
+            SQLITE_OK);
+  uint64_t n = 0;
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    const uint64_t id = sqlite3_column_int64(s, 0);
+    EXPECT_EQ(id, n++);
+    const Json args = SweepPoint(spec, id);
+    EXPECT_EQ(reinterpret_cast<const char*>(sqlite3_column_text(s, 1)), CanonicalJson(args));
+    Diagnostics d;
+    StatusOr<CommandOutput> one = RunJson(*FindCommand("train"), Ctx(), args, &d);
+    const std::string status = reinterpret_cast<const char*>(sqlite3_column_text(s, 2));
+    if (one.ok()) {
+      EXPECT_EQ(status, "ok");
+      // Exactly the CLI's --json document (dump(2), without the trailing newline).
+      EXPECT_EQ(reinterpret_cast<const char*>(sqlite3_column_text(s, 4)), one->json.dump(2));
+      EXPECT_EQ(sqlite3_column_double(s, 5), one->json["step_time_s"].get<double>());
+      EXPECT_EQ(sqlite3_column_double(s, 6), one->json["cost_usd"].get<double>());
+    } else {
+      EXPECT_EQ(status, "error");
+      EXPECT_EQ(reinterpret_cast<const char*>(sqlite3_column_text(s, 3)), one.status().message());
+      EXPECT_EQ(sqlite3_column_type(s, 4), SQLITE_NULL);
+    }
+  }
+  EXPECT_EQ(n, 24u);
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  // Without --resume an existing file is refused; with it and another spec too.
+  StatusOr<SweepStats> again = RunSweep(spec, TrainFn(), path, o);
+  EXPECT_FALSE(again.ok());
+  EXPECT_NE(again.status().message().find("use --resume"), std::string::npos);
+  o.resume = true;
+  SweepSpec other = spec;
+  other.fixed["gbs"] = 768;
+  StatusOr<SweepStats> wrong = RunSweep(other, TrainFn(), path, o);
+  EXPECT_FALSE(wrong.ok());
+  // Resuming a finished sweep runs nothing.
+  StatusOr<SweepStats> nothing = RunSweep(spec, TrainFn(), path, o);
+  ASSERT_TRUE(nothing.ok());
+  EXPECT_EQ(nothing->evaluated, 0u);
+  EXPECT_EQ(nothing->resumed, 24u);
+}
+
+TEST(SweepRunTest, OneThreadEqualsManyAndSummaryDropsResult) {
+  const SweepSpec spec = TrainSpec();
+  const std::string one = TempPath("t1.sqlite"), four = TempPath("t4.sqlite");
+  SweepOptions o;
+  o.threads = 1;
+  ASSERT_TRUE(RunSweep(spec, TrainFn(), one, o).ok());
+  o.threads = 4;
+  o.batch = 5;  // several batches, not a multiple of the threads
+  ASSERT_TRUE(RunSweep(spec, TrainFn(), four, o).ok());
+  EXPECT_EQ(Dump(one), Dump(four));
+  const std::string sum = TempPath("sum.sqlite");
+  o.store = SweepStore::kSummary;
+  ASSERT_TRUE(RunSweep(spec, TrainFn(), sum, o).ok());
+  const std::vector<std::string> a = Dump(one), b = Dump(sum);
+  ASSERT_EQ(a.size(), b.size());
+  for (const std::string& r : b) {
+    EXPECT_NE(r.find("|NULL|"), std::string::npos);  // result is NULL
+  }
+  o.store = SweepStore::kFull;
+  o.resume = true;
+  StatusOr<SweepStats> mixed = RunSweep(spec, TrainFn(), sum, o);
+  EXPECT_FALSE(mixed.ok());
+  EXPECT_NE(mixed.status().message().find("--store summary"), std::string::npos);
+}
+
+TEST(SweepRunTest, KillNineThenResumeEqualsUninterrupted) {
+  const SweepSpec spec = TrainSpec();
+  const std::string whole = TempPath("whole.sqlite"), killed = TempPath("killed.sqlite");
+  SweepOptions o;
+  o.threads = 2;
+  o.batch = 4;
+  ASSERT_TRUE(RunSweep(spec, TrainFn(), whole, o).ok());
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // The child kills itself with SIGKILL after its third committed batch: no destructor, no
+    // close, the WAL as the kill left it.
+    SweepOptions k = o;
+    k.threads = 1;  // libgomp's thread pool does not survive fork()
+    int batches = 0;
+    k.progress = [&](uint64_t, uint64_t) {
+      if (++batches == 3) raise(SIGKILL);
+    };
+    (void)RunSweep(spec, TrainFn(), killed, k);
+    _exit(0);
+  }
+  int wstatus = 0;
+  ASSERT_EQ(waitpid(child, &wstatus, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(wstatus));
+  EXPECT_EQ(WTERMSIG(wstatus), SIGKILL);
+  const std::vector<std::string> partial = Dump(killed);
+  EXPECT_EQ(partial.size(), 12u);  // 3 batches of 4 committed
+  o.resume = true;
+  StatusOr<SweepStats> st = RunSweep(spec, TrainFn(), killed, o);
+  ASSERT_TRUE(st.ok()) << st.status().message();
+  EXPECT_EQ(st->resumed, 12u);
+  EXPECT_EQ(st->evaluated, 12u);
+  EXPECT_EQ(Dump(killed), Dump(whole));
+}
+
+TEST(SweepRunTest, ParetoAndTopFromTheDatabase) {
+  const SweepSpec spec = TrainSpec();
+  const std::string path = TempPath("pareto.sqlite");
+  ASSERT_TRUE(RunSweep(spec, TrainFn(), path, SweepOptions{}).ok());
+  StatusOr<std::vector<SweepPick>> front = QueryPareto(path, {"step_time_s", "cost_usd"});
+  ASSERT_TRUE(front.ok()) << front.status().message();
+  ASSERT_FALSE(front->empty());
+  // Sorted by step time ascending, so cost must fall along the frontier.
+  for (size_t i = 1; i < front->size(); ++i) {
+    EXPECT_LE((*front)[i - 1].values[0], (*front)[i].values[0]);
+    EXPECT_GT((*front)[i - 1].values[1], (*front)[i].values[1]);
+  }
+  StatusOr<std::vector<SweepPick>> top = QueryTop(path, "tokens_per_s", 3);
+  ASSERT_TRUE(top.ok());
+  ASSERT_EQ(top->size(), 3u);
+  EXPECT_GE((*top)[0].values[0], (*top)[1].values[0]);  // maximized: best first
+  EXPECT_EQ((*front)[0].id, (*top)[0].id);              // the fastest step is the most tokens/s
+  StatusOr<std::vector<SweepPick>> bad = QueryTop(path, "speed", 3);
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("'speed' is not a column of a train sweep"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace ndt
