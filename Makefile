@@ -3,7 +3,8 @@ JOBS ?= $(shell nproc)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 PKGS := cmake g++ make libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libcli11-dev \
-        libgtest-dev libgmock-dev libbenchmark-dev clang-format python3
+        libgtest-dev libgmock-dev libbenchmark-dev clang-format python3 \
+        nodejs $(if $(shell command -v npm),,npm) chromium chromium-driver python3-selenium
 NDTWIN := $(BUILD)/ndtwin
 
 .PHONY: deps build test unit asan demo bench format validate clean
@@ -15,6 +16,9 @@ deps:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
+	@# The charting JavaScript that reports inline (pinned by web/package-lock.json).
+	@[ -f web/node_modules/.package-lock.json ] && cmp -s web/package-lock.json web/node_modules/.ndt-lock || \
+	  { (cd web && npm ci --no-audit --no-fund --loglevel=error) && cp web/package-lock.json web/node_modules/.ndt-lock; }
 
 $(BUILD)/build.ninja $(BUILD)/Makefile:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null

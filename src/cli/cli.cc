@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cmd/command.h"
+#include "report/html.h"
 
 namespace ndt {
 namespace {
@@ -95,7 +96,11 @@ int RunCli(int argc, char** argv) {
   app.require_subcommand(1);
   bool json = false;
   std::string data_dir;
+  std::optional<std::string> report;
   app.add_flag("--json", json, "Print results as JSON");
+  app.add_option_function<std::string>(
+      "--report", [&report](const std::string& v) { report = v; },
+      "Also write a self-contained HTML report (inputs, results, charts) to FILE");
   app.add_option("--hw-data", data_dir, "Hardware data directory (default: the built-in data/)");
   app.set_version_flag("--version", std::string("ndtwin ") + NDT_VERSION);
   std::vector<std::unique_ptr<Bound>> bound;
@@ -184,6 +189,14 @@ int RunCli(int argc, char** argv) {
   if (!out.ok()) {
     std::fprintf(stderr, "ndtwin: error: %s\n", out.status().message().c_str());
     return out.status().exit_code();
+  }
+  if (report.has_value()) {
+    const Status st = WriteReport(
+        *report, ReportHtml(chosen->cmd->name, OptionValues(chosen->options), out->json));
+    if (!st.ok()) {
+      std::fprintf(stderr, "ndtwin: error: %s\n", st.message().c_str());
+      return st.exit_code();
+    }
   }
   if (json) {
     std::printf("%s\n", out->json.dump(2).c_str());
