@@ -4,7 +4,8 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 PKGS := cmake g++ make libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libcli11-dev \
         libgtest-dev libgmock-dev libbenchmark-dev clang-format python3 \
-        nodejs $(if $(shell command -v npm),,npm) chromium chromium-driver python3-selenium
+        nodejs $(if $(shell command -v npm),,npm) chromium chromium-driver python3-selenium \
+        libcpp-httplib-dev pkg-config
 NDTWIN := $(BUILD)/ndtwin
 
 .PHONY: deps build test unit asan demo bench format validate clean

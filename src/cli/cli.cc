@@ -10,6 +10,7 @@
 
 #include "cmd/command.h"
 #include "report/html.h"
+#include "web/server.h"
 
 namespace ndt {
 namespace {
@@ -106,7 +107,12 @@ int RunCli(int argc, char** argv) {
   std::vector<std::unique_ptr<Bound>> bound;
   std::map<std::string, CLI::App*> groups;
   std::vector<std::string> top_names;  // in the order of --help
-  for (const Command& c : Registry()) {
+  // The registry, then the door-only commands (serve: a server is not something the API runs).
+  std::vector<const Command*> commands;
+  for (const Command& c : Registry()) commands.push_back(&c);
+  commands.push_back(&ServeCommand());
+  for (const Command* cp : commands) {
+    const Command& c = *cp;
     CLI::App* parent = &app;
     std::string leaf = c.name;
     if (const size_t sp = c.name.find(' '); sp != std::string::npos) {
