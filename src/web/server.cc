@@ -267,7 +267,14 @@ StatusOr<CommandOutput> RunServe(const Context& ctx, const ServeRequest& r, Diag
   httplib::Server svr;
   const int threads = r.threads;
   svr.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  svr.set_payload_max_length(budget.max_body_bytes + 1);
+  // Bodies a little over the budget reach HandleApi for its message; far over, httplib's 413.
+  svr.set_payload_max_length(4 * budget.max_body_bytes);
+  svr.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    if (res.body.empty()) {
+      res.set_content(Json{{"error", "HTTP " + std::to_string(res.status)}}.dump() + "\n",
+                      "application/json");
+    }
+  });
   svr.set_read_timeout(10, 0);
   svr.set_write_timeout(10, 0);
   auto send = [](httplib::Response& res, const WebResponse& w) {

@@ -8,6 +8,8 @@ from selenium.webdriver.chrome.service import Service
 
 
 def chromium(offline=True):
+    """offline: also emulate no network at all (file:// reports); without it only loopback is
+    reachable (the served pages)."""
     opts = webdriver.ChromeOptions()
     opts.binary_location = "/usr/bin/chromium"
     for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -15,11 +17,8 @@ def chromium(offline=True):
                  "--disable-dev-shm-usage", "--window-size=1280,1600"):
         opts.add_argument(flag)
     opts.add_argument("--user-data-dir=" + tempfile.mkdtemp(prefix="ndt-chromium-"))
-    if offline:
-        # Every host but loopback resolves nowhere: a report that fetched anything would fail.
-        opts.add_argument("--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1")
-        opts.add_argument("--proxy-server=http://0.0.0.0:9")
-        opts.add_argument("--proxy-bypass-list=<-loopback>")
+    # Every host but loopback resolves nowhere: a page that fetched anything would fail.
+    opts.add_argument("--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1")
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
     if offline:
         try:
