@@ -95,6 +95,20 @@ WebResponse HandleApi(const Context& ctx, const std::string& slug, const std::st
                             "' names a local file; the web API reads and writes no files "
                             "(use a preset, or the CLI)");
     }
+    // A model given by name may also be a YAML path ("--model m.yaml"): the web door takes
+    // presets only, so any path-like value is refused.
+    if (value.is_string()) {
+      const std::string v = value.get<std::string>();
+      const auto ends = [&v](const std::string& suf) {
+        return v.size() >= suf.size() && v.compare(v.size() - suf.size(), suf.size(), suf) == 0;
+      };
+      if (v.find('/') != std::string::npos || v.find('\\') != std::string::npos || ends(".yaml") ||
+          ends(".yml") || ends(".json")) {
+        return Error(400, "'" + key +
+                              "' looks like a file path; the web API reads no files "
+                              "(use a preset name)");
+      }
+    }
     for (const auto& [name, limit] : {std::pair<std::string, int64_t>{"vms", budget.max_vms},
                                       {"requests", budget.max_requests}}) {
       if (Dashed(key) == name && value.is_number() && value.get<double>() > double(limit)) {
