@@ -6,7 +6,9 @@ PKGS := cmake g++ make libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libcli11-de
         libgtest-dev libgmock-dev libbenchmark-dev clang-format python3 \
         pybind11-dev python3-pybind11 python3-pandas python3-matplotlib python3-pytest \
         python3-nbconvert python3-ipykernel python3-setuptools python3-pip \
-        libsqlite3-dev libopenmpi-dev openmpi-bin
+        libsqlite3-dev libopenmpi-dev openmpi-bin \
+        nodejs $(if $(shell command -v npm),,npm) chromium chromium-driver python3-selenium \
+        libcpp-httplib-dev pkg-config
 NDTWIN := $(BUILD)/ndtwin
 PREFIX ?= /usr/local
 
@@ -19,6 +21,9 @@ deps:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
+	@# The charting JavaScript that reports inline (pinned by web/package-lock.json).
+	@[ -f web/node_modules/.package-lock.json ] && cmp -s web/package-lock.json web/node_modules/.ndt-lock || \
+	  { (cd web && npm ci --no-audit --no-fund --loglevel=error) && cp web/package-lock.json web/node_modules/.ndt-lock; }
 
 $(BUILD)/build.ninja $(BUILD)/Makefile:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null

@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "cmd/command.h"
+#include "report/html.h"
+#include "web/server.h"
 
 namespace ndt {
 namespace {
@@ -160,13 +162,22 @@ int RunCli(int argc, char** argv) {
   app.require_subcommand(1);
   bool json = false;
   std::string data_dir;
+  std::optional<std::string> report;
   app.add_flag("--json", json, "Print results as JSON");
+  app.add_option_function<std::string>(
+      "--report", [&report](const std::string& v) { report = v; },
+      "Also write a self-contained HTML report (inputs, results, charts) to FILE");
   app.add_option("--hw-data", data_dir, "Hardware data directory (default: the built-in data/)");
   app.set_version_flag("--version", std::string("ndtwin ") + NDT_VERSION);
   std::vector<std::unique_ptr<Bound>> bound;
   std::map<std::string, CLI::App*> groups;
   std::vector<std::string> top_names;  // in the order of --help
-  for (const Command& c : Registry()) {
+  // The registry, then the door-only commands (serve: a server is not something the API runs).
+  std::vector<const Command*> commands;
+  for (const Command& c : Registry()) commands.push_back(&c);
+  commands.push_back(&ServeCommand());
+  for (const Command* cp : commands) {
+    const Command& c = *cp;
     CLI::App* parent = &app;
     std::string leaf = c.name;
     if (const size_t sp = c.name.find(' '); sp != std::string::npos) {
@@ -258,6 +269,11 @@ int RunCli(int argc, char** argv) {
                          "(please report it with the command line)"));
   }
   if (!out.ok()) return Fail(out.status());
+  if (report.has_value()) {
+    const Status st = WriteReport(
+        *report, ReportHtml(chosen->cmd->name, OptionValues(chosen->options), out->json));
+    if (!st.ok()) return Fail(st);
+  }
   if (json && !out->json.is_null()) {  // null: an MPI worker of sweep (rank 0 prints)
     // Text from files (a model's name) may not be UTF-8: replaced, never a throw.
     const std::string doc =

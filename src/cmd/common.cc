@@ -29,7 +29,7 @@ std::vector<std::string> SplitCommas(const std::string& list) {
 
 void ModelArgs::Declare(OptionList* o) {
   o->Add("model", &model, "Model preset or YAML file (see: ndtwin model list)");
-  o->Add("model-file", &model_file, "Model YAML file");
+  o->Add("model-file", &model_file, "Model YAML file").LocalFile();
   o->Add("hf-config", &hf_config, "Hugging Face config.json").LocalFile();
   // The same bounds as a model file's keys (model/transformer.h).
   const char* kDefault = "omit it for the default";

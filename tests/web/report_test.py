@@ -1,0 +1,71 @@
+"""Opens a --report file of each command from disk in headless Chromium with the network off and
+checks every chart rendered (an SVG with marks) and the page's numbers are the CLI's JSON.
+Usage: /usr/bin/python3 tests/web/report_test.py build/ndtwin OUTDIR"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from browser import chromium  # noqa: E402
+
+NDTWIN, OUT = sys.argv[1], sys.argv[2]
+CASES = {
+    "train": ["train", "--sku", "Standard_ND96amsr_A100_v4", "--vms", "128", "--model", "gpt3-175b",
+              "--gbs", "1536", "--tp", "8", "--pp", "8", "--vpp", "12", "--mbs", "1",
+              "--recompute", "full"],
+    "infer": ["infer", "--sku", "Standard_ND96isr_H100_v5", "--model", "llama2-70b", "--scenario",
+              "server", "--qps", "10", "--tp", "4", "--requests", "300"],
+    "collective": ["collective", "--sku", "Standard_ND96isr_H100_v5", "--vms", "2", "--op",
+                   "allreduce", "--min-bytes", "1K", "--max-bytes", "1G"],
+    "topo": ["topo", "--sku", "ND128isr_GB300_v6", "--vms", "18"],
+    "plan_train": ["plan", "train", "--model", "llama2-7b", "--gbs", "64", "--vms", "1", "--sku",
+                   "Standard_ND96amsr_A100_v4", "--top", "40", "--tokens", "1e11", "--fidelity",
+                   "analytical"],
+    "plan_infer": ["plan", "infer", "--model", "llama2-7b", "--sku", "Standard_ND96isr_H100_v5",
+                   "--vms", "1", "--input-len", "512", "--output-len", "128", "--requests", "512"],
+    "sku_list": ["sku", "list"],
+}
+# Charts each report must draw (the chart specs per schema in report/html.cc).
+CHARTS = {"train": 2, "infer": 3, "collective": 2, "topo": 2, "plan_train": 1, "plan_infer": 1,
+          "sku_list": 0}
+
+os.makedirs(OUT, exist_ok=True)
+failures = []
+driver = chromium(offline=True)
+try:
+    for name, args in CASES.items():
+        path = os.path.abspath(os.path.join(OUT, "report_%s.html" % name))
+        cli = subprocess.run([NDTWIN, "--json", "--report", path] + args, capture_output=True,
+                             text=True, check=True)
+        want = json.loads(cli.stdout)
+        driver.get("file://" + path)
+        if CHARTS[name] > 0:
+            deadline = time.time() + 30
+            while time.time() < deadline and driver.execute_script(
+                    "return document.body.getAttribute('data-charts-done')") != "true":
+                time.sleep(0.1)
+        stats = driver.execute_script("""
+            return Array.from(document.querySelectorAll('.vl')).map(function (el) {
+              var svg = el.querySelector('svg');
+              return {rendered: el.getAttribute('data-rendered'), error: el.getAttribute('data-error'),
+                      marks: svg ? svg.querySelectorAll('path, rect, line, circle, symbol').length : 0,
+                      width: svg ? svg.getBoundingClientRect().width : 0};
+            });""")
+        if len(stats) != CHARTS[name]:
+            failures.append("%s: %d charts on the page, want %d" % (name, len(stats), CHARTS[name]))
+        for i, s in enumerate(stats):
+            if s["rendered"] != "true" or s["marks"] < 3 or s["width"] < 50:
+                failures.append("%s: chart %d did not render: %s" % (name, i, s))
+        got = json.loads(driver.execute_script(
+            "return document.getElementById('ndt-doc').textContent"))
+        if got != want:
+            failures.append("%s: the embedded JSON differs from the CLI's --json" % name)
+        driver.save_screenshot(os.path.join(OUT, "report_%s.png" % name))
+        print("%-11s %d charts ok" % (name, len(stats)))
+finally:
+    driver.quit()
+for f in failures:
+    print("FAIL:", f)
+sys.exit(1 if failures else 0)
