@@ -215,7 +215,7 @@ def _jsonable(value, option, cmd):
                 % (cmd["name"], _spelled(option), type(value).__name__), command=cmd["name"])
 
 
-def call(command, data_dir=None, **kwargs):
+def call(command, data_dir=None, _warn=True, **kwargs):
     """Runs the command named `command` ("train", "plan train") with the options as keyword
     arguments (dashes or underscores), and returns its Result. Options given as None take their
     defaults."""
@@ -244,7 +244,7 @@ def call(command, data_dir=None, **kwargs):
     code, payload, warns, progress = _core.call(command, json.dumps(args), os.fspath(data_dir))
     if code != "ok":
         raise Error(_respell(payload, cmd), code=code, command=command)
-    for w in warns:
+    for w in warns if _warn else ():
         warnings.warn(w, NdtwinWarning, stacklevel=3)
     return Result(command, payload, warnings=warns, progress=progress, args=kwargs)
 

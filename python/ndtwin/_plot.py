@@ -318,7 +318,7 @@ def _option_names(command):
 def result_call(command, args):
     from . import _api
 
-    return _api.call(command, **args)
+    return _api.call(command, _warn=False, **args)  # the plotted call has warned already
 
 
 # ---- anything else: its largest table's numbers, or its top-level numbers ----
