@@ -18,30 +18,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::string Escape(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 // JSON text safe inside a <script> element: '<' only occurs inside strings, where \u003c reads
 // back as the same character.
 std::string ScriptJson(const Json& j) {
@@ -436,7 +412,7 @@ void Render(const Json& j, std::string* out);
 
 void RenderScalar(const Json& v, std::string* out) {
   if (v.is_string()) {
-    *out += Escape(v.get<std::string>());
+    *out += HtmlEscape(v.get<std::string>());
   } else if (v.is_null()) {
     *out += "<span class=\"null\">-</span>";
   } else if (v.is_number_float()) {
@@ -445,8 +421,8 @@ void RenderScalar(const Json& v, std::string* out) {
     *out += "<span class=\"num\" title=\"" + v.dump() + "\" data-json=\"" + v.dump() + "\">" + buf +
             "</span>";
   } else {
-    *out += "<span class=\"num\" data-json=\"" + Escape(v.dump()) + "\">" + Escape(v.dump()) +
-            "</span>";
+    *out += "<span class=\"num\" data-json=\"" + HtmlEscape(v.dump()) + "\">" +
+            HtmlEscape(v.dump()) + "</span>";
   }
 }
 
@@ -462,7 +438,7 @@ void Render(const Json& j, std::string* out) {
   if (j.is_object()) {
     *out += "<table class=\"kv\">";
     for (const auto& [k, v] : j.items()) {
-      *out += "<tr><th>" + Escape(Label(k)) + "</th><td data-key=\"" + Escape(k) + "\">";
+      *out += "<tr><th>" + HtmlEscape(Label(k)) + "</th><td data-key=\"" + HtmlEscape(k) + "\">";
       Render(v, out);
       *out += "</td></tr>";
     }
@@ -475,7 +451,7 @@ void Render(const Json& j, std::string* out) {
       }
     }
     *out += "<table class=\"rows\"><tr>";
-    for (const std::string& c : cols) *out += "<th>" + Escape(Label(c)) + "</th>";
+    for (const std::string& c : cols) *out += "<th>" + HtmlEscape(Label(c)) + "</th>";
     *out += "</tr>";
     for (const Json& e : j) {
       *out += "<tr>";
@@ -537,12 +513,13 @@ std::string ReportHtml(const std::string& command, const Json& inputs, const Jso
   const std::vector<ChartSpec> charts = ChartSpecs(doc);
   std::string h;
   h += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
-  h += "<title>ndtwin " + Escape(command) + "</title>\n<style>" + std::string(kStyle) +
+  h += "<title>ndtwin " + HtmlEscape(command) + "</title>\n<style>" + std::string(kStyle) +
        "</style>\n</head><body>\n";
-  h += "<h1>ndtwin " + Escape(command) + "</h1>\n";
+  h += "<h1>ndtwin " + HtmlEscape(command) + "</h1>\n";
   h += "<div class=\"sub\">ndtwin " NDT_VERSION;
   if (doc.is_object() && doc.contains("schema")) {
-    h += " &middot; " + Escape(doc["schema"].is_string() ? doc["schema"].get<std::string>() : "");
+    h += " &middot; " +
+         HtmlEscape(doc["schema"].is_string() ? doc["schema"].get<std::string>() : "");
   }
   h += " &middot; a prediction of the model, not a measurement</div>\n";
   h += "<h2>Inputs</h2>\n<div id=\"inputs\">";
@@ -565,14 +542,14 @@ std::string ReportHtml(const std::string& command, const Json& inputs, const Jso
     h += "<p class=\"sub\">Hover for values; drag to pan and scroll to zoom where the axes are "
          "numeric; double-click to reset.</p>\n";
     for (size_t i = 0; i < charts.size(); ++i) {
-      h += "<div class=\"chart\"><h3>" + Escape(charts[i].title) + "</h3><p>" +
-           Escape(charts[i].spec.value("description", std::string())) + "</p><div id=\"chart-" +
+      h += "<div class=\"chart\"><h3>" + HtmlEscape(charts[i].title) + "</h3><p>" +
+           HtmlEscape(charts[i].spec.value("description", std::string())) + "</p><div id=\"chart-" +
            std::to_string(i) + "\" class=\"vl\"></div></div>\n";
     }
   }
   h += "<h2>Results</h2>\n<div id=\"results\">" + JsonToHtml(doc) + "</div>\n";
   h += "<h2>JSON</h2>\n<details><summary>the command's --json document</summary><pre>" +
-       Escape(doc.dump(2)) + "</pre></details>\n";
+       HtmlEscape(doc.dump(2)) + "</pre></details>\n";
   h += "<script type=\"application/json\" id=\"ndt-doc\">" + ScriptJson(doc) + "</script>\n";
   h += "<script type=\"application/json\" id=\"ndt-inputs\">" + ScriptJson(inputs) + "</script>\n";
   Json specs = Json::array();
@@ -627,6 +604,30 @@ Status WriteReport(const std::string& path, const std::string& html) {
     return Status::InvalidInput("cannot write report '" + path + "': " + std::strerror(err));
   }
   return Status::Ok();
+}
+
+std::string HtmlEscape(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
 }
 
 }  // namespace ndt

@@ -29,6 +29,9 @@ std::vector<ChartSpec> ChartSpecs(const nlohmann::ordered_json& doc);
 // one column per key, nested values recursively. Deterministic.
 std::string JsonToHtml(const nlohmann::ordered_json& doc);
 
+// `s` with &, <, > and " escaped for HTML text and attribute values.
+std::string HtmlEscape(const std::string& s);
+
 // The whole page. `command` is the registry name ("plan train"); `inputs` the request's option
 // values (OptionValues); `doc` the command's --json document.
 std::string ReportHtml(const std::string& command, const nlohmann::ordered_json& inputs,

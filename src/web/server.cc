@@ -12,29 +12,6 @@
 namespace ndt {
 namespace {
 
-std::string Escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 std::string Dashed(std::string s) {
   for (char& c : s) {
     if (c == '_') c = '-';
@@ -146,8 +123,9 @@ std::string IndexPage() {
       "with a JSON object of options.</p><table><tr><th>command</th><th>what it "
       "does</th><th>API</th></tr>";
   for (const Command& c : Registry()) {
-    h += "<tr><td><a href=\"/cmd/" + WebSlug(c.name) + "\">" + Escape(c.name) + "</a></td><td>" +
-         Escape(c.help) + "</td><td><code>POST /api/" + WebSlug(c.name) + "</code></td></tr>";
+    h += "<tr><td><a href=\"/cmd/" + WebSlug(c.name) + "\">" + HtmlEscape(c.name) +
+         "</a></td><td>" + HtmlEscape(c.help) + "</td><td><code>POST /api/" + WebSlug(c.name) +
+         "</code></td></tr>";
   }
   return h + "</table></body></html>\n";
 }
@@ -160,16 +138,16 @@ std::string CommandPage(const Command& cmd) {
   const std::string slug = WebSlug(cmd.name);
   std::string h =
       "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>ndtwin " +
-      Escape(cmd.name) + "</title><style>" + std::string(kStyle) +
-      "</style></head><body><p><a href=\"/\">ndtwin</a></p><h1>" + Escape(cmd.name) + "</h1><p>" +
-      Escape(cmd.help) +
+      HtmlEscape(cmd.name) + "</title><style>" + std::string(kStyle) +
+      "</style></head><body><p><a href=\"/\">ndtwin</a></p><h1>" + HtmlEscape(cmd.name) +
+      "</h1><p>" + HtmlEscape(cmd.help) +
       "</p><form id=\"form\"><table><tr><th>option</th><th>value</th><th>help</th></tr>";
   for (const Option& o : options.options()) {
     if (o.local_file) continue;  // the server reads no file a request names
     const std::string type = o.type_name();
     const Json& d = defaults.contains(o.name) ? defaults[o.name] : Json();
-    h += "<tr><td><label for=\"f-" + o.name + "\">" + Escape(o.name) + (o.required ? " *" : "") +
-         "</label></td><td>";
+    h += "<tr><td><label for=\"f-" + o.name + "\">" + HtmlEscape(o.name) +
+         (o.required ? " *" : "") + "</label></td><td>";
     if (type == "flag") {
       h += "<input type=\"checkbox\" id=\"f-" + o.name + "\" name=\"" + o.name +
            "\" data-type=\"flag\"" + (d.is_boolean() && d.get<bool>() ? " checked" : "") + ">";
@@ -183,9 +161,9 @@ std::string CommandPage(const Command& cmd) {
         placeholder = d.dump();
       }
       h += "<input type=\"text\" id=\"f-" + o.name + "\" name=\"" + o.name + "\" data-type=\"" +
-           type + "\" placeholder=\"" + Escape(placeholder) + "\">";
+           type + "\" placeholder=\"" + HtmlEscape(placeholder) + "\">";
     }
-    h += "</td><td class=\"help\">" + Escape(o.help) + "</td></tr>";
+    h += "</td><td class=\"help\">" + HtmlEscape(o.help) + "</td></tr>";
   }
   h += "</table><button type=\"submit\" id=\"run\">Run</button></form>"
        "<p><a id=\"dl-json\" download=\"" +
@@ -327,7 +305,7 @@ StatusOr<CommandOutput> RunServe(const Context& ctx, const ServeRequest& r, Diag
     svr.stop();
   });
   diag->Note("ndtwin serve: listening on http://" + r.host + ":" + std::to_string(port) +
-                 "/ (Ctrl-C stops)");
+             "/ (Ctrl-C stops)");
   const bool ok = svr.listen_after_bind();
   g_stop = true;
   watcher.join();
