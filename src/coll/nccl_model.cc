@@ -465,7 +465,26 @@ double AchievedAlgbwGBps(const NcclTopo& t, CollOp op, Algo algo, const AlgoEsti
     a = std::max(std::min(a, NvlsIntraAlgbwGBps(t, t.n)) * scale, ring.ok ? ring.algbw_GBps : 0.0);
     return a;  // one NVLink domain: no NICs
   }
-  if (algo == Algo::kNvlsTree) a = std::min(a, NvlsIntraAlgbwGBps(t, t.ppn));
+  if (algo == Algo::kNvlsTree) {
+    // NVLSTree reduces and multicasts inside each NVLink domain with NVLS, and pipelines the
+    // tree between domains behind it: it cannot beat one domain's own NVLS all_reduce. Price
+    // that phase as NVLS on one node of ppn ranks (same graph: min(ppn, 32) heads at the
+    // searched speed, the multimem bound, the fitted efficiency; never above the multimem bound
+    // at NCCL's efficiency, the bound used before), so that two NVL72 racks are not priced
+    // above one rack's NVLS bandwidth term.
+    NcclTopo d = t;
+    d.nodes = 1;
+    d.n = t.ppn;
+    d.nics_per_node = 0;
+    d.nic_GBps = 0;
+    d.bw_inter_GBps = 0;
+    const AlgoEstimate one =
+        EstimateNccl(d, CollOp::kAllReduce, Algo::kNvls, Proto::kSimple, 1 << 30, false);
+    const double scale = nvls_eff > 0 ? nvls_eff / Tables(t).nvls_efficiency[t.arch] : 1.0;
+    const double multimem = NvlsIntraAlgbwGBps(t, t.ppn);
+    a = std::min(a, multimem);
+    if (one.ok) a = std::min(a, std::min(one.algbw_GBps, multimem) * scale);
+  }
   if (t.nics_per_node > 0) {  // set across nodes only
     const double f = NicBytesPerByte(t, op, algo);
     if (f > 0) a = std::min(a, t.nics_per_node * t.nic_GBps / f);
