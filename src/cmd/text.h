@@ -1,29 +1,9 @@
 // File: cmd/text.h
-// printf into a string: how a command builds the text the CLI prints (kept byte-for-byte what
-// the CLI's printf calls wrote before the commands moved into the library).
+// TextOut moved to report/text.h (rendering lives in report/); this forward goes once every
+// command includes that.
 #ifndef NDTWIN_CMD_TEXT_H_
 #define NDTWIN_CMD_TEXT_H_
 
-#include <string>
-#include <vector>
-
-namespace ndt {
-
-class TextOut {
- public:
-  // Appends printf(fmt, ...) to the text.
-  void operator()(const char* fmt, ...) __attribute__((format(printf, 2, 3)));
-  // A plain text table: columns padded to their widest cell, `right` ones right-aligned, a rule
-  // of dashes under the head.
-  void Table(const std::vector<std::string>& head, const std::vector<bool>& right,
-             const std::vector<std::vector<std::string>>& rows);
-  std::string& str() { return s_; }
-  std::string take() { return std::move(s_); }
-
- private:
-  std::string s_;
-};
-
-}  // namespace ndt
+#include "report/text.h"
 
 #endif  // NDTWIN_CMD_TEXT_H_
