@@ -17,9 +17,9 @@
 #include "cmd/command.h"
 #include "cmd/common.h"
 #include "cmd/registry.h"
-#include "cmd/text.h"
 #include "core/units.h"
 #include "hw/catalog.h"
+#include "report/collective_render.h"
 #include "topo/builders.h"
 
 namespace ndt {
@@ -134,44 +134,6 @@ StatusOr<std::pair<double, double>> SweepRange(const CollectiveOptions& o) {
   return std::make_pair(lo, hi);
 }
 
-// The nccl-tests-like table and the JSON document of a priced sweep.
-CommandOutput Render(const Context& ctx, const CollectiveOptions& o, const SkuSpec& sku, int n,
-                     CollOp op, const CollOptions& co,
-                     const std::vector<std::pair<double, CollResult>>& results) {
-  TextOut p;
-  p("# ndtwin collective: %s, %d VM(s) of %s, %d GPUs, %s model, NCCL %s tuner\n", CollOpName(op),
-    o.vms, sku.name.c_str(), n, o.fidelity.c_str(), NcclVersionName(co.nccl_version).c_str());
-  p("%12s %12s %6s %10s %9s %9s  %-13s %s\n", "size(B)", "count", "type", "time(us)", "algbw",
-    "busbw", "algorithm", "protocol");
-  // The interval goes in the JSON only: the text table stays nccl-tests' columns.
-  Json rows = Json::array();
-  for (const auto& [b, r] : results) {
-    double count = std::floor(b / 4);  // float elements
-    Json row;
-    row["bytes"] = static_cast<int64_t>(b);
-    row["time_us"] = r.time_s * 1e6;
-    row["algbw_GBps"] = r.algbw_Bps / 1e9;
-    row["busbw_GBps"] = r.busbw_Bps / 1e9;
-    const IntervalClass iv = IntervalFor(ctx, sku, CollectivesWorkload(b));
-    row["busbw_GBps_interval"] = IntervalJson(iv, iv.OfRate(r.busbw_Bps / 1e9));
-    row["algorithm"] = AlgoName(r.algo);
-    row["protocol"] = ProtoName(r.proto);
-    rows.push_back(row);
-    p("%12.0f %12.0f %6s %10.2f %9.2f %9.2f  %-13s %s\n", b, count, "float", r.time_s * 1e6,
-      r.algbw_Bps / 1e9, r.busbw_Bps / 1e9, AlgoName(r.algo), ProtoName(r.proto));
-  }
-  Json j;
-  j["schema"] = "ndtwin.collective/1";
-  j["sku"] = sku.name;
-  j["vms"] = o.vms;
-  j["gpus"] = n;
-  j["op"] = CollOpName(op);
-  j["fidelity"] = o.fidelity;
-  j["nccl_version"] = NcclVersionName(co.nccl_version);
-  j["rows"] = rows;
-  return CommandOutput{j, p.take()};
-}
-
 StatusOr<CommandOutput> RunCollective(const Context& ctx, const CollectiveOptions& o,
                                       Diagnostics* diag) {
   if (o.sku.empty()) return Status::InvalidInput("--sku is required (see: ndtwin sku list)");
@@ -217,7 +179,11 @@ StatusOr<CommandOutput> RunCollective(const Context& ctx, const CollectiveOption
     NDT_ASSIGN_OR_RETURN(CollResult r, TimeCollective(c, op, b, group, co));
     results.emplace_back(b, r);
   }
-  return Render(ctx, o, *sku, n, op, co, results);
+  std::vector<IntervalClass> intervals;
+  for (const auto& [b, r] : results)
+    intervals.push_back(IntervalFor(ctx, *sku, CollectivesWorkload(b)));
+  const CollectiveView v{sku->name, o.vms, n, op, o.fidelity, co.nccl_version, results, intervals};
+  return CommandOutput{CollectiveJson(v), CollectiveText(v)};
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 #include "cmd/common.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <utility>
 
@@ -250,26 +249,6 @@ Status CheckThreads(int threads) {
 
 IntervalClass IntervalFor(const Context& ctx, const SkuSpec& sku, const std::string& workload) {
   return ctx.intervals.For(ArchClassName(ctx.catalog.GpuOf(sku).arch), workload);
-}
-
-Json IntervalJson(const IntervalClass& c, std::pair<double, double> lo_hi) {
-  return Json{{"p10", lo_hi.first},
-              {"p90", lo_hi.second},
-              {"basis", c.basis},
-              {"cases", c.cases},
-              {"class", c.name}};
-}
-
-std::string IntervalText(const IntervalClass& c, std::pair<double, double> lo_hi,
-                         const char* num_fmt, const std::string& unit) {
-  char lo[32], hi[32];
-  std::snprintf(lo, sizeof lo, num_fmt, lo_hi.first);
-  std::snprintf(hi, sizeof hi, num_fmt, lo_hi.second);
-  std::string s = std::string(" (p10\u2013p90 ") + lo + "\u2013" + hi +
-                  (unit.empty() || unit[0] == '%' ? "" : " ") + unit + "; " +
-                  std::to_string(c.cases) + (c.cases == 1 ? " case, " : " cases, ") + c.name;
-  if (c.default_width) s += "; fewer than 3 cases: default width";
-  return s + ")";
 }
 
 }  // namespace ndt

@@ -15,6 +15,7 @@
 #include "cmd/options.h"
 #include "core/status.h"
 #include "model/transformer.h"
+#include "report/interval_render.h"
 #include "serve/request.h"
 #include "topo/builders.h"
 #include "topo/cluster.h"
@@ -108,18 +109,9 @@ std::vector<std::string> SplitCommas(const std::string& list);
 // --threads: 0 (all cores) or 1..1024.
 Status CheckThreads(int threads);
 
-// Prediction intervals (report/intervals.h) beside headline numbers, one scheme everywhere:
-// JSON adds a sibling key "<key>_interval" next to the number "<key>" it qualifies, holding
-// {"p10", "p90" (in the number's unit), "basis", "cases", "class"}; text appends
-// " (p10–p90 LO–HI UNIT; N cases, CLASS)" to the line, plus "; fewer than 3 cases: default
-// width" where the class has too few cases.
 // The interval class of a VM size's GPU architecture for a workload (training, serving,
-// collectives).
+// collectives); report/interval_render.h renders it beside a number.
 IntervalClass IntervalFor(const Context& ctx, const SkuSpec& sku, const std::string& workload);
-Json IntervalJson(const IntervalClass& c, std::pair<double, double> lo_hi);
-// num_fmt formats one bound (e.g. "%.2f"); unit follows the bounds ("" for none).
-std::string IntervalText(const IntervalClass& c, std::pair<double, double> lo_hi,
-                         const char* num_fmt, const std::string& unit);
 
 }  // namespace ndt
 

@@ -15,7 +15,7 @@
 
 #include "cmd/command.h"
 #include "cmd/registry.h"
-#include "cmd/text.h"
+#include "report/sweep_render.h"
 
 namespace ndt {
 namespace {
@@ -53,53 +53,6 @@ std::vector<std::string> Split(const std::string& s) {
     if (!x.empty()) out.push_back(x);
   }
   return out;
-}
-
-// The varied part of a stored point (the fixed keys dropped), for display.
-Json Varied(const SweepSpec& spec, const std::string& params) {
-  Json p = Json::parse(params);
-  Json out = Json::object();
-  for (auto& [k, v] : p.items()) {
-    if (!spec.fixed.contains(k)) out[k] = v;
-  }
-  return out;
-}
-
-Json PicksJson(const SweepSpec& spec, const std::vector<std::string>& cols,
-               const std::vector<SweepPick>& picks) {
-  Json rows = Json::array();
-  for (const SweepPick& p : picks) {
-    Json r;
-    r["id"] = p.id;
-    r["params"] = Varied(spec, p.params);
-    for (size_t k = 0; k < cols.size(); ++k) r[cols[k]] = p.values[k];
-    rows.push_back(r);
-  }
-  return rows;
-}
-
-void PicksText(TextOut& p, const SweepSpec& spec, const std::vector<std::string>& cols,
-               const std::vector<SweepPick>& picks) {
-  std::vector<std::string> head = {"id"};
-  std::vector<bool> right = {true};
-  for (const std::string& c : cols) {
-    head.push_back(c);
-    right.push_back(true);
-  }
-  head.push_back("point");
-  right.push_back(false);
-  std::vector<std::vector<std::string>> rows;
-  for (const SweepPick& x : picks) {
-    std::vector<std::string> r = {std::to_string(x.id)};
-    for (double v : x.values) {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%.6g", v);
-      r.push_back(buf);
-    }
-    r.push_back(Varied(spec, x.params).dump());
-    rows.push_back(r);
-  }
-  p.Table(head, right, rows);
 }
 
 StatusOr<CommandOutput> RunSweepCommand(const Context& ctx, const SweepRequest& f,
@@ -171,29 +124,6 @@ StatusOr<CommandOutput> RunSweepCommand(const Context& ctx, const SweepRequest& 
   }
   NDT_ASSIGN_OR_RETURN(SweepStats st, RunSweep(spec, fn, f.out, opt));
   if (!st.writer) return CommandOutput{Json(), ""};  // an MPI worker: rank 0 reports
-  Json j;
-  j["schema"] = "ndtwin.sweep/1";
-  j["ndtwin_version"] = NDT_VERSION;
-  j["command"] = spec.command;
-  j["out"] = f.out;
-  j["store"] = f.store;
-  j["points"] = st.points;
-  j["resumed"] = st.resumed;
-  j["evaluated"] = st.evaluated;
-  j["ok"] = st.ok;
-  j["errors"] = st.errors;
-  j["threads"] = st.threads;
-  j["ranks"] = st.ranks;
-  Json columns = Json::array();
-  for (const HeadlineColumn& c : HeadlineColumns(spec.command)) columns.push_back(c.name);
-  j["columns"] = columns;
-  TextOut p;
-  p("Sweep:    %s, %llu points (%llu ok, %llu errors) in %s\n", spec.command.c_str(),
-    static_cast<unsigned long long>(st.points), static_cast<unsigned long long>(st.ok),
-    static_cast<unsigned long long>(st.errors), f.out.c_str());
-  p("Run:      %llu evaluated, %llu already there, on %d thread%s x %d rank%s\n",
-    static_cast<unsigned long long>(st.evaluated), static_cast<unsigned long long>(st.resumed),
-    st.threads, st.threads == 1 ? "" : "s", st.ranks, st.ranks == 1 ? "" : "s");
   // The time and rate go to a terminal's stderr only, as the progress bar: stdout, --json and logs
   // stay the same from run to run.
   char rate[160];
@@ -201,19 +131,15 @@ StatusOr<CommandOutput> RunSweepCommand(const Context& ctx, const SweepRequest& 
                 static_cast<unsigned long long>(st.evaluated), st.seconds,
                 st.seconds > 0 ? static_cast<double>(st.evaluated) / st.seconds : 0.0);
   if (tty) diag->Progress(rate);
+  std::vector<SweepPick> front, best;
   if (!pareto.empty()) {
-    NDT_ASSIGN_OR_RETURN(std::vector<SweepPick> front, QueryPareto(f.out, pareto));
-    j["pareto"] = Json{{"columns", pareto}, {"rows", PicksJson(spec, pareto, front)}};
-    p("\nPareto frontier over %s (%zu points):\n", f.pareto.c_str(), front.size());
-    PicksText(p, spec, pareto, front);
+    NDT_ASSIGN_OR_RETURN(front, QueryPareto(f.out, pareto));
   }
   if (f.top > 0) {
-    NDT_ASSIGN_OR_RETURN(std::vector<SweepPick> best, QueryTop(f.out, f.by, f.top));
-    j["top"] = Json{{"by", f.by}, {"rows", PicksJson(spec, {f.by}, best)}};
-    p("\nTop %d by %s:\n", f.top, f.by.c_str());
-    PicksText(p, spec, {f.by}, best);
+    NDT_ASSIGN_OR_RETURN(best, QueryTop(f.out, f.by, f.top));
   }
-  return CommandOutput{j, p.take()};
+  const SweepView v{spec, f.out, f.store, st, pareto, f.pareto, front, f.top, f.by, best};
+  return CommandOutput{SweepJson(v), SweepText(v)};
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
-// File: cmd/text.h
-// printf into a string: how a command builds the text the CLI prints (kept byte-for-byte what
-// the CLI's printf calls wrote before the commands moved into the library).
-#ifndef NDTWIN_CMD_TEXT_H_
-#define NDTWIN_CMD_TEXT_H_
+// File: report/text.h
+// printf into a string: how the renderers (report/*_render.h) build the text the CLI prints
+// (kept byte-for-byte what the CLI's printf calls wrote before the commands moved into the
+// library).
+#ifndef NDTWIN_REPORT_TEXT_H_
+#define NDTWIN_REPORT_TEXT_H_
 
 #include <string>
 #include <vector>
@@ -26,4 +27,4 @@ class TextOut {
 
 }  // namespace ndt
 
-#endif  // NDTWIN_CMD_TEXT_H_
+#endif  // NDTWIN_REPORT_TEXT_H_

@@ -1,4 +1,4 @@
-#include "cmd/text.h"
+#include "report/text.h"
 
 #include <algorithm>
 #include <cstdarg>

@@ -1,0 +1,136 @@
+#include "report/train_render.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace ndt {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+// A hand-built iteration: 2 VMs of 8 GPUs, tp 8 x pp 2, gbs 8 of mbs 1 (8 micro-batches), a
+// 2 s step of which compute 1.5 s, TP 0.2 s, bubble 0.3 s; MFU 50% of 989 TFLOP/s; 47 GiB of
+// 80 GiB per GPU; 10^12 tokens in 9.25 days for $1000 at $98.32 per VM-hour. The interval class
+// has p10 0.9 and p90 1.1 over 4 cases.
+struct Iteration {
+  TrainJob job;
+  TrainReport r;
+  SkuSpec sku;
+  IntervalClass iv;
+  Placement place;
+  PlacementData limits;
+  std::string stack = "megatron";
+
+  Iteration() {
+    job.model.name = "toy";
+    job.model.seq_len = 2048;
+    job.num_gpus = 16;
+    job.gpus_per_vm = 8;
+    job.gpu_memory_bytes = 80 * kGiB;
+    job.tokens = 1e12;
+    job.vm_usd_per_hour = 98.32;
+    r.strategy.tp = 8;
+    r.strategy.pp = 2;
+    r.strategy.dp = 1;
+    r.strategy.mbs = 1;
+    r.strategy.gbs = 8;
+    r.strategy.zero = 1;
+    r.sim.step_time_s = 2.0;
+    r.sim.breakdown.compute_s = 1.5;
+    r.sim.breakdown.tp_comm_s = 0.2;
+    r.sim.breakdown.pp_bubble_s = 0.3;
+    r.memory.weights_bytes = 10 * kGiB;
+    r.memory.gradients_bytes = 10 * kGiB;
+    r.memory.optimizer_bytes = 20 * kGiB;
+    r.memory.activations_bytes = 5 * kGiB;
+    r.memory.comm_buffers_bytes = 1 * kGiB;
+    r.memory.workspace_bytes = 1 * kGiB;
+    r.tokens_per_s = 8 * 2048 / 2.0;
+    r.mfu = 0.5;
+    r.peak_flops = 989e12;
+    r.model_tflops_per_gpu = 494.5;
+    r.time_to_train_s = 9.25 * 86400;
+    r.cost_usd = 1000;
+    sku.name = "ND96isr_H100_v5";
+    sku.infiniband = InfinibandSpec{};
+    iv.name = "Hopper training";
+    iv.cases = 4;
+    iv.p10 = 0.9;
+    iv.p90 = 1.1;
+  }
+  TrainView View(int nics) const { return TrainView{job, stack, sku, r, iv, place, limits, nics}; }
+};
+
+bool Has(const std::string& text, const std::string& line) {
+  return text.find(line) != std::string::npos;
+}
+
+TEST(TrainRender, TextLines) {
+  const Iteration it;
+  const std::string t = TrainText(it.View(8));
+  EXPECT_EQ(t.find("Job:           toy, seq 2048, on 2 x ND96isr_H100_v5 (16 GPUs)\n"), 0u) << t;
+  EXPECT_TRUE(Has(t,
+                  "Strategy:      megatron: tp 8, pp 2, dp 1, cp 1, ep 1, vpp 1, sp off, "
+                  "zero 1, recompute "))
+      << t;
+  EXPECT_TRUE(Has(t, "gbs 8 (8 micro-batches)")) << t;
+  // A time's interval is [t / p90, t / p10] = [2 / 1.1, 2 / 0.9] = [1.818, 2.222] (%.4g).
+  EXPECT_TRUE(Has(t,
+                  "Step time:     2.0000 s (p10\u2013p90 1.818\u20132.222 s; 4 cases, Hopper "
+                  "training)\n"))
+      << t;
+  EXPECT_TRUE(Has(t, "Throughput:    8192 tokens/s\n")) << t;
+  // MFU's interval is a rate's: [50 x 0.9, 50 x 1.1] percent, no space before "%".
+  EXPECT_TRUE(Has(t,
+                  "Model FLOP/s:  494.5 TFLOP/s per GPU, MFU 50.0% of 989 TFLOP/s peak "
+                  "(p10\u2013p90 45.0\u201355.0% MFU; 4 cases, Hopper training)\n"))
+      << t;
+  EXPECT_TRUE(Has(t,
+                  "Memory/GPU:    47.0 GiB of 80.0 GiB (stage 0): weights 10.0, grads 10.0, "
+                  "optimizer 20.0, activations 5.0, comm 1.0, workspace 1.0\n"))
+      << t;
+  // Shares of the 2 s step: 1.5 s = 75%, 0.2 s = 10%, 0.3 s = 15%.
+  EXPECT_TRUE(Has(t,
+                  "Breakdown:     compute 1.5000 s (75.0%), TP 0.2000 s (10.0%), CP 0.0000 s "
+                  "(0.0%), EP 0.0000 s (0.0%), bubble 0.3000 s (15.0%)"))
+      << t;
+  EXPECT_TRUE(Has(t, "Time to train: 9.25 days for 1e+12 tokens, $1000 at $98.32 per VM-hour\n"))
+      << t;
+  // 2 VMs are within a scale set's default 100 and there are no racks: no placement line.
+  EXPECT_FALSE(Has(t, "Placement:")) << t;
+}
+
+TEST(TrainRender, PlacementLineWhereTheLimitsBind) {
+  Iteration it;
+  it.limits.scale_set_default_vms = 1;  // 2 VMs now exceed it
+  const std::string t = TrainText(it.View(8));
+  const size_t at = t.find("Placement:     ");
+  ASSERT_NE(at, std::string::npos) << t;
+  EXPECT_EQ(t.find('\n', at), t.size() - 1);  // the last line
+  it.sku.infiniband.reset();                  // without InfiniBand the scale set does not bind
+  EXPECT_FALSE(Has(TrainText(it.View(0)), "Placement:"));
+}
+
+TEST(TrainRender, JsonFieldsAndPlacementOnlyWithAFabric) {
+  Iteration it;
+  const Json j = TrainJson(it.View(8));
+  EXPECT_EQ(j["schema"], "ndtwin.train/1");
+  EXPECT_EQ(j["vms"], 2);
+  EXPECT_EQ(j["gpus"], 16);
+  EXPECT_DOUBLE_EQ(j["step_time_s"].get<double>(), 2.0);
+  EXPECT_NEAR(j["step_time_s_interval"]["p10"].get<double>(), 2 / 1.1, 1e-12);
+  EXPECT_NEAR(j["step_time_s_interval"]["p90"].get<double>(), 2 / 0.9, 1e-12);
+  EXPECT_DOUBLE_EQ(j["memory"]["peak_bytes_per_gpu"].get<double>(), 47 * kGiB);
+  EXPECT_EQ(j["strategy"]["micro_batches"], 8);
+  EXPECT_DOUBLE_EQ(j["cost_usd"].get<double>(), 1000);
+  ASSERT_TRUE(j.contains("placement"));
+  EXPECT_EQ(j["placement"]["scale_sets"], 1);
+  EXPECT_FALSE(TrainJson(it.View(0)).contains("placement"));
+  it.job.vm_usd_per_hour = 0;  // no price: cost null, and the text says so
+  EXPECT_TRUE(TrainJson(it.View(0))["cost_usd"].is_null());
+  EXPECT_TRUE(Has(TrainText(it.View(0)), "for 1e+12 tokens (no price for this size)\n"));
+}
+
+}  // namespace
+}  // namespace ndt
