@@ -39,6 +39,7 @@ show() {
   show "A sweep: any command over your own space (a YAML spec of fixed flags, a grid and zipped lists; here 48 GPT-3 training points), every point a row of SQLite holding the command's \`--json\` document, then the Pareto frontier (\`--top K --by COLUMN\` for the best; \`--resume\` finishes a killed run; \`mpirun -n N ndtwin sweep ...\` spreads it over processes and machines):" 20 sweep examples/sweep_gpt3.yaml --out out/tour_sweep.sqlite --pareto step_time_s,cost_usd
   show "An LLM service: MLPerf Llama-2-70B Offline on one H100 VM with FP8 (deployment knobs left out are chosen):" 30 infer --sku ND96isr_H100_v5 --vms 1 --model llama2-70b --weights fp8 --kv fp8 --output-tokens-mean 290
   show "The Server scenario: the highest Poisson rate that meets the p99 TTFT and TPOT limits:" 30 infer --sku ND96isr_H100_v5 --vms 1 --model llama2-70b --weights fp8 --kv fp8 --tp 2 --output-tokens-mean 290 --scenario server
+  show "HPC: HPL on the GPUs (blocked LU with look-ahead: DGEMM on the FP64 tensor cores, panels, broadcasts and row swaps on the cluster graph; \`--mxp\` for HPL-MxP), and STREAM and OSU latency/bandwidth/allreduce (\`--bench\`). A GB300 NVL72 rack's FP64 is 1/2000 of its BF16:" 16 hpc --sku Standard_ND128isr_GB300_v6 --vms 18 --bench hpl
   show "Accuracy against published measurements (full tables in VALIDATION.md):" 30 validate --suite training
   show "Bad input is one line on stderr and exit code 2:" 5 sku show ND97
   printf 'Every command takes `--json` (schemas `ndtwin.<command>/1`), e.g. `ndtwin --json train ...`.\n'

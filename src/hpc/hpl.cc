@@ -10,6 +10,10 @@
 namespace ndt {
 namespace {
 
+// Panel steps a run may take (N / NB): a bound on the model's work, far above real runs
+// (Eagle's N ~ 1.1e7 at NB 1024 is 11,000 steps).
+constexpr int64_t kMaxSteps = 1000000;
+
 std::string Num(double v) {
   char b[32];
   std::snprintf(b, sizeof b, "%.4g", v);
@@ -98,6 +102,12 @@ StatusOr<HplResult> RunHpl(const Cluster& cluster, const ComputeCalibration& com
   } else {
     r.n = HplNFromMemory(r.gpus, gpu_mem, hp.memory_fraction, elem, r.nb);
   }
+  if ((r.n + r.nb - 1) / r.nb > kMaxSteps)
+    return Status::InvalidInput("--nb " + std::to_string(r.nb) + " makes " +
+                                std::to_string((r.n + r.nb - 1) / r.nb) + " panel steps for N " +
+                                std::to_string(r.n) +
+                                ", more than 1,000,000; use a block size of at least " +
+                                std::to_string(r.n / kMaxSteps + 1) + " (GPU runs use 256-1024)");
   // The busiest GPU holds ceil(N/P) x ceil(N/Q) elements.
   const double rows_loc = std::ceil(static_cast<double>(r.n) / r.p);
   const double cols_loc = std::ceil(static_cast<double>(r.n) / r.q);
