@@ -1,6 +1,7 @@
 // File: cmd/hpc.cc
 // `ndtwin hpc`: HPC benchmarks on N VMs of a size (issue 22): HPL and HPL-MxP (hpc/hpl.h),
-// STREAM and the OSU latency, bandwidth and allreduce micro-benchmarks (hpc/micro.h). The
+// STREAM and the OSU latency, bandwidth and allreduce micro-benchmarks (hpc/micro.h), HPCG and
+// the halo3d stencil's weak and strong scaling (hpc/stencil.h). The
 // benchmark knobs and assumptions come from data/hpc.yaml (loaded here from the Context's data
 // directory); rendering is report/hpc_render.h.
 #include <optional>
@@ -14,13 +15,14 @@
 #include "hpc/micro.h"
 #include "hpc/params.h"
 #include "hpc/run.h"
+#include "hpc/stencil.h"
 #include "report/hpc_render.h"
 #include "topo/builders.h"
 
 namespace ndt {
 namespace {
 
-constexpr const char* kBenches = "hpl, stream, osu-latency, osu-bw, osu-allreduce";
+constexpr const char* kBenches = "hpl, hpcg, stream, osu-latency, osu-bw, osu-allreduce, halo3d";
 // HPL orders up to 10^9 (the largest TOP500 runs are ~2 x 10^7).
 constexpr double kMaxN = 1e9;
 
@@ -33,6 +35,7 @@ struct HpcOptions : CommandRequest {
   std::optional<int> nb, p, q;
   bool mxp = false;
   std::string bytes;
+  std::string grid;
   FabricArgs fabric;
 
   void Declare(OptionList* o) override {
@@ -50,6 +53,9 @@ struct HpcOptions : CommandRequest {
     o->Add("mxp", &mxp, "HPL: HPL-MxP (LU in 16-bit on tensor cores + FP64 refinement)");
     o->Add("bytes", &bytes,
            "OSU: message size, e.g. 8, 1M (default: 8 B latency and allreduce, 4 MiB bandwidth)");
+    o->Add("grid", &grid,
+           "HPCG and halo3d: grid per GPU, NXxNYxNZ (default data/hpc.yaml's: 256^3 HPCG, 512^3 "
+           "halo3d)");
     fabric.Declare(o);
   }
 };
@@ -59,12 +65,12 @@ StatusOr<CommandOutput> RunHpc(const Context& ctx, const HpcOptions& o, Diagnost
   if (o.bench.empty()) return Status::InvalidInput(std::string("--bench is required: ") + kBenches);
   const std::string& b = o.bench;
   const bool hpl = b == "hpl", stream = b == "stream", lat = b == "osu-latency", bw = b == "osu-bw",
-             ar = b == "osu-allreduce";
-  if (!(hpl || stream || lat || bw || ar)) {
-    if (b == "hpcg" || b == "halo3d")
-      return Status::Unsupported("--bench " + b + " is not modelled yet; use one of: " + kBenches);
+             ar = b == "osu-allreduce", hpcg = b == "hpcg", halo = b == "halo3d";
+  if (!(hpl || stream || lat || bw || ar || hpcg || halo))
     return Status::InvalidInput("--bench '" + b + "' is unknown; use one of: " + kBenches);
-  }
+  if (!(hpcg || halo) && !o.grid.empty())
+    return Status::InvalidInput(
+        "--grid is HPCG's and halo3d's; use it with --bench hpcg or halo3d");
   if (!hpl && (o.n || o.nb || o.p || o.q || o.mxp))
     return Status::InvalidInput(
         "--n, --nb, --p, --q and --mxp are HPL's; use them with --bench hpl");
@@ -121,6 +127,21 @@ StatusOr<CommandOutput> RunHpc(const Context& ctx, const HpcOptions& o, Diagnost
                     params.hpl.memory_fraction * 100);
       run.assumptions.push_back(buf);
     }
+  } else if (hpcg || halo) {
+    const std::string text =
+        !o.grid.empty() ? o.grid : (hpcg ? params.stencil.hpcg_grid : params.stencil.halo3d_grid);
+    NDT_ASSIGN_OR_RETURN(Grid3 g, ParseGrid(text));
+    if (hpcg) {
+      NDT_ASSIGN_OR_RETURN(HpcgResult h, RunHpcg(c, ctx.compute, ctx.nccl, g));
+      run.hpcg = h;
+    } else {
+      NDT_ASSIGN_OR_RETURN(Halo3dResult h, RunHalo3d(c, ctx.compute, ctx.nccl, g));
+      run.halo3d = h;
+    }
+    run.assumptions.push_back(
+        "kernels stream through HBM at the fitted STREAM fraction (compute.yaml); halo exchanges "
+        "cross the slowest neighbour path, nothing overlaps");
+    run.assumptions.push_back(mpi_note);
   } else if (stream) {
     run.stream = RunStream(c, ctx.compute);
     run.assumptions.push_back(

@@ -162,13 +162,15 @@ StatusOr<HplResult> RunHpl(const Cluster& cluster, const ComputeCalibration& com
         GemmTime(gpu, cal, compute, pm, w / 2, w / 2, prec, elem, nullptr) * 2;
     const double panel_mem = 2 * pm * w * elem * pass / (gpu.memory_Bps * cal.hbm_fraction);
     const double t_panel =
-        std::max(panel_gemm, panel_mem) +
-        w * (hp.panel_kernels_per_column * cal.kernel_overhead_s + pivot.Time((w + 4) * 8));
+        std::max(panel_gemm, panel_mem) + w * (hp.panel_kernels_per_column * cal.kernel_overhead_s +
+                                               (req.mxp ? 0.0 : pivot.Time((w + 4) * 8)));
     const double t_bcast = bcast.Time(pm * w * panel_elem);
     // Row swaps: the w pivot rows of the trailing columns gathered over the process column, and
     // copied in and out of HBM locally.
-    const double t_swap = swap.Time(w * n_loc * panel_elem) +
-                          4 * w * n_loc * elem / (gpu.memory_Bps * cal.hbm_fraction);
+    // HPL-MxP factors its diagonally dominant matrix without pivoting: no pivot search, no swaps.
+    const double t_swap = req.mxp ? 0.0
+                                  : swap.Time(w * n_loc * panel_elem) +
+                                        4 * w * n_loc * elem / (gpu.memory_Bps * cal.hbm_fraction);
     r.update_total_s += t_update;
     r.panel_total_s += t_panel;
     r.bcast_total_s += t_bcast;

@@ -13,6 +13,8 @@
 //     (m/Q) U block over the process column), priced by the collective model (hpc/comm.h).
 // With look-ahead, the next panel's factorization and broadcast run under the current update:
 //   step = swap + max(update, panel + broadcast).
+// HPL-MxP (--mxp) factors in the LU precision without pivoting (its matrix is diagonally
+// dominant: no pivot all-reduces, no row swaps), then refines in FP64 (hpl.cc).
 // FLOPs are HPL's: 2/3 N^3 + 2 N^2. Rmax = FLOPs / time; Rpeak = GPUs x the FP64 peak (tensor
 // where the GPU has it). `bound` names what the critical path spent most time on.
 #ifndef NDTWIN_HPC_HPL_H_

@@ -8,6 +8,7 @@
 #include "compute/compute.h"
 #include "hpc/micro.h"
 #include "hpc/params.h"
+#include "hpc/stencil.h"
 #include "hw/catalog.h"
 #include "topo/builders.h"
 #include "topo/fabric_params.h"
@@ -206,11 +207,54 @@ TEST(Osu, OneGpuHasNoPair) {
   EXPECT_EQ(RunOsuAllreduce(c, D().nccl, 8).status().code(), StatusCode::kInvalidInput);
 }
 
+TEST(Grid, Parses) {
+  EXPECT_EQ(*ParseGrid("256x128x64"), (Grid3{256, 128, 64}));
+  EXPECT_EQ(*ParseGrid("32"), (Grid3{32, 32, 32}));  // one number: a cube
+  EXPECT_FALSE(ParseGrid("256x128").ok());
+  EXPECT_FALSE(ParseGrid("1x4x4").ok());  // a side of 1 has no interior
+  EXPECT_FALSE(ParseGrid("-4x4x4").ok());
+  EXPECT_FALSE(ParseGrid("").ok());
+}
+
+TEST(Hpcg, IsMemoryBoundAtAFewPercentOfPeak) {
+  Cluster c = Make("Standard_ND96amsr_A100_v4", 1);
+  StatusOr<HpcgResult> r = RunHpcg(c, D().compute, D().nccl, Grid3{128, 128, 128});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->bound, "memory");
+  // SpMV's intensity is 2 FLOPs per 12 bytes (+ vectors): below 1/6 FLOP per byte, so at most
+  // 1,655 GB/s / 6 = 276 GFLOP/s per GPU, 1.4% of 19.5 TFLOP/s.
+  EXPECT_LT(r->gflops_per_gpu, 276);
+  EXPECT_GT(r->gflops_per_gpu, 150);
+  EXPECT_LT(r->fraction_of_peak, 0.015);
+  EXPECT_NEAR(r->time_per_iteration_s, r->memory_s + r->halo_s + r->allreduce_s, 1e-12);
+  // A grid whose matrix cannot fit in 80 GB: 1024^3 rows x ~400 B.
+  EXPECT_EQ(RunHpcg(c, D().compute, D().nccl, Grid3{1024, 1024, 1024}).status().code(),
+            StatusCode::kDoesNotFit);
+}
+
+TEST(Halo3d, WeakScalingDropsAcrossVmsAndStrongScalingStops) {
+  Cluster c = Make("Standard_ND96isr_H100_v5", 4);
+  StatusOr<Halo3dResult> r = RunHalo3d(c, D().compute, D().nccl, Grid3{256, 256, 256});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  // G = 1, 2, 4, 8, 16, 32.
+  ASSERT_EQ(r->rows.size(), 6u);
+  EXPECT_DOUBLE_EQ(r->rows[0].weak_efficiency, 1.0);
+  EXPECT_EQ(r->rows[3].path, "NVLink");
+  EXPECT_EQ(r->rows[4].path, "InfiniBand");
+  EXPECT_LT(r->rows[4].weak_efficiency, r->rows[3].weak_efficiency);
+  // 256^3 x 16 B = 268 MB per sweep, ~93 us on one H100: exchanges of microseconds stop strong
+  // scaling well before 32 GPUs.
+  EXPECT_GT(r->strong_stops_at, 1);
+  EXPECT_LE(r->strong_stops_at, 32);
+}
+
 TEST(HpcParams, RejectsUnknownKeysAndBadValues) {
   const std::string ok =
       "hpl:\n  memory_fraction: 0.8\n  max_memory_fraction: 0.9\n  nb: 512\n"
       "  panel_kernels_per_column: 3\n  mxp_lu_precision: bf16\n  mxp_matrix_bytes: 4\n"
       "  mxp_panel_bytes: 2\n  mxp_refinement_iterations: 3\n"
+      "stencil:\n  hpcg_grid: {value: \"64x64x64\", source: \"test\"}\n"
+      "  halo3d_grid: {value: \"128\", source: \"test\"}\n"
       "osu:\n  latency_bytes: 8\n  bw_bytes: 1024\n  allreduce_bytes: 8\n";
   StatusOr<HpcParams> p = ParseHpcParams(ok, "hpc.yaml");
   ASSERT_TRUE(p.ok()) << p.status().message();

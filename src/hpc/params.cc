@@ -34,6 +34,16 @@ StatusOr<HpcParams> Parse(const YamlMap& top) {
   NDT_ASSIGN_OR_RETURN(double it, CountIn(h, "mxp_refinement_iterations", 0, 1000));
   p.hpl.mxp_refinement_iterations = static_cast<int>(it);
   NDT_RETURN_IF_ERROR(h.Finish());
+  NDT_ASSIGN_OR_RETURN(YamlMap st, top.Map("stencil"));
+  NDT_ASSIGN_OR_RETURN(YamlMap hg, st.Map("hpcg_grid"));
+  NDT_ASSIGN_OR_RETURN(p.stencil.hpcg_grid, hg.String("value"));
+  NDT_ASSIGN_OR_RETURN(std::string hg_src, hg.String("source"));
+  NDT_RETURN_IF_ERROR(hg.Finish());
+  NDT_ASSIGN_OR_RETURN(YamlMap h3, st.Map("halo3d_grid"));
+  NDT_ASSIGN_OR_RETURN(p.stencil.halo3d_grid, h3.String("value"));
+  NDT_ASSIGN_OR_RETURN(std::string h3_src, h3.String("source"));
+  NDT_RETURN_IF_ERROR(h3.Finish());
+  NDT_RETURN_IF_ERROR(st.Finish());
   NDT_ASSIGN_OR_RETURN(YamlMap o, top.Map("osu"));
   NDT_ASSIGN_OR_RETURN(p.osu.latency_bytes, CountIn(o, "latency_bytes", 1, 1e12));
   NDT_ASSIGN_OR_RETURN(p.osu.bw_bytes, CountIn(o, "bw_bytes", 1, 1e12));

@@ -29,8 +29,14 @@ struct OsuParams {
   double allreduce_bytes = 8;
 };
 
+struct StencilParams {
+  std::string hpcg_grid = "256x256x256";
+  std::string halo3d_grid = "512x512x512";
+};
+
 struct HpcParams {
   HplParams hpl;
+  StencilParams stencil;
   OsuParams osu;
   std::string file;  // where it was loaded from
 };

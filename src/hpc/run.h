@@ -10,11 +10,12 @@
 
 #include "hpc/hpl.h"
 #include "hpc/micro.h"
+#include "hpc/stencil.h"
 
 namespace ndt {
 
 struct HpcRun {
-  std::string bench;  // "hpl", "stream", "osu-latency", "osu-bw", "osu-allreduce"
+  std::string bench;  // "hpl", "hpcg", "stream", "osu-latency", "osu-bw", "osu-allreduce", "halo3d"
   std::string sku, gpu;
   int vms = 0, gpus = 0, gpus_per_vm = 0;
   double fp64_flops = 0;         // per GPU, vector
@@ -24,6 +25,8 @@ struct HpcRun {
   std::optional<StreamResult> stream;
   std::vector<OsuPair> osu;
   std::optional<OsuAllreduce> allreduce;
+  std::optional<HpcgResult> hpcg;
+  std::optional<Halo3dResult> halo3d;
   std::vector<std::string> assumptions;  // what the numbers assume, one line each
 };
 

@@ -112,6 +112,33 @@ Json HpcJson(const HpcRun& run) {
         {"bytes", a.bytes},         {"time_s", a.time_s},       {"latency_us", a.time_s * 1e6},
         {"busbw_Bps", a.busbw_Bps}, {"algorithm", a.algorithm}, {"protocol", a.protocol}};
   }
+  if (run.hpcg) {
+    const HpcgResult& h = *run.hpcg;
+    j["hpcg"] = {{"grid", h.grid},
+                 {"gflops", h.gflops},
+                 {"gflops_per_gpu", h.gflops_per_gpu},
+                 {"fraction_of_peak", h.fraction_of_peak},
+                 {"flops_per_iteration", h.flops_per_iteration},
+                 {"time_per_iteration_s", h.time_per_iteration_s},
+                 {"memory_s", h.memory_s},
+                 {"halo_s", h.halo_s},
+                 {"allreduce_s", h.allreduce_s},
+                 {"bound", h.bound}};
+  }
+  if (run.halo3d) {
+    const Halo3dResult& h = *run.halo3d;
+    Json rows = Json::array();
+    for (const Halo3dRow& r : h.rows) {
+      rows.push_back({{"gpus", r.gpus},
+                      {"path", r.path},
+                      {"weak_time_s", r.weak_time_s},
+                      {"weak_efficiency", r.weak_efficiency},
+                      {"strong_time_s", r.strong_time_s},
+                      {"strong_speedup", r.strong_speedup},
+                      {"strong_efficiency", r.strong_efficiency}});
+    }
+    j["halo3d"] = {{"grid", h.grid}, {"strong_stops_at", h.strong_stops_at}, {"rows", rows}};
+  }
   j["assumptions"] = run.assumptions;
   return j;
 }
@@ -172,6 +199,34 @@ std::string HpcText(const HpcRun& run) {
     const OsuAllreduce& a = *run.allreduce;
     t += F("%-11s %.0f B over %d GPUs: %.2f us (busbw %.2f GB/s, %s/%s)\n", "allreduce", a.bytes,
            run.gpus, a.time_s * 1e6, a.busbw_Bps / 1e9, a.algorithm.c_str(), a.protocol.c_str());
+  }
+  if (run.hpcg) {
+    const HpcgResult& h = *run.hpcg;
+    t += F("%-11s %lld x %lld x %lld per GPU\n", "grid", static_cast<long long>(h.grid[0]),
+           static_cast<long long>(h.grid[1]), static_cast<long long>(h.grid[2]));
+    t += F("%-11s %.1f GFLOP/s (%.1f per GPU, %.2f%% of the FP64 peak)\n", "HPCG", h.gflops,
+           h.gflops_per_gpu, h.fraction_of_peak * 100);
+    t += F("%-11s %s per CG iteration: memory %s, halo %s, all-reduce %s\n", "time",
+           Seconds(h.time_per_iteration_s).c_str(), Seconds(h.memory_s).c_str(),
+           Seconds(h.halo_s).c_str(), Seconds(h.allreduce_s).c_str());
+    t += F("%-11s %s\n", "bound", h.bound.c_str());
+  }
+  if (run.halo3d) {
+    const Halo3dResult& h = *run.halo3d;
+    t += F("7-point FP64 stencil, %lld x %lld x %lld per GPU (weak) / on one GPU (strong)\n",
+           static_cast<long long>(h.grid[0]), static_cast<long long>(h.grid[1]),
+           static_cast<long long>(h.grid[2]));
+    t += F("%6s  %-20s %12s %9s %12s %9s %9s\n", "GPUs", "slowest neighbour", "weak(ms)",
+           "weak eff", "strong(ms)", "speed-up", "strong eff");
+    for (const Halo3dRow& r : h.rows) {
+      t += F("%6d  %-20s %12.3f %8.1f%% %12.3f %9.1f %8.1f%%\n", r.gpus, r.path.c_str(),
+             r.weak_time_s * 1e3, r.weak_efficiency * 100, r.strong_time_s * 1e3, r.strong_speedup,
+             r.strong_efficiency * 100);
+    }
+    if (h.strong_stops_at > 0)
+      t += F("strong scaling stops at %d GPUs (efficiency below 50%%)\n", h.strong_stops_at);
+    else
+      t += "strong scaling holds above 50% efficiency to every GPU of the cluster\n";
   }
   for (const std::string& a : run.assumptions) t += "assumes: " + a + "\n";
   return t;

@@ -7,7 +7,10 @@
 // communication, refinement}, totals_s {update, panel, broadcast, swap}; stream: gpu_Bps,
 // vm_Bps, cluster_Bps, peak_gpu_Bps, fraction; osu-latency / osu-bw: pairs[] {scope, path, from,
 // to, bytes, time_s, latency_us, bandwidth_Bps}; osu-allreduce: bytes, time_s, latency_us,
-// busbw_Bps, algorithm, protocol. Units are SI (FLOP/s, B/s, s).
+// busbw_Bps, algorithm, protocol; hpcg: grid, gflops, gflops_per_gpu, fraction_of_peak,
+// flops_per_iteration, time_per_iteration_s, memory_s, halo_s, allreduce_s, bound; halo3d: grid,
+// strong_stops_at, rows[] {gpus, path, weak_time_s, weak_efficiency, strong_time_s,
+// strong_speedup, strong_efficiency}. Units are SI (FLOP/s, B/s, s) except gflops (GFLOP/s).
 #ifndef NDTWIN_REPORT_HPC_RENDER_H_
 #define NDTWIN_REPORT_HPC_RENDER_H_
 
