@@ -20,6 +20,11 @@ step fleet --sku Standard_ND96isr_H100_v5 --vms 2048 --model llama3-405b --seq 8
   --storage-bw 2TB/s --async-checkpoint --spares 16
 step fleet --sku Standard_ND128isr_GB300_v6 --vms 1152 --model llama3-405b --seq 8192 --gbs 2304 \
   --tp 8 --pp 16 --sp --uneven-stages --zero 2 --days 30 --checkpoint-to lustre --async-checkpoint
+# HPC: HPL on one ND A100 v4 VM, on 280 of them (Selene's June-2020 size), and on one GB300
+# NVL72 rack, whose FP64 is 1/2000 of its BF16.
+step hpc --sku Standard_ND96amsr_A100_v4 --vms 1 --bench hpl
+step hpc --sku Standard_ND96amsr_A100_v4 --vms 280 --bench hpl
+step hpc --sku Standard_ND128isr_GB300_v6 --vms 18 --bench hpl
 rm -f out/sweep_gpt3.sqlite out/sweep_gpt3.sqlite-wal out/sweep_gpt3.sqlite-shm
 step sweep examples/sweep_gpt3.yaml --out out/sweep_gpt3.sqlite --pareto step_time_s,cost_usd \
   --top 3 --by tokens_per_s

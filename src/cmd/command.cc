@@ -11,6 +11,7 @@ const std::vector<Command>& Registry() {
       ModelListCommand(), ModelShowCommand(), TrainCommand(), InferCommand(),
       PlanTrainCommand(), PlanInferCommand(), FleetCommand(), ValidateCommand(),
       SweepCommand(),
+      HpcCommand(),
   };
   return kRegistry;
 }

@@ -135,6 +135,7 @@ Json BaseArgs(const std::string& cmd) {
   if (cmd == "fleet")
     return {{"sku", sku},  {"step-time", 5.0}, {"gpus", 16},
             {"days", 1.0}, {"runs", 20},       {"model", "llama2-7b"}};
+  if (cmd == "hpc") return {{"sku", sku}, {"vms", 2}, {"bench", "hpl"}, {"n", 20480}};
   return Json::object();
 }
 

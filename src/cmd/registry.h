@@ -20,6 +20,7 @@ Command PlanInferCommand();   // cmd/plan.cc
 Command FleetCommand();       // cmd/fleet.cc
 Command ValidateCommand();    // cmd/validate.cc
 Command SweepCommand();       // cmd/sweep.cc
+Command HpcCommand();         // cmd/hpc.cc
 
 }  // namespace ndt
 
