@@ -29,7 +29,7 @@ void SplitRows(const std::vector<ValidationRow>& rows, std::vector<ValidationRow
 
 }  // namespace
 
-ValidationSummary Summarize(const std::vector<ValidationRow>& rows) {
+ValidationSummary SummarizeErrors(const std::vector<ValidationRow>& rows) {
   ValidationSummary s;
   std::vector<double> errs;
   for (const ValidationRow& r : rows) {
@@ -64,7 +64,7 @@ Json ValidateJson(const ValidateView& v) {
   for (const ValidateSuite& s : v.suites) {
     std::vector<ValidationRow> cal, val;
     SplitRows(s.rows, &val, &cal);
-    ValidationSummary sv = Summarize(val), sc = Summarize(cal);
+    ValidationSummary sv = SummarizeErrors(val), sc = SummarizeErrors(cal);
     Json jrows = Json::array();
     for (const ValidationRow& r : s.rows) {
       Json jr;
@@ -113,7 +113,7 @@ std::string ValidateText(const ValidateView& v) {
     const std::vector<ValidationRow>* rows = &s.rows;
     std::vector<ValidationRow> cal, val;
     SplitRows(s.rows, &val, &cal);
-    ValidationSummary sv = Summarize(val), sc = Summarize(cal);
+    ValidationSummary sv = SummarizeErrors(val), sc = SummarizeErrors(cal);
 
     text += fmt::format("== {} ({} validation cases, {} calibration cases)\n", suite,
                         sv.n + sv.refused, sc.n);
@@ -151,7 +151,7 @@ std::string ValidateText(const ValidateView& v) {
       for (const ValidationRow& r : val) {
         if (r.source == sources[i]) part.push_back(r);
       }
-      const ValidationSummary ss = Summarize(part);
+      const ValidationSummary ss = SummarizeErrors(part);
       if (ss.n < 2) continue;  // a one-case source is its own row above
       text += fmt::format("  {}: {} cases, mean |error| {:.1f}%, max {:.1f}%\n", sources[i], ss.n,
                           100 * ss.mean, 100 * ss.max);

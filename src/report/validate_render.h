@@ -25,7 +25,7 @@ struct ValidationSummary {
   double mean = 0, median = 0, max = 0;
   std::string worst;
 };
-ValidationSummary Summarize(const std::vector<ValidationRow>& rows);
+ValidationSummary SummarizeErrors(const std::vector<ValidationRow>& rows);
 
 struct ValidateSuite {
   std::string name;  // "collectives", "training", "inference"

@@ -36,7 +36,7 @@ ValidateView View() {
 TEST(ValidateRender, SummaryLeavesOutRefusedCases) {
   std::vector<ValidationRow> rows = View().suites[0].rows;
   rows.pop_back();  // the calibration case
-  const ValidationSummary s = Summarize(rows);
+  const ValidationSummary s = SummarizeErrors(rows);
   // |errors| 0.10, 0.05, 0.02: mean 0.17 / 3, median 0.05, max 0.10 at "a"; "r" refused.
   EXPECT_EQ(s.n, 3);
   EXPECT_EQ(s.refused, 1);
