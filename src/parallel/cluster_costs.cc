@@ -40,9 +40,16 @@ CommPriced ClusterCosts::Footprint(const CollResult& r, CollOp op, double bytes,
   p.time_s = r.time_s;
   constexpr double kCap = 0.95;  // a share is below 1: compute keeps some SMs and bandwidth
   const int sms = Sms();
+  // The tuner's ring and tree channels run twice over at run time (connect.cc duplicates them
+  // once more after the search: data/nccl.yaml simple_ring.channel_duplication); NVLS runs its
+  // own CTA count, a send/recv the channels reported.
+  const bool duplicated =
+      r.algo != Algo::kNvls && r.algo != Algo::kNvlsTree && r.algo != Algo::kP2p;
+  const double channels =
+      static_cast<double>(r.channels) * (duplicated ? nccl_.tuning.simple_channel_duplication : 1);
   if (sms > 0 && r.channels > 0)
-    p.sm_share = std::min(kCap, static_cast<double>(r.channels) * nccl_.tuning.ctas_per_channel /
-                                    static_cast<double>(sms));
+    p.sm_share =
+        std::min(kCap, channels * nccl_.tuning.ctas_per_channel / static_cast<double>(sms));
   const GpuSpec& gpu = cluster_.gpu_spec();
   const double hbm_Bps = gpu.memory_Bps * cal_.For(gpu.arch).hbm_fraction;
   if (hbm_Bps > 0 && r.time_s > 0)

@@ -28,7 +28,8 @@ class ClusterCosts : public TrainCosts {
   double CommTime(CommKind kind, double bytes, std::span<const int> group) const override;
   double P2pTime(double bytes, int src, int dst) const override;
   double PeakFlops() const override;
-  // sm_share = channels x CTAs per channel (data/nccl.yaml) / SMs; hbm_share = the bytes the
+  // sm_share = channels (the tuner's ring/tree channels x the run-time duplication, or NVLS's
+  // CTAs) x CTAs per channel (data/nccl.yaml) / SMs; hbm_share = the bytes the
   // call moves through the GPU's memory per second over the achievable HBM bandwidth (memory_Bps
   // x the calibrated hbm_fraction). Memory traffic of a ring-style step: every byte a rank sends
   // is read from its buffer, and every byte it receives is written into its receive buffer and
