@@ -30,6 +30,7 @@ struct NcclTuning {
   double dup_min_GBps = 0, dup_skip_below_GBps = 0;
   int dup_skip_above_sm = 0, dup_skip_above_channels = 0;
   int nvls_channels_sm90 = 0, nvls_channels_sm100_single = 0, nvls_channels_sm100_multi = 0;
+  int ctas_per_channel = 0;  // thread blocks (SMs) a collective's kernel runs per channel
   double ll_max_bw[4][3] = {};
   double ring_ll_divisor_old_ar = 0, ring_ll_divisor_old_other = 0, ring_ll_divisor_new = 0;
   double per_ch_max_ring_ll128[4][3] = {};

@@ -115,6 +115,7 @@ StatusOr<NcclTuning> FromMap(const YamlMap& top) {
   NDT_ASSIGN_OR_RETURN(k.nvls_channels_sm100_single, PositiveInt(nvls, "sm100_single_node"));
   NDT_ASSIGN_OR_RETURN(k.nvls_channels_sm100_multi, PositiveInt(nvls, "sm100_multi_node"));
   NDT_RETURN_IF_ERROR(nvls.Finish());
+  NDT_ASSIGN_OR_RETURN(k.ctas_per_channel, PositiveInt(top, "ctas_per_channel"));
 
   NDT_RETURN_IF_ERROR(ArchTable(top, "llMaxBw", k.ll_max_bw));
   NDT_ASSIGN_OR_RETURN(YamlMap ll, top.Map("ring_ll_bus_divisor"));

@@ -38,6 +38,7 @@ TEST(NcclTuning, LoadsEveryTableWithItsShape) {
   ASSERT_EQ(k.nvlink_GBps_per_link.size(), 6u);
   EXPECT_EQ(k.nvlink_GBps_per_link.front().first, 60);
   EXPECT_DOUBLE_EQ(k.nvlink_GBps_per_link.back().second, 40.1);
+  EXPECT_EQ(k.ctas_per_channel, 1);          // ncclLaunchKernel: one thread block per channel
   EXPECT_EQ(k.intra_speeds[1].front(), 60);  // Hopper's first intra search speed
   EXPECT_EQ(k.inter_speeds[2].size(), 20u);  // Blackwell's inter speeds
   EXPECT_DOUBLE_EQ(k.ll_max_bw[3][0], 282);

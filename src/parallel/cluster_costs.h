@@ -28,6 +28,16 @@ class ClusterCosts : public TrainCosts {
   double CommTime(CommKind kind, double bytes, std::span<const int> group) const override;
   double P2pTime(double bytes, int src, int dst) const override;
   double PeakFlops() const override;
+  // sm_share = channels (the tuner's ring/tree channels x the run-time duplication, or NVLS's
+  // CTAs) x CTAs per channel (data/nccl.yaml) / SMs; hbm_share = the bytes the
+  // call moves through the GPU's memory per second over the achievable HBM bandwidth (memory_Bps
+  // x the calibrated hbm_fraction). Memory traffic of a ring-style step: every byte a rank sends
+  // is read from its buffer, and every byte it receives is written into its receive buffer and
+  // read out of it again (to reduce or forward), so 3 x the bytes each rank sends (nccl-tests'
+  // bus bytes: busbw factor x bytes). Both are capped below 1.
+  CommPriced CommPricedOf(CommKind kind, double bytes, std::span<const int> group) const override;
+  CommPriced P2pPricedOf(double bytes, int src, int dst) const override;
+  int Sms() const override;
 
  private:
   const Cluster& cluster_;
@@ -35,6 +45,7 @@ class ClusterCosts : public TrainCosts {
   const NcclCalibrationSet& nccl_;
   Dtype precision_;
   Fidelity fidelity_;
+  CommPriced Footprint(const CollResult& r, CollOp op, double bytes, int n) const;
 };
 
 }  // namespace ndt

@@ -17,6 +17,17 @@ namespace ndt {
 
 enum class CommKind { kAllReduce, kReduceScatter, kAllGather, kAllToAll };
 
+// A communication call priced with what its kernels take from compute kernels that run beside
+// it (overlapped): NCCL runs one CTA per channel on SMs the compute kernels then lack, and moves
+// its bytes through HBM. sm_share: its CTAs over the GPU's SMs; hbm_share: the HBM bandwidth it
+// uses over the achievable. A compute-bound kernel beside it runs at 1 - sm_share of its speed,
+// a memory-bound one at 1 - hbm_share (parallel/train_sim.cc applies it).
+struct CommPriced {
+  double time_s = 0;
+  double sm_share = 0;   // [0, 1)
+  double hbm_share = 0;  // [0, 1)
+};
+
 class TrainCosts {
  public:
   virtual ~TrainCosts() = default;
@@ -28,6 +39,16 @@ class TrainCosts {
   virtual double P2pTime(double bytes, int src, int dst) const = 0;
   // Dense peak FLOP/s of one GPU for the job's precision (for MFU).
   virtual double PeakFlops() const = 0;
+  // The same calls with their footprint on overlapped compute; a model that does not know it
+  // (a test's closed form) says it takes nothing.
+  virtual CommPriced CommPricedOf(CommKind kind, double bytes, std::span<const int> group) const {
+    return {CommTime(kind, bytes, group), 0, 0};
+  }
+  virtual CommPriced P2pPricedOf(double bytes, int src, int dst) const {
+    return {P2pTime(bytes, src, dst), 0, 0};
+  }
+  // SMs of the GPU (0: unknown), for a userbuffers-style overlap that takes a fixed number.
+  virtual int Sms() const { return 0; }
 };
 
 }  // namespace ndt

@@ -114,6 +114,10 @@ Status ParseTraining(const YamlMap& knobs, const YamlMap& traits, SoftwareStack*
   NDT_ASSIGN_OR_RETURN(std::string rd,
                        ChoiceEntry(traits, "traits", "zero3_grad_reduce_dtype", kReduceDtypes, st));
   z3.grad_reduce_bytes_per_param = rd == "fp32" ? 4.0 : 2.0;
+  NDT_ASSIGN_OR_RETURN(double sms, CountEntry(traits, "traits", "tp_overlap_comm_sms", st));
+  st->tp_ub.comm_sms = static_cast<int>(std::min(sms, 1e6));
+  NDT_ASSIGN_OR_RETURN(st->tp_ub.ag_copy_engine,
+                       BoolEntry(traits, "traits", "tp_overlap_ag_copy_engine", st));
   return traits.Finish();
 }
 
@@ -261,6 +265,7 @@ void ApplyTrainStack(const SoftwareStack& stack, const StrategyKnobs& user, Stra
     s->tp_overlap = *k.tp_overlap && s->sp && s->tp > 1;
   }
   s->zero3 = stack.zero3;
+  s->tp_ub = stack.tp_ub;
 }
 
 }  // namespace ndt

@@ -52,9 +52,10 @@ struct SoftwareStack {
   std::string date;  // "2021-04": when the software was as described
   std::string description;
   StackKind kind = StackKind::kTraining;
-  StrategyKnobs knobs;  // training
-  Zero3Traits zero3;    // training trait
-  ServeKnobs serve;     // serving
+  StrategyKnobs knobs;    // training
+  Zero3Traits zero3;      // training trait
+  TpOverlapTraits tp_ub;  // training trait: how its TP overlap runs, if tp_overlap is on
+  ServeKnobs serve;       // serving
   // Serving traits the engine model must have (serve/engine.h models both, always).
   bool in_flight_batching = true;
   bool chunked_prefill = true;

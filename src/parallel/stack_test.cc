@@ -33,6 +33,8 @@ traits:
   zero3_prefetch_bucket: {value: 50000000, source: "s"}
   zero3_copy_out_per_rank: {value: true, source: "s"}
   zero3_grad_reduce_dtype: {value: fp16, source: "s"}
+  tp_overlap_comm_sms: {value: 16, source: "s"}
+  tp_overlap_ag_copy_engine: {value: true, source: "s"}
 )";
 
 std::string Replace(std::string text, const std::string& from, const std::string& to) {
@@ -52,6 +54,11 @@ TEST(Stacks, EveryFileLoadsAndTheNamedOnesExist) {
     EXPECT_FALSE(st->sources.empty()) << name;
     for (const auto& [key, source] : st->sources) EXPECT_FALSE(source.empty()) << name << key;
   }
+  // Megatron-Core's TP overlap runs TE userbuffers' defaults: 16 SMs, all-gathers by copy engine.
+  StatusOr<SoftwareStack> mc = FindStack(*all, "megatron-core-2024", StackKind::kTraining);
+  ASSERT_TRUE(mc.ok());
+  EXPECT_EQ(mc->tp_ub.comm_sms, 16);
+  EXPECT_TRUE(mc->tp_ub.ag_copy_engine);
   StatusOr<SoftwareStack> ds = FindStack(*all, "deepspeed-zero3-2021", StackKind::kTraining);
   ASSERT_TRUE(ds.ok());
   EXPECT_EQ(ds->zero3.gather, Zero3Gather::kPerTensor);
@@ -68,7 +75,7 @@ TEST(Stacks, EveryFileLoadsAndTheNamedOnesExist) {
 TEST(Stacks, GoodTextParses) {
   StatusOr<SoftwareStack> st = Parse(kGood);
   ASSERT_TRUE(st.ok()) << st.status().message();
-  EXPECT_EQ(st->sources.size(), 14u);  // 9 knobs + 5 traits
+  EXPECT_EQ(st->sources.size(), 16u);  // 9 knobs + 7 traits
 }
 
 TEST(Stacks, BadFilesErrWithFileAndLine) {

@@ -15,14 +15,20 @@ TrainSimResult EstimateStep(const TransformerSpec& m, const Strategy& s,
   // that has a neighbour (all but the first forward and the last backward of the pipeline).
   double w_max = 0;
   std::vector<double> w(pp, 0.0), last_bwd(pp, 0.0);
+  double stage0_p2p_slow = 0;  // per micro-batch
   for (int st = 0; st < pp; ++st) {
     for (int c = 0; c < vpp; ++c) {
       const LayerCost& a = chunks[st][c].sum;
       w[st] += a.fwd_s() + a.bwd_s();
       last_bwd[st] += a.bwd_s();
-      if (!s.overlap_p2p && pp > 1) {
+      if (pp > 1) {
+        // A blocking send costs its sender the send; one on its own stream slows the passes
+        // beside it by its share for as long as it runs.
         const int v = c * pp + st;
-        w[st] += (v + 1 < pp * vpp ? p2p_s : 0.0) + (v > 0 ? p2p_s : 0.0);
+        const double sends = (v + 1 < pp * vpp ? p2p_s : 0.0) + (v > 0 ? p2p_s : 0.0);
+        const double slow = sends * (tails.empty() ? 0.0 : tails[st].p2p_share);
+        w[st] += s.overlap_p2p ? slow : sends;
+        if (st == 0 && s.overlap_p2p) stage0_p2p_slow += slow;
       }
     }
     w_max = std::max(w_max, w[st]);
@@ -32,19 +38,29 @@ TrainSimResult EstimateStep(const TransformerSpec& m, const Strategy& s,
   const double pipe = (mm + fill) * w_max + sends;
   // After the pipeline: the gradients the last backward could not hide, the optimizer, the
   // gather; the stage that finishes last sets the step.
-  double step = pipe, stage0_tail = 0;
+  // With overlap, the buckets before the last run beside the last backward and slow it by their
+  // share (the overlap slowdown) for as long as both run.
+  double step = pipe, stage0_tail = 0, stage0_slow = 0;
   for (int st = 0; st < pp; ++st) {
     const StageTail& t = tails[st];
+    const double slow =
+        s.overlap_dp
+            ? t.dp_share * std::min(std::max(0.0, t.dp_full_s - t.dp_bucket_s), last_bwd[st])
+            : 0.0;
     const double dp =
-        s.overlap_dp ? std::max(t.dp_bucket_s, t.dp_full_s - last_bwd[st]) : t.dp_full_s;
+        s.overlap_dp ? std::max(t.dp_bucket_s + slow, t.dp_full_s - last_bwd[st]) : t.dp_full_s;
     const double tail = dp + t.optimizer_s + t.gather_s;
     step = std::max(step, pipe + tail);
-    if (st == 0) stage0_tail = dp + t.gather_s;
+    if (st == 0) {
+      stage0_slow = std::min(slow, dp);
+      stage0_tail = dp - stage0_slow + t.gather_s;
+    }
   }
   TrainSimResult r;
   r.step_time_s = step;
   TimeBreakdown& bd = r.breakdown;
-  const double busy = StageZeroWork(chunks[0], mm, &bd);
+  const double busy = StageZeroWork(chunks[0], mm, &bd) + stage0_slow + mm * stage0_p2p_slow;
+  bd.compute_s += stage0_slow + mm * stage0_p2p_slow;
   bd.optimizer_s = tails.empty() ? 0 : tails[0].optimizer_s;
   bd.dp_comm_s += stage0_tail;
   bd.pp_bubble_s = std::max(0.0, step - busy - bd.optimizer_s - bd.dp_comm_s);

@@ -44,6 +44,10 @@ struct StageTail {
   double dp_bucket_s = 0;  // the last bucket alone (what overlap leaves exposed at best)
   double optimizer_s = 0;
   double gather_s = 0;  // ZeRO >= 1: the updated weights' all-gather
+  // Overlap slowdown (train_sim.cc Share): how much slower the backward runs beside the
+  // gradient reduction, and each pass beside a pipeline send on its own stream.
+  double dp_share = 0;
+  double p2p_share = 0;
 };
 
 // Stage 0's work over all micro-batches into bd (compute, TP, EP, CP, ZeRO-3 parts); returns its

@@ -61,6 +61,16 @@ struct Zero3Traits {
   bool block_copy_out = false;
 };
 
+// How TP communication overlapped with the GEMMs (tp_overlap; Transformer Engine userbuffers)
+// runs, from the software stack (data/stacks): the SMs its communication kernels occupy while the
+// GEMM beside them runs (TE's num_sm), and whether the all-gathers (TE's ring_exchange) move by
+// copy engine instead (TE's use_ce), taking no SMs; the reduce-scatters (TE's pipeline and bulk
+// methods) always run on SMs. 0 SMs: the GEMMs are not slowed (a Strategy built without a stack).
+struct TpOverlapTraits {
+  int comm_sms = 0;
+  bool ag_copy_engine = true;
+};
+
 struct Strategy {
   int tp = 1;
   int pp = 1;
@@ -85,9 +95,10 @@ struct Strategy {
   bool scatter_gather = true;  // PP messages split over TP ranks' NICs, all-gathered on NVLink
   // TP communication overlapped with the layer's GEMMs (Megatron --tp-comm-overlap, Transformer
   // Engine userbuffers; needs sp): each collective is split into tp chunks pipelined with the
-  // GEMM it feeds, so a pass exposes max(tp_comm / tp, tp_comm - its GEMM time). Assumption:
-  // the GEMMs are not slowed by the few SMs or copy engines the communication uses.
+  // GEMM it feeds, so a pass exposes max(tp_comm / tp, tp_comm - its GEMM time). The hidden
+  // part slows the GEMMs by the SMs the communication kernels take (TpOverlapTraits).
   bool tp_overlap = false;
+  TpOverlapTraits tp_ub;  // set by the software stack
   // Fused (FlashAttention) attention core. false: Megatron-LM's unfused path of 2021 (batched
   // QK^T, fused scale-mask-softmax, dropout, AV), which writes and reads the s x s scores.
   bool flash_attention = true;

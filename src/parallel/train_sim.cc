@@ -49,13 +49,32 @@ class Lowering {
 
  private:
   double Comm(CommKind k, double bytes, const std::vector<int>& g) {
-    if (g.size() < 2 || bytes <= 0) return 0;
+    return Priced(k, bytes, g).time_s;
+  }
+  // The call with its footprint on compute it overlaps (costs.h CommPriced).
+  CommPriced Priced(CommKind k, double bytes, const std::vector<int>& g) {
+    if (g.size() < 2 || bytes <= 0) return {};
     const auto key = std::make_tuple(static_cast<int>(k), bytes, g.size(), g[1] - g[0]);
     auto it = comm_cache_.find(key);
     if (it != comm_cache_.end()) return it->second;
-    const double t = c_.CommTime(k, bytes, g);
-    comm_cache_.emplace(key, t);
-    return t;
+    return comm_cache_.emplace(key, c_.CommPricedOf(k, bytes, g)).first->second;
+  }
+  // How much slower a pass runs beside a communication call (overlap slowdown): its
+  // compute-bound kernels (GEMMs, the attention core: a fraction `bound` of the pass's time) lose
+  // the SMs the call's CTAs hold, its memory-bound kernels the HBM bandwidth the call uses. A
+  // window of w seconds beside the call then costs the pass w x this share more (the work done
+  // at 1 - share of the speed in w, the rest at full speed after; sim/task_graph.h).
+  static double Share(const CommPriced& c, double bound) {
+    return bound * c.sm_share + (1.0 - bound) * c.hbm_share;
+  }
+  // The fraction of `ops`' time in compute-bound kernels (GEMMs and the attention core).
+  double BoundFraction(const std::vector<Op>& ops) const {
+    std::vector<Op> bound;
+    for (const Op& op : ops) {
+      if (op.kind == OpKind::kGemm || IsAttentionCore(op)) bound.push_back(op);
+    }
+    const double all = c_.OpsTime(ops);
+    return all > 0 ? std::min(1.0, c_.OpsTime(bound) / all) : 1.0;
   }
   double TpPass() {  // TP communication of one layer pass (fwd or bwd)
     if (s_.tp == 1) return 0;
@@ -98,18 +117,31 @@ class Lowering {
   // wait on the critical path), times the passes that gather: the forward, then `bwd_passes` in
   // the backward (2 for a layer under full recompute: the recomputed forward gathers again). The
   // gradients' reduce-scatter (`scatter_s`) overlaps the backward compute with overlap_dp, and
-  // waits on the critical path without it (DeepSpeed's overlap_comm false).
+  // waits on the critical path without it (DeepSpeed's overlap_comm false). What hides behind
+  // compute slows it (scatter_share: the reduce-scatter's Share beside the backward).
   void ZeroPerTensor(const std::vector<double>& tensors, double fwd_busy_s, double bwd_busy_s,
-                     double scatter_s, int bwd_passes, LayerCost* lc) {
-    double exposed = 0, hidden = 0;
+                     double scatter_s, double scatter_share, int bwd_passes, LayerCost* lc) {
+    double exposed = 0, hidden = 0, hidden_share = 0;
     for (double t : tensors) {
       if (t < s_.zero3.persistence_threshold_params) continue;
-      const double g = Comm(CommKind::kAllGather, t * 2.0, dp_group_) + CopyOut(t * 2.0);
-      (t <= s_.zero3.prefetch_bucket_params ? hidden : exposed) += g;
+      const CommPriced ag = Priced(CommKind::kAllGather, t * 2.0, dp_group_);
+      const double g = ag.time_s + CopyOut(t * 2.0);
+      if (t <= s_.zero3.prefetch_bucket_params) {
+        hidden += g;
+        hidden_share += ag.time_s * Share(ag, bound_fwd_);  // time-weighted below
+      } else {
+        exposed += g;
+      }
     }
+    if (hidden > 0) hidden_share /= hidden;
     lc->fwd_zero_s = exposed + std::max(0.0, hidden - fwd_busy_s);
     lc->bwd_zero_s = bwd_passes * (exposed + std::max(0.0, hidden - bwd_busy_s / bwd_passes)) +
                      (s_.overlap_dp ? std::max(0.0, scatter_s - bwd_busy_s) : scatter_s);
+    // Overlap slowdown: the prefetched gathers beside each pass, the overlapped reduce-scatter
+    // beside the backward.
+    lc->fwd_compute_s += std::min(hidden, fwd_busy_s) * hidden_share;
+    lc->bwd_compute_s += bwd_passes * std::min(hidden, bwd_busy_s / bwd_passes) * hidden_share;
+    if (s_.overlap_dp) lc->bwd_compute_s += std::min(scatter_s, bwd_busy_s) * scatter_share;
   }
   // Copying a gathered tensor of `bytes` out of the flat receive buffer into the world-size
   // output tensors (Zero3Traits::copy_out_per_rank): one memory-bound copy kernel of bytes / n
@@ -172,7 +204,10 @@ class Lowering {
   double tokens_ = 0, act_bytes_ = 0;
   std::vector<int> tp_group_, cp_group_, dp_group_, ep_group_;
   ParamCounts pc_;
-  std::map<std::tuple<int, double, size_t, int>, double> comm_cache_;
+  std::map<std::tuple<int, double, size_t, int>, CommPriced> comm_cache_;
+  // Fraction of a dense layer's forward / backward time in compute-bound kernels (-1: unset).
+  double bound_fwd_ = -1, bound_bwd_ = -1;
+  double p2p_share_ = 0;  // a pipeline send's Share beside its stage's passes
   std::map<bool, LayerCost> layer_cache_;
   std::map<double, double> copy_cache_;
 };
@@ -191,6 +226,10 @@ const LayerCost& Lowering::Layer(int64_t l) {
   const double attn_s = c_.OpsTime(attn);
   lc.fwd_compute_s = c_.OpsTime(fwd);
   lc.bwd_compute_s = c_.OpsTime(bwd);
+  if (!moe || bound_fwd_ < 0) {  // the dense layer's mix stands for the step's
+    bound_fwd_ = BoundFraction(fwd);
+    bound_bwd_ = BoundFraction(bwd);
+  }
   lc.fwd_flop = TotalFlop(fwd);
   lc.bwd_flop = TotalFlop(bwd);
   lc.fwd_tp_s = TpPass();
@@ -204,8 +243,25 @@ const LayerCost& Lowering::Layer(int64_t l) {
       }
       return c_.OpsTime(g);
     };
+    const double fwd_all = lc.fwd_tp_s, bwd_all = lc.bwd_tp_s;
     lc.fwd_tp_s = std::max(lc.fwd_tp_s / s_.tp, lc.fwd_tp_s - gemm_s(fwd));
     lc.bwd_tp_s = std::max(lc.bwd_tp_s / s_.tp, lc.bwd_tp_s - gemm_s(bwd));
+    // Overlap slowdown: while the hidden part runs, the GEMMs lack the SMs of the
+    // communication kernels (TE userbuffers' num_sm); all-gathers by copy engine take none, so
+    // only the reduce-scatters' share of the communication time counts then. Each pass has 2
+    // all-gathers and 2 reduce-scatters of the same buffer (TpPass).
+    const int sms = c_.Sms();
+    if (sms > 0 && s_.tp_ub.comm_sms > 0) {
+      double on_sms = 1.0;
+      if (s_.tp_ub.ag_copy_engine) {
+        const double ag = Comm(CommKind::kAllGather, act_bytes_, tp_group_);
+        const double rs = Comm(CommKind::kReduceScatter, act_bytes_, tp_group_);
+        on_sms = ag + rs > 0 ? rs / (ag + rs) : 0.0;
+      }
+      const double share = std::min(0.95, static_cast<double>(s_.tp_ub.comm_sms) / sms) * on_sms;
+      lc.fwd_compute_s += (fwd_all - lc.fwd_tp_s) * share;
+      lc.bwd_compute_s += (bwd_all - lc.bwd_tp_s) * share;
+    }
   }
   if (moe && s_.ep > 1) {
     const double tok = tokens_ / (s_.sp ? s_.tp : 1);
@@ -223,6 +279,14 @@ const LayerCost& Lowering::Layer(int64_t l) {
                     c_.OpsTime(attn_bwd), cp_group_, c_);
     lc.fwd_cp_s = cp.fwd_exposed_s;
     lc.bwd_cp_s = cp.bwd_exposed_s;
+    if (s_.cp_comm == CpComm::kRing) {
+      // Overlap slowdown: the hidden hops run beside the attention core (compute-bound), whose
+      // SMs the send/recv kernels' CTAs share.
+      const double kv = CpKvBytes(m_, static_cast<double>(s_.mbs), s_.tp, s_.cp);
+      const double sm = c_.P2pPricedOf(kv, cp_group_[0], cp_group_[1]).sm_share;
+      lc.fwd_compute_s += (cp.fwd_comm_s - cp.fwd_exposed_s) * sm;
+      lc.bwd_compute_s += (cp.bwd_comm_s - cp.bwd_exposed_s) * sm;
+    }
   }
   if (s_.recompute == Recompute::kFull) {
     lc.bwd_compute_s += lc.fwd_compute_s;
@@ -240,8 +304,9 @@ const LayerCost& Lowering::Layer(int64_t l) {
   lc.params = p;
   lc.bwd_compute_s += GradAccum(p);
   if (s_.zero >= 3 && s_.weight_replicas() > 1) {
-    const double scatter =
-        Comm(CommKind::kReduceScatter, p * s_.zero3.grad_reduce_bytes_per_param, dp_group_);
+    const CommPriced rs =
+        Priced(CommKind::kReduceScatter, p * s_.zero3.grad_reduce_bytes_per_param, dp_group_);
+    const double scatter = rs.time_s;
     const double fwd_busy = lc.fwd_compute_s + lc.fwd_tp_s;
     const double bwd_busy = lc.bwd_compute_s + lc.bwd_tp_s;
     if (s_.zero3.gather == Zero3Gather::kPerTensor) {
@@ -249,15 +314,16 @@ const LayerCost& Lowering::Layer(int64_t l) {
       for (const ParamTensor& t : LayerTensors(m_, l)) {
         tensors.push_back(t.params / (t.tp_split ? s_.tp : 1) / (t.expert ? s_.ep : 1));
       }
-      ZeroPerTensor(tensors, fwd_busy, bwd_busy, scatter, s_.recompute == Recompute::kFull ? 2 : 1,
-                    &lc);
+      ZeroPerTensor(tensors, fwd_busy, bwd_busy, scatter, Share(rs, bound_bwd_),
+                    s_.recompute == Recompute::kFull ? 2 : 1, &lc);
     } else {
       // Per block: the layer's 16-bit weights are all-gathered over DP before its forward and
       // again before its backward (which also serves the recomputed forward), and its gradients
       // reduce-scattered after it, every micro-batch; prefetched on the DP stream, so only what
       // exceeds the layer's own compute is exposed (the reduce-scatter all of it without
       // overlap_dp).
-      const double gather = Comm(CommKind::kAllGather, p * 2.0, dp_group_);
+      const CommPriced ag = Priced(CommKind::kAllGather, p * 2.0, dp_group_);
+      const double gather = ag.time_s;
       double copy_out = 0;  // Zero3Traits::block_copy_out: read and write the 16-bit block
       if (s_.zero3.block_copy_out) {
         Op copy;
@@ -270,6 +336,18 @@ const LayerCost& Lowering::Layer(int64_t l) {
       lc.bwd_zero_s = (s_.overlap_dp ? std::max(0.0, gather + scatter - bwd_busy)
                                      : std::max(0.0, gather - bwd_busy) + scatter) +
                       copy_out;
+      // Overlap slowdown: the gather hidden behind each pass, and the reduce-scatter behind the
+      // backward with overlap_dp (what hides of gather + scatter, at their time-weighted share).
+      lc.fwd_compute_s += std::min(gather, fwd_busy) * Share(ag, bound_fwd_);
+      if (s_.overlap_dp) {
+        const double both = gather + scatter;
+        const double share =
+            both > 0 ? (gather * Share(ag, bound_bwd_) + scatter * Share(rs, bound_bwd_)) / both
+                     : 0.0;
+        lc.bwd_compute_s += std::min(both, bwd_busy) * share;
+      } else {
+        lc.bwd_compute_s += std::min(gather, bwd_busy) * Share(ag, bound_bwd_);
+      }
     }
   }
   return layer_cache_.emplace(moe, lc).first->second;
@@ -346,10 +424,11 @@ ChunkCost Lowering::Chunk(int stage, int chunk) {
         tensors.push_back((m_.tied_embeddings ? static_cast<double>(m_.vocab) * h : pc_.lm_head) /
                           s_.tp);
       }
-      const double scatter =
-          Comm(CommKind::kReduceScatter, p * s_.zero3.grad_reduce_bytes_per_param, dp_group_);
+      const CommPriced rs =
+          Priced(CommKind::kReduceScatter, p * s_.zero3.grad_reduce_bytes_per_param, dp_group_);
       ZeroPerTensor(tensors, extra.fwd_compute_s + extra.fwd_tp_s,
-                    extra.bwd_compute_s + extra.bwd_tp_s, scatter, 1, &extra);
+                    extra.bwd_compute_s + extra.bwd_tp_s, rs.time_s, Share(rs, bound_bwd_), 1,
+                    &extra);
     }
     add(extra);
     // Head backward runs first, embedding backward last; a chunk with no layer (the ends of
@@ -374,17 +453,25 @@ double Lowering::P2p() {
   const std::array<int, 4> a = {0, 0, 0, 0};
   const std::array<int, 4> b = {0, 0, 0, 1};
   const int ra = RankOf(s_, a), rb = RankOf(s_, b);
-  double t = c_.P2pTime(act_bytes_, ra, rb);
+  const CommPriced direct = c_.P2pPricedOf(act_bytes_, ra, rb);
+  double t = direct.time_s;
+  // A send runs beside its stage's passes (the mix of forward and backward kernels).
+  const double bound = 0.5 * (bound_fwd_ + bound_bwd_);
+  p2p_share_ = Share(direct, bound);
   if (s_.scatter_gather && s_.tp > 1) {
     // Each TP rank sends 1/tp over its own NIC, the receivers all-gather on NVLink.
-    const double sg =
-        c_.P2pTime(act_bytes_ / s_.tp, ra, rb) + Comm(CommKind::kAllGather, act_bytes_, tp_group_);
-    t = std::min(t, sg);
+    const CommPriced part = c_.P2pPricedOf(act_bytes_ / s_.tp, ra, rb);
+    const double sg = part.time_s + Comm(CommKind::kAllGather, act_bytes_, tp_group_);
+    if (sg < t) {
+      t = sg;
+      p2p_share_ = Share(part, bound);
+    }
   }
   return t;
 }
 
 StatusOr<TrainSimResult> Lowering::Run() {
+  Layer(0);  // sets the op mix (bound_fwd_, bound_bwd_) the overlap slowdowns use
   Chunks chunks(s_.pp);
   for (int st = 0; st < s_.pp; ++st) {
     for (int c = 0; c < s_.vpp; ++c) chunks[st].push_back(Chunk(st, c));
@@ -416,8 +503,11 @@ StatusOr<TrainSimResult> Lowering::EstimateClosedForm(const Chunks& chunks, doub
     adam.kind = OpKind::kElementwise;
     adam.bytes = OptimizerBytesPerParam() * params / (s_.zero >= 1 ? s_.weight_replicas() : 1);
     t.optimizer_s = c_.OpsTime({adam});
+    t.p2p_share = s_.overlap_p2p ? p2p_share_ : 0.0;
     if (s_.weight_replicas() > 1 && s_.zero < 3) {
-      t.dp_full_s = Comm(kind, params * grad_bytes, dp_group_);
+      const CommPriced full = Priced(kind, params * grad_bytes, dp_group_);
+      t.dp_full_s = full.time_s;
+      t.dp_share = Share(full, bound_bwd_);
       t.dp_bucket_s = Comm(kind, std::min(params, o_.dp_bucket_params) * grad_bytes, dp_group_);
       if (s_.zero >= 1) t.gather_s = Comm(CommKind::kAllGather, params * 2.0, dp_group_);
     }
@@ -521,12 +611,14 @@ void Lowering::AddPipelineSends(double p2p_s, Graph* lg) {
         const int ns = (v + 1) % pp, nc = (v + 1) / pp;
         const TaskId send = g.AddTask(lg->res[st].send_fwd, send_s, kP2p,
                                       TaskName("send act", ps.chunk, ps.micro_batch));
+        if (send_s > 0) g.SetSlowdown(send, lg->res[st].compute, p2p_share_);
         g.AddDep(pass[st][1][idx].second, send);
         g.AddDep(send, pass[ns][1][static_cast<size_t>(nc * m + ps.micro_batch)].first);
       } else if (!ps.forward && v > 0) {
         const int ns = (v - 1) % pp, nc = (v - 1) / pp;
         const TaskId send = g.AddTask(lg->res[st].send_bwd, send_s, kP2p,
                                       TaskName("send grad", ps.chunk, ps.micro_batch));
+        if (send_s > 0) g.SetSlowdown(send, lg->res[st].compute, p2p_share_);
         g.AddDep(pass[st][0][idx].second, send);
         g.AddDep(send, pass[ns][0][static_cast<size_t>(nc * m + ps.micro_batch)].first);
       }
@@ -548,9 +640,11 @@ std::vector<TaskId> Lowering::AddGradBuckets(const std::vector<ChunkCost>& stage
       acc += cc.layer_params[l];
       *stage_params += cc.layer_params[l];
       if (acc >= o_.dp_bucket_params || l + 1 == cc.layer_params.size()) {
-        const TaskId t =
-            lg->g.AddTask(lg->res[st].dp, Comm(grad_kind, acc * grad_bytes, dp_group_), kDp,
-                          o_.want_trace ? "grad bucket c" + std::to_string(c) : "");
+        const CommPriced bucket = Priced(grad_kind, acc * grad_bytes, dp_group_);
+        const TaskId t = lg->g.AddTask(lg->res[st].dp, bucket.time_s, kDp,
+                                       o_.want_trace ? "grad bucket c" + std::to_string(c) : "");
+        // Overlap slowdown: the bucket's kernels take SMs and HBM from the backward beside it.
+        lg->g.SetSlowdown(t, lg->res[st].compute, Share(bucket, bound_bwd_));
         lg->g.AddDep(s_.overlap_dp ? lg->last_layers[st][c][l] : lg->last_compute[st], t);
         dp_tasks.push_back(t);
         acc = 0;
@@ -599,12 +693,17 @@ TrainSimResult Lowering::Collect(const Chunks& chunks, const Graph& lg, const Ti
   // Breakdown of stage 0.
   TimeBreakdown bd;
   bd.optimizer_s = lg.stage0_opt_s;
-  const double busy = StageZeroWork(chunks[0], static_cast<double>(s_.micro_batches()), &bd);
+  double busy = StageZeroWork(chunks[0], static_cast<double>(s_.micro_batches()), &bd);
   const double last_bwd_end = tl.spans[lg.opt_task[0]].start_s;
   double compute_end = 0;
   for (TaskId t : g.queue(lg.res[0].compute)) {
     if (g.tasks()[t].tag == kBwd || g.tasks()[t].tag == kCp)
       compute_end = std::max(compute_end, tl.spans[t].end_s);
+    // What overlapped communication slowed (SetSlowdown) is compute time too.
+    const Span& sp = tl.spans[t];
+    const double slowed = std::max(0.0, (sp.end_s - sp.start_s) - g.tasks()[t].duration_s);
+    bd.compute_s += slowed;
+    busy += slowed;
   }
   bd.dp_comm_s += std::max(0.0, last_bwd_end - compute_end) +
                   std::max(0.0, r.step_time_s - tl.spans[lg.opt_task[0]].end_s);

@@ -266,6 +266,105 @@ TEST(TrainSim, TpOverlapHidesCommunicationUnderGemmsButOneChunk) {
   }
 }
 
+// FakeCosts whose every call takes a share x of the GPU from overlapped compute (its SMs and
+// its HBM alike, so the op mix does not matter).
+class FootprintCosts : public FakeCosts {
+ public:
+  FootprintCosts(double bus_Bps, double share) : FakeCosts(bus_Bps), share_(share) {}
+  CommPriced CommPricedOf(CommKind k, double bytes, std::span<const int> g) const override {
+    return {CommTime(k, bytes, g), share_, share_};
+  }
+  CommPriced P2pPricedOf(double bytes, int src, int dst) const override {
+    return {P2pTime(bytes, src, dst), share_, share_};
+  }
+  int Sms() const override { return 132; }
+
+ private:
+  double share_;
+};
+
+TEST(TrainSim, OverlappedGradientBucketsSlowTheBackwardBesideThem) {
+  // dp 2, one bucket per layer (dp_bucket_params 1) and a fast bus: every bucket but the last
+  // (layer 0 with the embedding, reduced after the backward ends) runs beside the last backward.
+  // Each bucket's kernels take x = 24/132 of the GPU, so each second a bucket runs beside the
+  // backward costs the backward x seconds more (sim/task_graph.h: w s at 1 - x of the speed do
+  // w (1 - x) s of work): step = plain step + x * (sum of the hidden buckets' times), and the
+  // breakdown counts the x part as compute.
+  TransformerSpec m = SmallGpt();
+  Strategy s;
+  s.gbs = 2;
+  s = Resolve(m, s, 2);
+  TrainSimOptions o;
+  o.dp_bucket_params = 1;
+  o.want_trace = true;
+  const double x = 24.0 / 132.0;
+  auto plain = SimulateTrainingStep(m, s, FakeCosts(1e12), o);
+  auto slowed = SimulateTrainingStep(m, s, FootprintCosts(1e12, x), o);
+  ASSERT_TRUE(plain.ok() && slowed.ok());
+  double compute_end = 0, hidden = 0, last_start = 0;
+  for (const StepSpan& sp : plain->spans) {
+    if (sp.category == "backward") compute_end = std::max(compute_end, sp.start_s + sp.dur_s);
+  }
+  int buckets = 0;
+  for (const StepSpan& sp : plain->spans) {
+    if (sp.category != "dp") continue;
+    ++buckets;
+    if (sp.start_s + sp.dur_s <= compute_end) {
+      hidden += sp.dur_s;
+    } else {
+      last_start = sp.start_s;
+    }
+  }
+  EXPECT_EQ(buckets, 8);
+  EXPECT_NEAR(last_start, compute_end, 1e-12);  // the last bucket waits for the backward's end
+  ASSERT_GT(hidden, 0);
+  EXPECT_NEAR(slowed->step_time_s, plain->step_time_s + x * hidden, 1e-9 * plain->step_time_s);
+  EXPECT_NEAR(slowed->breakdown.compute_s, plain->breakdown.compute_s + x * hidden,
+              1e-9 * plain->step_time_s);
+  EXPECT_NEAR(slowed->breakdown.pp_bubble_s, plain->breakdown.pp_bubble_s,
+              1e-9 * plain->step_time_s);
+  // The closed form prices the same slowdown from the whole reduction less one bucket.
+  TrainSimOptions cf;
+  cf.closed_form = true;
+  auto est = SimulateTrainingStep(m, s, FootprintCosts(1e12, x), cf);
+  ASSERT_TRUE(est.ok());
+  EXPECT_GT(est->step_time_s, SimulateTrainingStep(m, s, FakeCosts(1e12), cf)->step_time_s);
+}
+
+TEST(TrainSim, TpOverlapSlowsTheGemmsByTheSmsItsKernelsTake) {
+  // The fast-bus case of TpOverlapHidesCommunicationUnderGemmsButOneChunk: of comm = 66 u,
+  // 64 u - 16 u = 48 u hide under the GEMMs. With userbuffers kernels on 24 of the GPU's 132 SMs
+  // the GEMMs run at 108/132 of their speed while it does: + 48 u x 24/132. With the all-gathers
+  // on copy engines only the reduce-scatters (half of each pass's time here: same bytes, same
+  // bus) take SMs: + 48 u x 24/132 / 2. dp 1, pp 1: the step is the sum of the passes.
+  TransformerSpec m = SmallGpt();
+  Strategy s;
+  s.gbs = 4;
+  s.tp = 4;
+  s.sp = true;
+  s.tp_overlap = true;
+  s = Resolve(m, s, 4);
+  const FootprintCosts costs(1e12, 0.0);
+  auto free_gemms = SimulateTrainingStep(m, s, costs, {});  // tp_ub.comm_sms 0: not slowed
+  Strategy no_ce = s;
+  no_ce.tp_ub.comm_sms = 24;
+  no_ce.tp_ub.ag_copy_engine = false;
+  Strategy ce = no_ce;
+  ce.tp_ub.ag_copy_engine = true;
+  auto a = SimulateTrainingStep(m, no_ce, costs, {});
+  auto b = SimulateTrainingStep(m, ce, costs, {});
+  ASSERT_TRUE(free_gemms.ok() && a.ok() && b.ok());
+  auto plain_s = s;
+  plain_s.tp_overlap = false;
+  const double c = SimulateTrainingStep(m, plain_s, costs, {})->breakdown.tp_comm_s;
+  const double u = c / 66;
+  const double t0 = free_gemms->step_time_s;
+  EXPECT_NEAR(a->step_time_s, t0 + 48 * u * 24 / 132, 1e-9 * t0);
+  EXPECT_NEAR(b->step_time_s, t0 + 48 * u * 24 / 132 / 2, 1e-9 * t0);
+  EXPECT_NEAR(a->breakdown.compute_s - free_gemms->breakdown.compute_s, 48 * u * 24 / 132,
+              1e-9 * t0);
+}
+
 TEST(TrainSim, CommunicationCostOnlyAddsTime) {
   TransformerSpec m = SmallGpt();
   Strategy s;

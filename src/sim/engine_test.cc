@@ -77,6 +77,39 @@ TEST(TaskGraph, StreamOrderAndDependenciesGiveTheCriticalPath) {
   EXPECT_DOUBLE_EQ(tl->makespan_s, 5);
 }
 
+TEST(TaskGraph, ASlowingTaskStretchesWhatRunsBesideIt) {
+  // 1 s of GEMM on the compute stream beside a 0.5 s all-reduce whose 24 CTAs take 24 of 132 SMs
+  // (share 24/132). For the first 0.5 s the GEMM runs at 108/132 of its speed and does
+  // 0.5 x 108/132 s of its work; the rest, 1 - 0.5 x 108/132, runs at full speed after:
+  // 0.5 + 1 - 0.5 x 108/132 = 1 + 0.5 x 24/132 s. The all-reduce itself is not slowed.
+  TaskGraph g;
+  ResourceId comp = g.AddResource("compute", 0);
+  ResourceId comm = g.AddResource("comm", 0);
+  TaskId gemm = g.AddTask(comp, 1.0, 0, "gemm");
+  TaskId ar = g.AddTask(comm, 0.5, 1, "all_reduce");
+  g.SetSlowdown(ar, comp, 24.0 / 132.0);
+  // A second GEMM after the first runs alone, at full speed: ends 1 s after the first.
+  TaskId next = g.AddTask(comp, 1.0, 0, "gemm 2");
+  auto tl = RunTaskGraph(g);
+  ASSERT_TRUE(tl.ok());
+  EXPECT_DOUBLE_EQ(tl->spans[ar].end_s, 0.5);
+  EXPECT_NEAR(tl->spans[gemm].end_s, 1.0 + 0.5 * 24.0 / 132.0, 1e-12);
+  EXPECT_NEAR(tl->spans[next].end_s, 2.0 + 0.5 * 24.0 / 132.0, 1e-12);
+  // Two slowing tasks at once add their shares: 0.2 + 0.3 for 1 s, so a 2 s compute task does
+  // 0.5 s of work in the first second and 1.5 s after: it ends at 2.5 s.
+  TaskGraph h;
+  ResourceId c2 = h.AddResource("compute", 0);
+  ResourceId s1 = h.AddResource("dp", 0);
+  ResourceId s2 = h.AddResource("pp", 0);
+  TaskId work = h.AddTask(c2, 2.0, 0, "bwd");
+  h.SetSlowdown(h.AddTask(s1, 1.0, 1, "dp"), c2, 0.2);
+  h.SetSlowdown(h.AddTask(s2, 1.0, 1, "pp"), c2, 0.3);
+  auto t2 = RunTaskGraph(h);
+  ASSERT_TRUE(t2.ok());
+  EXPECT_NEAR(t2->spans[work].end_s, 2.5, 1e-12);
+  EXPECT_NEAR(t2->makespan_s, 2.5, 1e-12);
+}
+
 TEST(TaskGraph, CycleIsReportedNotHung) {
   TaskGraph g;
   ResourceId r = g.AddResource("compute", 0);

@@ -2,9 +2,12 @@
 // A task-graph executor on the EventEngine: resources (a GPU's compute stream, a comm stream) run
 // their tasks one at a time in the order they were added (as CUDA streams do); a task starts
 // when its resource is free, the tasks before it on that resource are done, and all of its
-// dependencies are done. Durations are fixed when a task is added (seconds). The run records a
-// timeline span per task. Knows nothing of what a task means; `tag` is an opaque category the
-// caller uses for breakdowns.
+// dependencies are done. A task's duration (seconds) is its length when it runs alone; a task may
+// slow another resource while it runs (SetSlowdown: a communication kernel that takes SMs and
+// memory bandwidth from the compute kernels beside it), so a task on a slowed resource progresses
+// at 1 - (sum of the shares of the slowing tasks running now) of its speed and ends later. The run
+// records a timeline span per task. Knows nothing of what a task means; `tag` is an opaque
+// category the caller uses for breakdowns.
 #ifndef NDTWIN_SIM_TASK_GRAPH_H_
 #define NDTWIN_SIM_TASK_GRAPH_H_
 
@@ -30,6 +33,9 @@ struct Task {
   int tag = 0;       // caller's category
   std::string name;  // shown in traces
   std::vector<TaskId> deps;
+  // While this task runs, `slows` (a resource, -1 for none) progresses `slow_share` slower.
+  ResourceId slows = -1;
+  double slow_share = 0;
 };
 
 class TaskGraph {
@@ -39,6 +45,10 @@ class TaskGraph {
   TaskId AddTask(ResourceId resource, double duration_s, int tag, std::string name);
   // `after` waits for `before`. REQUIRES: both exist.
   void AddDep(TaskId before, TaskId after);
+  // While `task` runs, tasks on `victim` progress at (1 - share) of their speed; the shares of
+  // tasks running at once add up, and the rate is floored at kMinSlowedRate. REQUIRES: both exist,
+  // victim is not the task's own resource, 0 <= share < 1.
+  void SetSlowdown(TaskId task, ResourceId victim, double share);
 
   const std::vector<Resource>& resources() const { return resources_; }
   const std::vector<Task>& tasks() const { return tasks_; }
@@ -50,6 +60,10 @@ class TaskGraph {
   std::vector<Task> tasks_;
   std::vector<std::vector<TaskId>> queues_;
 };
+
+// The slowest a slowed resource runs (shares adding past 1 - this are clipped): a kernel
+// always keeps some SMs and bandwidth, and the floor keeps every end time finite.
+inline constexpr double kMinSlowedRate = 0.05;
 
 struct Span {
   TaskId task = 0;
