@@ -181,9 +181,9 @@ void KeyPart(std::string* key, const std::optional<T>& v) {
 
 StatusOr<std::shared_ptr<const TransformerSpec>> TrainJobCache::Model(const Context& ctx,
                                                                       const ModelArgs& m) {
-  char at[32];
-  std::snprintf(at, sizeof at, "%p|", static_cast<const void*>(&ctx));
-  std::string key = at + m.model + '|' + m.model_file + '|' + m.hf_config + '|';
+  const Context* at = &ctx;
+  std::string key(reinterpret_cast<const char*>(&at), sizeof at);
+  key += m.model + '|' + m.model_file + '|' + m.hf_config + '|';
   for (const std::optional<int64_t>* v :
        {&m.layers, &m.hidden, &m.heads, &m.kv_heads, &m.ffn, &m.vocab, &m.seq}) {
     KeyPart(&key, *v);
@@ -205,18 +205,34 @@ StatusOr<std::shared_ptr<const TransformerSpec>> TrainJobCache::Model(const Cont
   return it->second.model;
 }
 
+StatusOr<const SkuSpec*> TrainJobCache::Sku(const Context& ctx, const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto key = std::make_pair(&ctx, name);
+  auto it = skus_.find(key);
+  if (it == skus_.end()) {
+    SkuEntry e;
+    StatusOr<const SkuSpec*> r = ctx.catalog.FindSku(name);
+    if (r.ok()) {
+      e.sku = *r;
+    } else {
+      e.status = r.status();
+    }
+    it = skus_.emplace(std::move(key), std::move(e)).first;
+  }
+  if (!it->second.status.ok()) return it->second.status;
+  return it->second.sku;
+}
+
 std::shared_ptr<const TrainJobCache::BuiltCluster> TrainJobCache::ClusterFor(
     const Context& ctx, const ClusterSpec& cs, const FabricArgs& fabric) {
   // The Context's address too: the cluster keeps pointers into its catalog.
-  char at[32];
-  std::snprintf(at, sizeof at, "%p|", static_cast<const void*>(&ctx));
-  std::string key = at + cs.sku->name + '|' + std::to_string(cs.vms) + '|' +
-                    std::to_string(cs.gpus_per_vm) + '|' + std::to_string(fabric.tiers) + '|';
+  const Context* at = &ctx;
+  std::string key(reinterpret_cast<const char*>(&at), sizeof at);
+  key += cs.sku->name + '|' + std::to_string(cs.vms) + '|' + std::to_string(cs.gpus_per_vm) + '|' +
+         std::to_string(fabric.tiers) + '|';
   KeyPart(&key, fabric.radix);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%d|%.17g|%d", fabric.vms_per_leaf, fabric.oversubscription,
-                fabric.ecmp_spread ? 1 : 0);
-  key += buf;
+  key += std::to_string(fabric.vms_per_leaf) + '|' + (fabric.ecmp_spread ? "e|" : "-|");
+  key.append(reinterpret_cast<const char*>(&fabric.oversubscription), sizeof(double));
   std::lock_guard<std::mutex> lock(mu_);
   auto it = clusters_.find(key);
   if (it != clusters_.end()) return it->second;
@@ -254,7 +270,8 @@ StatusOr<SimulatedTrainJob> SimulateTrainJob(const Context& ctx, const TrainJobA
                                              TrainJobCache* cache) {
   const Catalog& cat = ctx.catalog;
   if (f.sku.empty()) return Status::InvalidInput("--sku is required (see: ndtwin sku list)");
-  NDT_ASSIGN_OR_RETURN(const SkuSpec* sku, cat.FindSku(f.sku));
+  NDT_ASSIGN_OR_RETURN(const SkuSpec* sku,
+                       cache != nullptr ? cache->Sku(ctx, f.sku) : cat.FindSku(f.sku));
   if (f.vms < 1) return Status::InvalidInput("--vms must be >= 1");
   std::shared_ptr<const TransformerSpec> cached_model;
   if (cache != nullptr) {

@@ -79,6 +79,8 @@ struct SimulatedTrainJob {
 class TrainJobCache {
  public:
   StatusOr<std::shared_ptr<const TransformerSpec>> Model(const Context& ctx, const ModelArgs& m);
+  // ctx.catalog.FindSku(name), kept.
+  StatusOr<const SkuSpec*> Sku(const Context& ctx, const std::string& name);
   struct BuiltCluster {
     std::string note;  // FabricArgs::Apply's assumption, or ""
     Status status;     // BuildCluster's error
@@ -95,7 +97,12 @@ class TrainJobCache {
     Status status;
     std::shared_ptr<const TransformerSpec> model;
   };
+  struct SkuEntry {
+    Status status;
+    const SkuSpec* sku = nullptr;
+  };
   mutable std::mutex mu_;
+  std::map<std::pair<const Context*, std::string>, SkuEntry> skus_;
   std::map<std::string, ModelEntry> models_;
   std::map<std::string, std::shared_ptr<const BuiltCluster>> clusters_;
   int64_t cluster_gpus_ = 0;  // in clusters_, to bound its memory

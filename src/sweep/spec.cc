@@ -224,6 +224,14 @@ std::vector<HeadlineColumn> HeadlineColumns(const std::string& command) {
             {"tpot_p99_s", "/tpot_s/p99", false},
             {"usd_per_million_tokens", "/usd_per_million_tokens", false}};
   }
+  if (command == "fleet") {
+    // The Monte Carlo's mean goodput and its median time to train and cost (tokens mode).
+    return {{"goodput", "/goodput", true},
+            {"step_time_s", "/step_time_s", false},
+            {"time_to_train_days", "/time_to_train_days/p50", false},
+            {"cost_usd", "/cost_usd/p50", false},
+            {"lost_gpu_hours", "/lost_gpu_hours", false}};
+  }
   if (command == "collective") {
     // The last row: the largest message of the command's size range.
     return {{"time_us", "/rows/-/time_us", false}, {"busbw_gbps", "/rows/-/busbw_GBps", true}};

@@ -91,7 +91,11 @@ class Store {
     st->ncols_ = cols.size();
     NDT_ASSIGN_OR_RETURN(st->db_, OpenDb(path, true));
     sqlite3* db = st->db_.get();
-    NDT_RETURN_IF_ERROR(Exec(db, path, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"));
+    // A larger page cache and fewer checkpoints: the same commits, less re-reading and copying.
+    NDT_RETURN_IF_ERROR(Exec(db, path,
+                             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+                             "PRAGMA cache_size=-65536; PRAGMA wal_autocheckpoint=8192; "
+                             "PRAGMA temp_store=MEMORY;"));
     const std::string spec_json = CanonicalJson(spec.ToJson());
     if (exists) {
       StatusOr<std::string> old = Meta(db, path, "spec");
@@ -187,7 +191,10 @@ class Store {
   Status Finish(const std::vector<HeadlineColumn>& cols) {
     std::string sql = "CREATE INDEX IF NOT EXISTS results_status ON results(status);";
     for (const HeadlineColumn& c : cols) {
-      sql += "CREATE INDEX IF NOT EXISTS results_" + c.name + " ON results(" + c.name + ");";
+      // Partial: the rows a query can pick (--pareto and --top ask for IS NOT NULL), not the
+      // errors, which are most rows of many sweeps.
+      sql += "CREATE INDEX IF NOT EXISTS results_" + c.name + " ON results(" + c.name + ") WHERE " +
+             c.name + " IS NOT NULL;";
     }
     return Exec(db_.get(), path_, sql);
   }
@@ -451,7 +458,7 @@ StatusOr<SweepStats> RunSweep(const SweepSpec& spec, const RunnerFactory& make,
   std::vector<std::unique_ptr<PointRunner>> runners;
   for (int t = 0; t < stats.threads; ++t) runners.push_back(make());
   const uint64_t batch =
-      options.batch > 0 ? options.batch : 256 * static_cast<uint64_t>(stats.threads);
+      options.batch > 0 ? options.batch : 2048 * static_cast<uint64_t>(stats.threads);
   [[maybe_unused]] int rank = 0;
   int ranks = 1;
 #ifdef NDT_HAVE_MPI

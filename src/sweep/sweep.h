@@ -136,7 +136,7 @@ struct SweepOptions {
   int threads = 0;  // OpenMP threads; 0: all cores
   SweepStore store = SweepStore::kFull;
   bool resume = false;
-  uint64_t batch = 0;  // points per commit; 0: 256 per thread
+  uint64_t batch = 0;  // points per commit; 0: 2,048 per thread
   // Called after each committed batch with (done, total) on the writing process.
   std::function<void(uint64_t done, uint64_t total)> progress;
   // Test hook: stop (as if killed) after this many batches were committed; 0: never.

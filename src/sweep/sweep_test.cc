@@ -464,6 +464,59 @@ TEST(SweepRunTest, CommandFastPathsEqualTheGeneralPath) {
   EXPECT_EQ(command("summary"), no_result);
 }
 
+// fleet sweeps (issue 21: fleet joins as it lands): the headline columns are the numbers of
+// fleet's own JSON document (goodput, step time, median time to train and cost, lost GPU-hours).
+TEST(SweepRunTest, FleetColumnsAreItsJsonNumbers) {
+  const SweepSpec spec = TrainSpec(
+      "command: fleet\n"
+      "fixed: {model: gpt3-175b, gbs: 1536, tokens: 1.0e11, runs: 20, tp: 8, pp: 8}\n"
+      "grid: {sku: [Standard_ND96isr_H100_v5, Standard_ND96isr_H200_v5], vms: [16, 32]}\n"
+      "fidelity: estimate\n");
+  const std::string path = TempPath("fleet.sqlite");
+  const PointFn fn = [](const Json& args) -> StatusOr<Json> {
+    Diagnostics d;
+    NDT_ASSIGN_OR_RETURN(CommandOutput out, RunJson(*FindCommand("fleet"), Ctx(), args, &d));
+    return std::move(out.json);
+  };
+  ASSERT_TRUE(RunSweep(spec, fn, path, SweepOptions{}).ok());
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* s = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db,
+                               "SELECT id, status, goodput, step_time_s, time_to_train_days, "
+                               "cost_usd, lost_gpu_hours FROM results ORDER BY id",
+                               -1, &s, nullptr),
+            SQLITE_OK);
+  int rows = 0, priced = 0;
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    ++rows;
+    Diagnostics d;
+    StatusOr<CommandOutput> one =
+        RunJson(*FindCommand("fleet"), Ctx(), SweepPoint(spec, sqlite3_column_int64(s, 0)), &d);
+    ASSERT_TRUE(one.ok()) << one.status().message();
+    const Json& j = one->json;
+    EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(s, 1)), "ok");
+    EXPECT_EQ(sqlite3_column_double(s, 2), j["goodput"].get<double>());
+    EXPECT_GT(sqlite3_column_double(s, 2), 0.5);  // a goodput, not a time
+    EXPECT_EQ(sqlite3_column_double(s, 3), j["step_time_s"].get<double>());
+    EXPECT_EQ(sqlite3_column_double(s, 4), j["time_to_train_days"]["p50"].get<double>());
+    EXPECT_EQ(sqlite3_column_double(s, 6), j["lost_gpu_hours"].get<double>());
+    if (j["cost_usd"].is_null()) {
+      EXPECT_EQ(sqlite3_column_type(s, 5), SQLITE_NULL);  // H200 has no price in data/
+    } else {
+      ++priced;
+      EXPECT_EQ(sqlite3_column_double(s, 5), j["cost_usd"]["p50"].get<double>());
+    }
+  }
+  EXPECT_EQ(rows, 4);
+  EXPECT_EQ(priced, 2);
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  StatusOr<std::vector<SweepPick>> top = QueryTop(path, "goodput", 1);
+  ASSERT_TRUE(top.ok()) << top.status().message();
+  EXPECT_EQ(top->size(), 1u);
+}
+
 // The typed path's request declares train's options exactly (else the sweep would not use it).
 TEST(SweepRunTest, TrainPointRequestDeclaresTrainsOptions) {
   TrainPointRequest mine;
