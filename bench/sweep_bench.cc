@@ -10,9 +10,23 @@
 //     candidate): the ceiling if a sweep shared the cluster across points.
 //   BM_SweepModelLoad: reading and parsing data/models/gpt3-175b.yaml (RunJson does it per point).
 //   BM_SweepOverhead: the sweep's own work per point (flags, canonical params) without the command.
+//   BM_SweepParams: the same params as `ndtwin sweep` writes them (SweepParams: no JSON per point).
+//   BM_SweepTrainPoint/VMS: the typed per-point path of `ndtwin sweep --store summary` for train
+//     (cmd/sweep.cc): SimulateTrainJob on the shared TrainJobCache (model and cluster built once)
+//     and the headline numbers; mbs and VPP searched as in BM_SweepPoint.
+//   BM_SweepCommand/FIDELITY: `ndtwin sweep SPEC --store summary --threads 1` end to end (spec,
+//     runners, SQLite with its indexes) over a 960-point GPT-3 space with every knob given (2
+//     sizes x 16, 128 VMs x tp 1-8 x pp 1-16 x vpp 1-2 x mbs 1-4 x 2 recompute), as the issue's
+//     full space gives them; items/s = configurations per CPU-second. Arg 0: estimate, 1:
+//     analytical.
 #include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
 
 #include "cmd/command.h"
+#include "cmd/train_job.h"
 #include "core/check.h"
 #include "model/transformer.h"
 #include "parallel/cluster_costs.h"
@@ -146,6 +160,87 @@ void BM_SweepOverhead(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_SweepOverhead)->Unit(benchmark::kMicrosecond);
+
+void BM_SweepParams(benchmark::State& state) {
+  const SweepSpec spec = Spec(128);
+  const SweepParams params(spec);
+  uint64_t id = 0;
+  for (auto _ : state) {
+    std::string p = params.Of(id++ % spec.points);
+    benchmark::DoNotOptimize(p);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_SweepParams)->Unit(benchmark::kMicrosecond);
+
+void BM_SweepTrainPoint(benchmark::State& state) {
+  TrainJobCache cache;
+  std::vector<TrainJobArgs> points;
+  for (int tp : {4, 8}) {
+    for (int pp : {8, 16}) {
+      for (const char* r : {"selective", "full"}) {
+        TrainJobArgs a;
+        a.sku = "Standard_ND96amsr_A100_v4";
+        a.vms = static_cast<int>(state.range(0));
+        a.model.model = "gpt3-175b";
+        a.gbs = 1536;
+        a.tokens = 300e9;
+        a.tp = tp;
+        a.pp = pp;
+        a.recompute = r;
+        a.fidelity = "estimate";
+        points.push_back(a);
+      }
+    }
+  }
+  size_t i = 0;
+  for (auto _ : state) {
+    Diagnostics d;
+    StatusOr<SimulatedTrainJob> r =
+        SimulateTrainJob(Ctx(), points[i++ % points.size()], false, &d, &cache);
+    NDT_CHECK(r.ok(), r.status().message());
+    benchmark::DoNotOptimize(r->report.sim.step_time_s);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_SweepTrainPoint)->Arg(16)->Arg(128)->Arg(1024)->Unit(benchmark::kMicrosecond);
+
+void BM_SweepCommand(benchmark::State& state) {
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  const std::string tag = std::to_string(getpid());
+  const std::string spec = dir + "/ndt_sweep_bench_" + tag + ".yaml";
+  const std::string out = dir + "/ndt_sweep_bench_" + tag + ".sqlite";
+  const char* fidelity = state.range(0) == 0 ? "estimate" : "analytical";
+  {
+    std::FILE* f = std::fopen(spec.c_str(), "w");
+    NDT_CHECK(f != nullptr, "spec");
+    std::fprintf(f,
+                 "command: train\nfixed: {model: gpt3-175b, gbs: 1536, tokens: 300e9, zero: 1}\n"
+                 "grid:\n  sku: [Standard_ND96amsr_A100_v4, Standard_ND96isr_H100_v5]\n"
+                 "  vms: [16, 128]\n  tp: [1, 2, 4, 8]\n  pp: [1, 2, 4, 8, 16]\n"
+                 "  vpp: [1, 2]\n  mbs: [1, 2, 4]\n  recompute: [selective, full]\n"
+                 "fidelity: %s\n",
+                 fidelity);
+    std::fclose(f);
+  }
+  const Command* sweep = FindCommand("sweep");
+  uint64_t points = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    for (const char* x : {"", "-wal", "-shm"}) std::filesystem::remove(out + x);
+    state.ResumeTiming();
+    Diagnostics d;
+    StatusOr<CommandOutput> r =
+        RunJson(*sweep, Ctx(),
+                Json{{"spec", spec}, {"out", out}, {"store", "summary"}, {"threads", 1}}, &d);
+    NDT_CHECK(r.ok(), r.status().message());
+    points += r->json["points"].get<uint64_t>();
+  }
+  for (const char* x : {"", "-wal", "-shm"}) std::filesystem::remove(out + x);
+  std::filesystem::remove(spec);
+  state.SetItemsProcessed(static_cast<int64_t>(points));
+}
+BENCHMARK(BM_SweepCommand)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace ndt

@@ -8,17 +8,264 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <sstream>
 #include <string>
+#include <type_traits>
+#include <variant>
 
 #include "cmd/command.h"
+#include "cmd/common.h"
 #include "cmd/registry.h"
+#include "cmd/train_job.h"
+#include "fleet/fleet.h"
 #include "report/sweep_render.h"
+#include "report/text.h"
 
 namespace ndt {
 namespace {
+
+// ---- Points without per-point JSON -----------------------------------------------------------
+// A sweep's points differ only in the spec's grid and zip keys. Each thread binds the fixed keys
+// once into its own request and, per point, only the varied ones (restoring each first, so a
+// null value means the default as in BindJson), then checks the ranges. Where the result could
+// differ from binding the whole point (a fixed key that does not bind, a required option left
+// null), the point takes the general path: RunJson of SweepPoint.
+
+// A field's value, to restore before a point binds it.
+using FieldValue =
+    std::variant<int, int64_t, uint64_t, double, std::string, bool, std::vector<std::string>,
+                 std::optional<int>, std::optional<int64_t>, std::optional<double>,
+                 std::optional<std::string>, std::optional<bool>>;
+
+FieldValue Snapshot(const OptionField& f) {
+  return std::visit([](auto* p) { return FieldValue(*p); }, f);
+}
+void Restore(const FieldValue& v, const OptionField& f) {
+  std::visit([&](auto* p) { *p = std::get<std::remove_pointer_t<decltype(p)>>(v); }, f);
+}
+
+class BoundRequest {
+ public:
+  BoundRequest(const Command& cmd, std::unique_ptr<CommandRequest> req, const SweepSpec& spec,
+               const SweepParams& params)
+      : cmd_(cmd), req_(std::move(req)), params_(params) {
+    req_->Declare(&options_);
+    std::vector<std::string> required;
+    for (Option& o : options_.options()) {
+      if (o.required) required.push_back(o.name);
+      o.required = false;  // checked below, against fixed and the point's values
+    }
+    general_ = !BindJson(spec.fixed, &options_, cmd.name).ok();
+    std::vector<const SweepAxis*> axes;
+    for (const SweepAxis& a : spec.grid) axes.push_back(&a);
+    for (const SweepAxis& a : spec.zip) axes.push_back(&a);
+    for (const SweepAxis* a : axes) {
+      Axis x;
+      Option* o = options_.Find(a->key);
+      if (o == nullptr) {
+        general_ = true;
+        break;
+      }
+      x.field = o->field;
+      x.initial = Snapshot(o->field);
+      for (const Json& v : a->values) {
+        x.null.push_back(v.is_null());
+        x.value.push_back(Json::object({{a->key, v}}));
+      }
+      axes_.push_back(std::move(x));
+    }
+    for (const std::string& r : required) {
+      auto fixed = spec.fixed.find(r);
+      if (fixed != spec.fixed.end() && !fixed->is_null()) continue;
+      int axis = -1;
+      for (size_t k = 0; k < axes.size(); ++k) {
+        if (axes[k]->key == r) axis = static_cast<int>(k);
+      }
+      if (axis < 0) general_ = true;  // every point lacks it: the general path says so
+      required_axes_.push_back(axis);
+    }
+  }
+
+  // Binds point `id`; false: take the general path (RunJson of the whole point).
+  bool Bind(uint64_t id, Status* error) {
+    if (general_) return false;
+    params_.Digits(id, &digits_);
+    for (int a : required_axes_) {
+      if (axes_[a].null[digits_[a]]) return false;
+    }
+    *error = Status::Ok();
+    for (size_t k = 0; k < axes_.size(); ++k) {
+      const Axis& a = axes_[k];
+      Restore(a.initial, a.field);
+      if (a.null[digits_[k]]) continue;
+      *error = BindJson(a.value[digits_[k]], &options_, cmd_.name);
+      if (!error->ok()) return true;
+    }
+    *error = CheckRanges(options_);
+    return true;
+  }
+  const CommandRequest& request() const { return *req_; }
+  template <typename T>
+  const T& as() const {
+    return static_cast<const T&>(*req_);
+  }
+
+ private:
+  struct Axis {
+    OptionField field;
+    FieldValue initial;
+    std::vector<Json> value;  // {key: value}
+    std::vector<bool> null;
+  };
+  const Command& cmd_;
+  std::unique_ptr<CommandRequest> req_;
+  const SweepParams& params_;
+  OptionList options_;
+  std::vector<Axis> axes_;
+  std::vector<int> required_axes_;
+  std::vector<size_t> digits_;
+  bool general_ = false;
+};
+
+// The general runner: the command's own request, bound as above, run as RunJson runs it.
+class CommandRunner : public PointRunner {
+ public:
+  CommandRunner(const Command& cmd, const Context& ctx, const SweepSpec& spec,
+                const SweepParams& params)
+      : cmd_(cmd), ctx_(ctx), spec_(spec), bound_(cmd, cmd.new_request(), spec, params) {}
+  StatusOr<Json> Run(uint64_t id) override {
+    Diagnostics d;  // a point's warnings are not kept
+    Status bind;
+    if (!bound_.Bind(id, &bind)) {
+      NDT_ASSIGN_OR_RETURN(CommandOutput out, RunJson(cmd_, ctx_, SweepPoint(spec_, id), &d));
+      return std::move(out.json);
+    }
+    NDT_RETURN_IF_ERROR(bind);
+    NDT_ASSIGN_OR_RETURN(CommandOutput out, cmd_.run(ctx_, bound_.request(), &d));
+    return std::move(out.json);
+  }
+
+ private:
+  const Command& cmd_;
+  const Context& ctx_;
+  const SweepSpec& spec_;
+  BoundRequest bound_;
+};
+
+// ---- train --store summary: the headline numbers without the document --------------------------
+
+// What the runners of one sweep share: the models and clusters (TrainJobCache) and the Contexts
+// with --price-per-hour applied, one per distinct list.
+class SweepShared {
+ public:
+  explicit SweepShared(const Context& ctx) : ctx_(ctx) {}
+  TrainJobCache cache;
+  StatusOr<const Context*> Priced(const PriceArgs& prices) {
+    if (prices.prices.empty()) return &ctx_;
+    std::string key;
+    for (const std::string& p : prices.prices) key += p + '\n';
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = priced_.find(key);
+    if (it == priced_.end()) {
+      Entry e;
+      std::optional<Context> holder;
+      StatusOr<const Context*> c = prices.Apply(ctx_, &holder);
+      if (!c.ok()) {
+        e.status = c.status();
+      } else {
+        e.ctx = std::make_unique<Context>(std::move(*holder));
+      }
+      it = priced_.emplace(key, std::move(e)).first;
+    }
+    if (!it->second.status.ok()) return it->second.status;
+    return it->second.ctx.get();
+  }
+
+ private:
+  struct Entry {
+    Status status;
+    std::unique_ptr<Context> ctx;
+  };
+  const Context& ctx_;
+  std::mutex mu_;
+  std::map<std::string, Entry> priced_;
+};
+
+// The headline columns of train (sweep/spec.cc HeadlineColumns("train")) from its report: the
+// numbers train's --json document holds at those places (cmd/train.cc), nullopt where it has
+// none or a number that is not finite.
+std::vector<std::optional<double>> TrainHeadline(const SimulatedTrainJob& run) {
+  const TrainReport& r = run.report;
+  const TrainJob& job = run.job;
+  auto finite = [](double v) -> std::optional<double> {
+    if (!std::isfinite(v)) return std::nullopt;
+    return v;
+  };
+  std::vector<std::optional<double>> v = {
+      finite(r.sim.step_time_s),      finite(r.tokens_per_s), finite(r.mfu),
+      finite(r.memory.total_bytes()), std::nullopt,           std::nullopt};
+  if (job.tokens > 0) {
+    v[4] = finite(r.time_to_train_s);
+    if (job.vm_usd_per_hour > 0) v[5] = finite(r.cost_usd);
+  }
+  return v;
+}
+
+// `train` points for --store summary: bound as above, simulated with the shared cache, and the
+// headline numbers taken from the report. The steps are RunTrain's (cmd/train.cc) that can fail
+// or that the columns depend on: the prices, the simulation, the placement.
+class TrainSummaryRunner : public CommandRunner {
+ public:
+  TrainSummaryRunner(const Command& cmd, const Context& ctx, const SweepSpec& spec,
+                     const SweepParams& params, SweepShared* shared)
+      : CommandRunner(cmd, ctx, spec, params),
+        shared_(shared),
+        typed_(cmd, std::make_unique<TrainPointRequest>(), spec, params) {}
+  bool Summary(uint64_t id, std::vector<std::optional<double>>* values, Status* error) override {
+    Status bind;
+    if (!typed_.Bind(id, &bind)) return false;
+    *error = Point(typed_.as<TrainPointRequest>(), bind, values);
+    return true;
+  }
+
+ private:
+  Status Point(const TrainPointRequest& f, const Status& bind,
+               std::vector<std::optional<double>>* values) {
+    NDT_RETURN_IF_ERROR(bind);
+    NDT_ASSIGN_OR_RETURN(const Context* ctx, shared_->Priced(f.job.prices));
+    Diagnostics d;
+    NDT_ASSIGN_OR_RETURN(SimulatedTrainJob run,
+                         SimulateTrainJob(*ctx, f.job, false, &d, &shared_->cache));
+    const int vms = run.job.num_gpus / run.job.gpus_per_vm;
+    NDT_RETURN_IF_ERROR(PlanPlacement(ctx->fleet.placement, *run.sku, vms, 0, false).status());
+    *values = TrainHeadline(run);
+    return Status::Ok();
+  }
+
+  SweepShared* shared_;
+  BoundRequest typed_;
+};
+
+// The runners of a sweep: the typed train path where it applies, else the general one.
+RunnerFactory Runners(const Command& cmd, const Context& ctx, const SweepSpec& spec,
+                      const SweepParams& params, SweepStore store, SweepShared* shared) {
+  bool typed = false;
+  if (cmd.name == "train" && store == SweepStore::kSummary) {
+    TrainPointRequest mine;
+    typed = SameOptions(mine, *cmd.new_request());
+  }
+  return [&cmd, &ctx, &spec, &params, shared, typed]() -> std::unique_ptr<PointRunner> {
+    if (typed) return std::make_unique<TrainSummaryRunner>(cmd, ctx, spec, params, shared);
+    return std::make_unique<CommandRunner>(cmd, ctx, spec, params);
+  };
+}
+
+// ---- The command ----------------------------------------------------------------------------
 
 struct SweepRequest : CommandRequest {
   std::string spec;
@@ -94,11 +341,9 @@ StatusOr<CommandOutput> RunSweepCommand(const Context& ctx, const SweepRequest& 
   };
   NDT_ASSIGN_OR_RETURN(SweepSpec spec, ParseSweepSpec(text.str(), options_of));
   const Command* cmd = FindCommand(spec.command);
-  const PointFn fn = [cmd, &ctx](const Json& args) -> StatusOr<Json> {
-    Diagnostics d;  // a point's warnings are not kept
-    NDT_ASSIGN_OR_RETURN(CommandOutput out, RunJson(*cmd, ctx, args, &d));
-    return std::move(out.json);
-  };
+  const SweepParams params(spec);
+  SweepShared shared(ctx);
+  const RunnerFactory runners = Runners(*cmd, ctx, spec, params, store, &shared);
   SweepOptions opt;
   opt.threads = f.threads;
   opt.store = store;
@@ -122,7 +367,7 @@ StatusOr<CommandOutput> RunSweepCommand(const Context& ctx, const SweepRequest& 
       if (done == total) std::fprintf(stderr, "\n");
     };
   }
-  NDT_ASSIGN_OR_RETURN(SweepStats st, RunSweep(spec, fn, f.out, opt));
+  NDT_ASSIGN_OR_RETURN(SweepStats st, RunSweep(spec, runners, f.out, opt));
   if (!st.writer) return CommandOutput{Json(), ""};  // an MPI worker: rank 0 reports
   // The time and rate go to a terminal's stderr only, as the progress bar: stdout, --json and logs
   // stay the same from run to run.

@@ -1,5 +1,6 @@
 #include "cmd/train_job.h"
 
+#include <cstdio>
 #include <string>
 #include <utility>
 
@@ -137,13 +138,149 @@ void TrainJobArgs::Declare(OptionList* o, bool required) {
   prices.Declare(o);
 }
 
+void TrainPointRequest::Declare(OptionList* o) {
+  job.Declare(o, /*required=*/true);
+  o->Add("trace", &trace, "Write a Chrome/Perfetto trace of the step to FILE").LocalFile();
+  RangeTrainOptions(o);
+}
+
+bool SameOptions(CommandRequest& a, CommandRequest& b) {
+  OptionList x, y;
+  a.Declare(&x);
+  b.Declare(&y);
+  if (x.options().size() != y.options().size()) return false;
+  for (size_t i = 0; i < x.options().size(); ++i) {
+    const Option& p = x.options()[i];
+    const Option& q = y.options()[i];
+    if (p.name != q.name || p.field.index() != q.field.index() || p.required != q.required ||
+        p.positional != q.positional || p.local_file != q.local_file || p.min != q.min ||
+        p.max != q.max || p.range_note != q.range_note) {
+      return false;
+    }
+  }
+  return OptionValues(x) == OptionValues(y);
+}
+
+namespace {
+
+// Clusters a cache keeps at most (GPUs over all of them; a 2,048-VM ND cluster has 16,384): past
+// it the cache starts again (points in flight keep theirs).
+constexpr int64_t kMaxCachedClusterGpus = int64_t{1} << 20;
+
+template <typename T>
+void KeyPart(std::string* key, const std::optional<T>& v) {
+  if (v.has_value()) {
+    *key += std::to_string(*v);
+  } else {
+    *key += '-';
+  }
+  *key += '|';
+}
+
+}  // namespace
+
+StatusOr<std::shared_ptr<const TransformerSpec>> TrainJobCache::Model(const Context& ctx,
+                                                                      const ModelArgs& m) {
+  const Context* at = &ctx;
+  std::string key(reinterpret_cast<const char*>(&at), sizeof at);
+  key += m.model + '|' + m.model_file + '|' + m.hf_config + '|';
+  for (const std::optional<int64_t>* v :
+       {&m.layers, &m.hidden, &m.heads, &m.kv_heads, &m.ffn, &m.vocab, &m.seq}) {
+    KeyPart(&key, *v);
+  }
+  key += m.arch.has_value() ? "a" + *m.arch : "-";
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = models_.find(key);
+  if (it == models_.end()) {
+    ModelEntry e;
+    StatusOr<TransformerSpec> r = m.Resolve(ctx);
+    if (r.ok()) {
+      e.model = std::make_shared<const TransformerSpec>(std::move(*r));
+    } else {
+      e.status = r.status();
+    }
+    it = models_.emplace(key, std::move(e)).first;
+  }
+  if (!it->second.status.ok()) return it->second.status;
+  return it->second.model;
+}
+
+StatusOr<const SkuSpec*> TrainJobCache::Sku(const Context& ctx, const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto key = std::make_pair(&ctx, name);
+  auto it = skus_.find(key);
+  if (it == skus_.end()) {
+    SkuEntry e;
+    StatusOr<const SkuSpec*> r = ctx.catalog.FindSku(name);
+    if (r.ok()) {
+      e.sku = *r;
+    } else {
+      e.status = r.status();
+    }
+    it = skus_.emplace(std::move(key), std::move(e)).first;
+  }
+  if (!it->second.status.ok()) return it->second.status;
+  return it->second.sku;
+}
+
+std::shared_ptr<const TrainJobCache::BuiltCluster> TrainJobCache::ClusterFor(
+    const Context& ctx, const ClusterSpec& cs, const FabricArgs& fabric) {
+  // The Context's address too: the cluster keeps pointers into its catalog.
+  const Context* at = &ctx;
+  std::string key(reinterpret_cast<const char*>(&at), sizeof at);
+  key += cs.sku->name + '|' + std::to_string(cs.vms) + '|' + std::to_string(cs.gpus_per_vm) + '|' +
+         std::to_string(fabric.tiers) + '|';
+  KeyPart(&key, fabric.radix);
+  key += std::to_string(fabric.vms_per_leaf) + '|' + (fabric.ecmp_spread ? "e|" : "-|");
+  key.append(reinterpret_cast<const char*>(&fabric.oversubscription), sizeof(double));
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = clusters_.find(key);
+  if (it != clusters_.end()) return it->second;
+  auto b = std::make_shared<BuiltCluster>();
+  ClusterSpec spec = cs;
+  b->note = fabric.Apply(&spec);
+  StatusOr<Cluster> c = BuildCluster(spec, ctx.fabric);
+  int64_t gpus = 0;
+  if (c.ok()) {
+    gpus = c->num_gpus();
+    b->cluster = std::make_shared<const Cluster>(std::move(*c));
+  } else {
+    b->status = c.status();
+  }
+  if (cluster_gpus_ + gpus > kMaxCachedClusterGpus) {
+    clusters_.clear();
+    cluster_gpus_ = 0;
+  }
+  cluster_gpus_ += gpus;
+  return clusters_.emplace(key, std::move(b)).first->second;
+}
+
+size_t TrainJobCache::models() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return models_.size();
+}
+
+size_t TrainJobCache::clusters() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return clusters_.size();
+}
+
 StatusOr<SimulatedTrainJob> SimulateTrainJob(const Context& ctx, const TrainJobArgs& f,
-                                             bool want_trace, Diagnostics* diag) {
+                                             bool want_trace, Diagnostics* diag,
+                                             TrainJobCache* cache) {
   const Catalog& cat = ctx.catalog;
   if (f.sku.empty()) return Status::InvalidInput("--sku is required (see: ndtwin sku list)");
-  NDT_ASSIGN_OR_RETURN(const SkuSpec* sku, cat.FindSku(f.sku));
+  NDT_ASSIGN_OR_RETURN(const SkuSpec* sku,
+                       cache != nullptr ? cache->Sku(ctx, f.sku) : cat.FindSku(f.sku));
   if (f.vms < 1) return Status::InvalidInput("--vms must be >= 1");
-  NDT_ASSIGN_OR_RETURN(TransformerSpec model, f.model.Resolve(ctx));
+  std::shared_ptr<const TransformerSpec> cached_model;
+  if (cache != nullptr) {
+    NDT_ASSIGN_OR_RETURN(cached_model, cache->Model(ctx, f.model));
+  } else {
+    NDT_ASSIGN_OR_RETURN(TransformerSpec resolved, f.model.Resolve(ctx));
+    cached_model = std::make_shared<const TransformerSpec>(std::move(resolved));
+  }
+  const TransformerSpec& model = *cached_model;
   // estimate: the planner's first pass, the closed form of parallel/step_estimate.h over the
   // analytical costs (mbs and vpp chosen by it too), no task graph: what sweeps use for speed.
   const bool estimate = f.fidelity == "estimate";
@@ -173,8 +310,19 @@ StatusOr<SimulatedTrainJob> SimulateTrainJob(const Context& ctx, const TrainJobA
   cs.sku = sku;
   cs.gpu = &gpu;
   cs.vms = f.vms;
-  if (const std::string a = f.fabric.Apply(&cs); !a.empty()) diag->Warn(a);
-  NDT_ASSIGN_OR_RETURN(Cluster cluster, BuildCluster(cs, ctx.fabric));
+  Cluster built;
+  std::shared_ptr<const Cluster> shared;
+  if (cache != nullptr) {
+    const std::shared_ptr<const TrainJobCache::BuiltCluster> b =
+        cache->ClusterFor(ctx, cs, f.fabric);
+    if (!b->note.empty()) diag->Warn(b->note);
+    if (!b->status.ok()) return b->status;
+    shared = b->cluster;
+  } else {
+    if (const std::string a = f.fabric.Apply(&cs); !a.empty()) diag->Warn(a);
+    NDT_ASSIGN_OR_RETURN(built, BuildCluster(cs, ctx.fabric));
+  }
+  const Cluster& cluster = shared ? *shared : built;
   job.num_gpus = cluster.num_gpus();
   job.gpus_per_vm = cluster.gpus_per_vm();
   job.nvlink_domain_gpus = cluster.nvlink_domain_gpus();
@@ -213,7 +361,11 @@ StatusOr<SimulatedTrainJob> SimulateTrainJob(const Context& ctx, const TrainJobA
   }
   for (const std::string& w : out.report.warnings) diag->Warn(w);
   out.sku = sku;
-  out.cluster = std::move(cluster);
+  if (shared) {
+    out.shared_cluster = std::move(shared);
+  } else {
+    out.cluster = std::move(built);
+  }
   out.job = std::move(job);
   return out;
 }

@@ -44,15 +44,7 @@ LayerRange StageChunk(const TransformerSpec& m, const Strategy& s, int stage, in
 // 1F1B's); with unequal chunks it counts what is really held, e.g. a first chunk that holds only
 // the embedding (Llama 3's layout) adds almost nothing for its extra warm-up passes.
 double PeakActivations(const Strategy& s, int stage, const std::vector<double>& chunk_bytes) {
-  const std::vector<PipeStep> steps =
-      StageSchedule(s.schedule, s.pp, s.vpp, s.micro_batches(), stage);
-  double cur = 0, peak = 0;
-  for (const PipeStep& ps : steps) {
-    const double b = chunk_bytes[static_cast<size_t>(ps.chunk)];
-    cur += ps.forward ? b : -b;
-    peak = std::max(peak, cur);
-  }
-  return peak;
+  return StagePeakHeld(s.schedule, s.pp, s.vpp, s.micro_batches(), stage, chunk_bytes);
 }
 
 MemoryBreakdown StageMemory(const TransformerSpec& m, const Strategy& s, int stage) {

@@ -25,6 +25,15 @@ struct PipeStep {
 // REQUIRES: interleaved needs m % pp == 0.
 std::vector<PipeStep> StageSchedule(PipeSchedule sched, int pp, int vpp, int64_t m, int stage);
 
+// The peak of what a stage holds over its schedule: the running sum from 0, each forward pass
+// of chunk c adding bytes[c] and each backward subtracting it, in StageSchedule's order, peak
+// taken after every pass (at least 0). Bit for bit what walking StageSchedule's list gives, in
+// O(pp * vpp) instead of O(m * vpp) for the 1F1B schedules: once a steady-state period (the
+// passes repeat every pp * vpp pairs) leaves the sum exactly where it found it, the next ones
+// would too, and they are skipped. REQUIRES: bytes.size() >= vpp, every bytes[c] >= 0.
+double StagePeakHeld(PipeSchedule sched, int pp, int vpp, int64_t m, int stage,
+                     const std::vector<double>& bytes);
+
 }  // namespace ndt
 
 #endif  // NDTWIN_PARALLEL_SCHEDULE_H_

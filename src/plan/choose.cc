@@ -27,6 +27,18 @@ struct Scored {
   Status status;
 };
 
+// Threads only when not already inside a parallel region: a sweep runs its points on its own
+// threads (sweep/sweep.h), and a team of one there does not count as active, so without this
+// check each point would start a team on every core (the same choice either way: every
+// candidate is scored into its own slot).
+bool TopLevel() {
+#ifdef _OPENMP
+  return omp_get_level() == 0;
+#else
+  return true;
+#endif
+}
+
 // One phase: every candidate scored by the closed form, the best kSimulated simulated; the index
 // of the fastest feasible one, or nullopt (failures appended).
 std::optional<size_t> Best(const TrainJob& job, const TrainCosts& costs,
@@ -55,7 +67,7 @@ std::optional<size_t> Best(const TrainJob& job, const TrainCosts& costs,
     return s;
   };
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) if (TopLevel())
 #endif
   for (int64_t i = 0; i < n; ++i) scored[i] = score(i, true);
   std::vector<Scored> ok;
@@ -76,7 +88,7 @@ std::optional<size_t> Best(const TrainJob& job, const TrainCosts& costs,
   const int64_t k = static_cast<int64_t>(ok.size());
   std::vector<Scored> sim(ok.size());
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) if (TopLevel())
 #endif
   for (int64_t i = 0; i < k; ++i) sim[i] = score(static_cast<int64_t>(ok[i].index), false);
   std::vector<Scored> good;

@@ -224,11 +224,70 @@ std::vector<HeadlineColumn> HeadlineColumns(const std::string& command) {
             {"tpot_p99_s", "/tpot_s/p99", false},
             {"usd_per_million_tokens", "/usd_per_million_tokens", false}};
   }
+  if (command == "fleet") {
+    // The Monte Carlo's mean goodput and its median time to train and cost (tokens mode).
+    return {{"goodput", "/goodput", true},
+            {"step_time_s", "/step_time_s", false},
+            {"time_to_train_days", "/time_to_train_days/p50", false},
+            {"cost_usd", "/cost_usd/p50", false},
+            {"lost_gpu_hours", "/lost_gpu_hours", false}};
+  }
   if (command == "collective") {
     // The last row: the largest message of the command's size range.
     return {{"time_us", "/rows/-/time_us", false}, {"busbw_gbps", "/rows/-/busbw_GBps", true}};
   }
   return {};
+}
+
+SweepParams::SweepParams(const SweepSpec& spec) {
+  std::vector<std::pair<std::string, Part>> keyed;
+  for (const auto& [k, v] : spec.fixed.items()) {
+    keyed.push_back({k, Part{Json(k).dump() + ":" + CanonicalJson(v), -1}});
+  }
+  auto axis = [&](const SweepAxis& a) {
+    keyed.push_back({a.key, Part{Json(a.key).dump() + ":", static_cast<int>(text_.size())}});
+    std::vector<std::string> t;
+    for (const Json& v : a.values) t.push_back(CanonicalJson(v));
+    text_.push_back(std::move(t));
+  };
+  for (const SweepAxis& a : spec.grid) {
+    axis(a);
+    radix_.push_back(a.values.size());
+  }
+  for (const SweepAxis& a : spec.zip) axis(a);
+  zip_n_ = spec.zip.empty() ? 0 : spec.zip.front().values.size();
+  // nlohmann::json's objects are std::maps: keys in byte order, as CanonicalJson writes them.
+  std::stable_sort(keyed.begin(), keyed.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [k, p] : keyed) parts_.push_back(std::move(p));
+}
+
+void SweepParams::Digits(uint64_t id, std::vector<size_t>* digits) const {
+  digits->assign(text_.size(), 0);
+  uint64_t rest = id;
+  size_t zip_index = 0;
+  if (zip_n_ > 0) {
+    zip_index = rest % zip_n_;
+    rest /= zip_n_;
+  }
+  for (size_t k = radix_.size(); k-- > 0;) {
+    (*digits)[k] = rest % radix_[k];
+    rest /= radix_[k];
+  }
+  for (size_t k = radix_.size(); k < text_.size(); ++k) (*digits)[k] = zip_index;
+}
+
+std::string SweepParams::Of(uint64_t id) const {
+  thread_local std::vector<size_t> digits;
+  Digits(id, &digits);
+  std::string out = "{";
+  for (const Part& p : parts_) {
+    if (out.size() > 1) out += ',';
+    out += p.head;
+    if (p.axis >= 0) out += text_[p.axis][digits[p.axis]];
+  }
+  out += '}';
+  return out;
 }
 
 }  // namespace ndt

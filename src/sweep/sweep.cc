@@ -91,7 +91,11 @@ class Store {
     st->ncols_ = cols.size();
     NDT_ASSIGN_OR_RETURN(st->db_, OpenDb(path, true));
     sqlite3* db = st->db_.get();
-    NDT_RETURN_IF_ERROR(Exec(db, path, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"));
+    // A larger page cache and fewer checkpoints: the same commits, less re-reading and copying.
+    NDT_RETURN_IF_ERROR(Exec(db, path,
+                             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+                             "PRAGMA cache_size=-65536; PRAGMA wal_autocheckpoint=8192; "
+                             "PRAGMA temp_store=MEMORY;"));
     const std::string spec_json = CanonicalJson(spec.ToJson());
     if (exists) {
       StatusOr<std::string> old = Meta(db, path, "spec");
@@ -187,7 +191,10 @@ class Store {
   Status Finish(const std::vector<HeadlineColumn>& cols) {
     std::string sql = "CREATE INDEX IF NOT EXISTS results_status ON results(status);";
     for (const HeadlineColumn& c : cols) {
-      sql += "CREATE INDEX IF NOT EXISTS results_" + c.name + " ON results(" + c.name + ");";
+      // Partial: the rows a query can pick (--pareto and --top ask for IS NOT NULL), not the
+      // errors, which are most rows of many sweeps.
+      sql += "CREATE INDEX IF NOT EXISTS results_" + c.name + " ON results(" + c.name + ") WHERE " +
+             c.name + " IS NOT NULL;";
     }
     return Exec(db_.get(), path_, sql);
   }
@@ -309,14 +316,59 @@ int Threads(int requested) {
 #endif
 }
 
-// Evaluates ids on `threads` threads into rows in the ids' order.
-std::vector<SweepRow> EvaluateBatch(const SweepSpec& spec, const std::vector<uint64_t>& ids,
-                                    const PointFn& fn, const std::vector<HeadlineColumn>& cols,
-                                    SweepStore store, int threads) {
+// A PointFn as a runner: the point's flags as JSON, then the function.
+class FnRunner : public PointRunner {
+ public:
+  FnRunner(const SweepSpec& spec, const PointFn& fn) : spec_(spec), fn_(fn) {}
+  StatusOr<Json> Run(uint64_t id) override { return fn_(SweepPoint(spec_, id)); }
+
+ private:
+  const SweepSpec& spec_;
+  const PointFn& fn_;
+};
+
+SweepRow Evaluate(PointRunner& runner, const SweepParams& params, uint64_t id,
+                  const std::vector<HeadlineColumn>& columns, SweepStore store) {
+  SweepRow r;
+  r.id = id;
+  r.params = params.Of(id);
+  r.values.resize(columns.size());
+  Status error;
+  if (store == SweepStore::kSummary && runner.Summary(id, &r.values, &error)) {
+    r.ok = error.ok();
+    if (!r.ok) {
+      r.error = error.message();
+      std::fill(r.values.begin(), r.values.end(), std::nullopt);
+    }
+    return r;
+  }
+  StatusOr<Json> out = runner.Run(id);
+  if (!out.ok()) {
+    r.error = out.status().message();
+    return r;
+  }
+  r.ok = true;
+  if (store == SweepStore::kFull) r.result = out->dump(2);
+  for (size_t c = 0; c < columns.size(); ++c) r.values[c] = Lookup(*out, columns[c].pointer);
+  return r;
+}
+
+// Evaluates ids on `threads` threads (runner k on thread k) into rows in the ids' order.
+std::vector<SweepRow> EvaluateBatch(const SweepParams& params, const std::vector<uint64_t>& ids,
+                                    std::vector<std::unique_ptr<PointRunner>>& runners,
+                                    const std::vector<HeadlineColumn>& cols, SweepStore store,
+                                    int threads) {
   std::vector<SweepRow> rows(ids.size());
   const int64_t n = static_cast<int64_t>(ids.size());
-#pragma omp parallel for schedule(dynamic, 4) num_threads(threads)
-  for (int64_t i = 0; i < n; ++i) rows[i] = EvaluatePoint(spec, ids[i], fn, cols, store);
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads)
+  for (int64_t i = 0; i < n; ++i) {
+#ifdef _OPENMP
+    PointRunner& runner = *runners[omp_get_thread_num()];
+#else
+    PointRunner& runner = *runners[0];
+#endif
+    rows[i] = Evaluate(runner, params, ids[i], cols, store);
+  }
   (void)threads;
   return rows;
 }
@@ -390,13 +442,23 @@ SweepRow EvaluatePoint(const SweepSpec& spec, uint64_t id, const PointFn& fn,
 
 StatusOr<SweepStats> RunSweep(const SweepSpec& spec, const PointFn& fn, const std::string& path,
                               const SweepOptions& options) {
+  return RunSweep(
+      spec, [&]() -> std::unique_ptr<PointRunner> { return std::make_unique<FnRunner>(spec, fn); },
+      path, options);
+}
+
+StatusOr<SweepStats> RunSweep(const SweepSpec& spec, const RunnerFactory& make,
+                              const std::string& path, const SweepOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   SweepStats stats;
   stats.points = spec.points;
   stats.threads = Threads(options.threads);
   const std::vector<HeadlineColumn> cols = HeadlineColumns(spec.command);
+  const SweepParams params(spec);
+  std::vector<std::unique_ptr<PointRunner>> runners;
+  for (int t = 0; t < stats.threads; ++t) runners.push_back(make());
   const uint64_t batch =
-      options.batch > 0 ? options.batch : 256 * static_cast<uint64_t>(stats.threads);
+      options.batch > 0 ? options.batch : 2048 * static_cast<uint64_t>(stats.threads);
   [[maybe_unused]] int rank = 0;
   int ranks = 1;
 #ifdef NDT_HAVE_MPI
@@ -430,7 +492,7 @@ StatusOr<SweepStats> RunSweep(const SweepSpec& spec, const PointFn& fn, const st
       if (work.empty()) break;
       std::vector<uint64_t> ids(work.size() / 8);
       std::memcpy(ids.data(), work.data(), work.size());
-      rows = Pack(EvaluateBatch(spec, ids, fn, cols, options.store, stats.threads));
+      rows = Pack(EvaluateBatch(params, ids, runners, cols, options.store, stats.threads));
       stats.evaluated += ids.size();
     }
     return stats;
@@ -484,7 +546,7 @@ StatusOr<SweepStats> RunSweep(const SweepSpec& spec, const PointFn& fn, const st
     for (;;) {
       const std::vector<uint64_t> ids = NextBatch(done, batch, &next);
       if (ids.empty()) break;
-      if (!commit(EvaluateBatch(spec, ids, fn, cols, options.store, stats.threads))) break;
+      if (!commit(EvaluateBatch(params, ids, runners, cols, options.store, stats.threads))) break;
     }
   }
   NDT_RETURN_IF_ERROR(status);

@@ -63,6 +63,26 @@ Json SweepPoint(const SweepSpec& spec, uint64_t id);
 // A point as canonical JSON: keys sorted, no spaces.
 std::string CanonicalJson(const Json& j);
 
+// CanonicalJson(SweepPoint(spec, id)) without building either document: each key's text is
+// rendered once, a point only joins them (what a sweep stores as params).
+class SweepParams {
+ public:
+  explicit SweepParams(const SweepSpec& spec);
+  std::string Of(uint64_t id) const;
+  // The index into each grid axis (the spec's order), then the zip index: SweepPoint's digits.
+  void Digits(uint64_t id, std::vector<size_t>* digits) const;
+
+ private:
+  struct Part {
+    std::string head;  // "\"key\":" or the whole "\"key\":value" of a fixed key
+    int axis = -1;     // -1: fixed; else the grid axis, or grid.size() + zip axis
+  };
+  std::vector<Part> parts_;                     // sorted by key
+  std::vector<std::vector<std::string>> text_;  // per axis (grid, then zip): each value's text
+  std::vector<uint64_t> radix_;                 // per grid axis
+  uint64_t zip_n_ = 0;
+};
+
 // A headline column: a number taken from the command's JSON by a JSON pointer, and which way is
 // better (for --pareto and --top).
 struct HeadlineColumn {
@@ -93,11 +113,30 @@ bool ParseSweepStore(const std::string& s, SweepStore* out);
 SweepRow EvaluatePoint(const SweepSpec& spec, uint64_t id, const PointFn& fn,
                        const std::vector<HeadlineColumn>& columns, SweepStore store);
 
+// Runs the points one thread is given (RunSweep makes one per thread, so it may keep state from
+// point to point: a bound request, a cache).
+class PointRunner {
+ public:
+  virtual ~PointRunner() = default;
+  // The command's JSON document for point `id` of the spec (its flags: SweepPoint), or its error.
+  virtual StatusOr<Json> Run(uint64_t id) = 0;
+  // With --store summary, a command may give the headline values without building its document:
+  // true and *values (per column, nullopt where the document has no finite number) or *error;
+  // each exactly what Run's document (or error) gives. false: not provided; Run is used.
+  virtual bool Summary(uint64_t id, std::vector<std::optional<double>>* values, Status* error) {
+    (void)id;
+    (void)values;
+    (void)error;
+    return false;
+  }
+};
+using RunnerFactory = std::function<std::unique_ptr<PointRunner>()>;
+
 struct SweepOptions {
   int threads = 0;  // OpenMP threads; 0: all cores
   SweepStore store = SweepStore::kFull;
   bool resume = false;
-  uint64_t batch = 0;  // points per commit; 0: 256 per thread
+  uint64_t batch = 0;  // points per commit; 0: 2,048 per thread
   // Called after each committed batch with (done, total) on the writing process.
   std::function<void(uint64_t done, uint64_t total)> progress;
   // Test hook: stop (as if killed) after this many batches were committed; 0: never.
@@ -120,6 +159,9 @@ struct SweepStats {
 // error.
 StatusOr<SweepStats> RunSweep(const SweepSpec& spec, const PointFn& fn, const std::string& path,
                               const SweepOptions& options);
+// The same with a runner per thread (`make` is called once per thread, on the calling thread).
+StatusOr<SweepStats> RunSweep(const SweepSpec& spec, const RunnerFactory& make,
+                              const std::string& path, const SweepOptions& options);
 
 // A row of a query: id, params and the asked columns.
 struct SweepPick {

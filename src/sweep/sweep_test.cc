@@ -11,6 +11,7 @@
 #include <random>
 
 #include "cmd/command.h"
+#include "cmd/train_job.h"
 
 namespace ndt {
 namespace {
@@ -58,6 +59,23 @@ TEST(SweepSpecTest, EnumerationOrder) {
   EXPECT_EQ(SweepPoint(*s, 6).dump(), R"({"a":2,"b":"x","c":10})");
   EXPECT_EQ(SweepPoint(*s, 11).dump(), R"({"a":2,"b":"z","c":20})");
   EXPECT_EQ(CanonicalJson(Json{{"b", 1}, {"a", "x"}}), R"({"a":"x","b":1})");
+}
+
+TEST(SweepSpecTest, ParamsEqualCanonicalJsonOfEveryPoint) {
+  // Keys out of order, every kind of value, a zip and a fixed null.
+  StatusOr<SweepSpec> s = Parse(
+      "command: fake\nfixed: {fidelity: estimate, c: null}\n"
+      "grid: {tp_overlap: [true, false], b: [x, 'y z', null, 2.5, 300e9, [p, q], {k: 1}]}\n"
+      "zip: {a: [1, \"8\", -3]}\n");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_EQ(s->points, 42u);
+  const SweepParams params(*s);
+  for (uint64_t id = 0; id < s->points; ++id) {
+    EXPECT_EQ(params.Of(id), CanonicalJson(SweepPoint(*s, id))) << id;
+  }
+  StatusOr<SweepSpec> none = Parse("command: fake\n");
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(SweepParams(*none).Of(0), "{}");
 }
 
 TEST(SweepSpecTest, ScalarsKeepTheirType) {
@@ -218,6 +236,34 @@ std::vector<std::string> Dump(const std::string& path) {
   return rows;
 }
 
+// The whole results table with every REAL exactly (hex), for equality to the last bit.
+std::vector<std::string> DumpExact(const std::string& path) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* s = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, "SELECT * FROM results ORDER BY id", -1, &s, nullptr),
+            SQLITE_OK);
+  std::vector<std::string> rows;
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    std::string r;
+    for (int c = 0; c < sqlite3_column_count(s); ++c) {
+      if (sqlite3_column_type(s, c) == SQLITE_FLOAT) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%a", sqlite3_column_double(s, c));
+        r += buf;
+      } else {
+        const unsigned char* t = sqlite3_column_text(s, c);
+        r += t ? reinterpret_cast<const char*>(t) : "NULL";
+      }
+      r += "|";
+    }
+    rows.push_back(r);
+  }
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return rows;
+}
+
 TEST(SweepRunTest, RowsAreTheCommandsJson) {
   const SweepSpec spec = TrainSpec();
   ASSERT_EQ(spec.points, 24u);
@@ -359,6 +405,123 @@ TEST(SweepRunTest, ParetoAndTopFromTheDatabase) {
   EXPECT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("'speed' is not a column of a train sweep"),
             std::string::npos);
+}
+
+// `ndtwin sweep` binds only the varied keys per point, and for train --store summary takes the
+// headline numbers from the report with the models and clusters shared (cmd/sweep.cc): its
+// tables equal the library's over RunJson of every whole point, to the last bit. The spec
+// reaches every branch: a required option left null (the general path), a value that does not
+// bind and one out of range (errors), null for the default (vpp), a price list varied, the
+// micro-batch and VPP searches, points that fit and points that do not.
+TEST(SweepRunTest, CommandFastPathsEqualTheGeneralPath) {
+  const std::string y =
+      "command: train\n"
+      "fixed: {model: gpt3-175b, gbs: 1536, tokens: 3.0e11, pp: 8}\n"
+      "grid:\n"
+      "  sku: [Standard_ND96amsr_A100_v4, null, Standard_ND96isr_H100_v5]\n"
+      "  vms: [16, 64]\n"
+      "  tp: [8, x, 0, 4]\n"
+      "  vpp: [null, 2]\n"
+      "  price-per-hour: [[], [Standard_ND96isr_H100_v5=50]]\n"
+      "  recompute: [full, selective]\n"
+      "fidelity: estimate\n";
+  const SweepSpec spec = TrainSpec(y);
+  ASSERT_EQ(spec.points, 192u);
+  const std::string general = TempPath("general.sqlite");
+  SweepOptions o;
+  o.threads = 2;
+  ASSERT_TRUE(RunSweep(spec, TrainFn(), general, o).ok());
+  const std::string spec_file = TempPath("fast.yaml");
+  {
+    std::FILE* f = std::fopen(spec_file.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(y.c_str(), f);
+    std::fclose(f);
+  }
+  auto command = [&](const std::string& store) {
+    const std::string out = TempPath(store + ".sqlite");
+    Diagnostics d;
+    StatusOr<CommandOutput> r =
+        RunJson(*FindCommand("sweep"), Ctx(),
+                Json{{"spec", spec_file}, {"out", out}, {"store", store}, {"threads", 2}}, &d);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return DumpExact(out);
+  };
+  const std::vector<std::string> want = DumpExact(general);
+  ASSERT_EQ(want.size(), 192u);
+  size_t ok = 0, errors = 0;
+  for (const std::string& r : want) (r.find("|ok|") != std::string::npos ? ok : errors)++;
+  EXPECT_GT(ok, 10u);
+  EXPECT_GT(errors, 10u);
+  EXPECT_EQ(command("full"), want);
+  // Summary: the same rows with the result NULL (the fifth column).
+  std::vector<std::string> no_result;
+  for (const std::string& r : want) {
+    size_t at = 0;
+    for (int k = 0; k < 4; ++k) at = r.find('|', at) + 1;
+    no_result.push_back(r.substr(0, at) + "NULL" + r.substr(r.find('|', at)));
+  }
+  EXPECT_EQ(command("summary"), no_result);
+}
+
+// fleet sweeps (issue 21: fleet joins as it lands): the headline columns are the numbers of
+// fleet's own JSON document (goodput, step time, median time to train and cost, lost GPU-hours).
+TEST(SweepRunTest, FleetColumnsAreItsJsonNumbers) {
+  const SweepSpec spec = TrainSpec(
+      "command: fleet\n"
+      "fixed: {model: gpt3-175b, gbs: 1536, tokens: 1.0e11, runs: 20, tp: 8, pp: 8}\n"
+      "grid: {sku: [Standard_ND96isr_H100_v5, Standard_ND96isr_H200_v5], vms: [16, 32]}\n"
+      "fidelity: estimate\n");
+  const std::string path = TempPath("fleet.sqlite");
+  const PointFn fn = [](const Json& args) -> StatusOr<Json> {
+    Diagnostics d;
+    NDT_ASSIGN_OR_RETURN(CommandOutput out, RunJson(*FindCommand("fleet"), Ctx(), args, &d));
+    return std::move(out.json);
+  };
+  ASSERT_TRUE(RunSweep(spec, fn, path, SweepOptions{}).ok());
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* s = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db,
+                               "SELECT id, status, goodput, step_time_s, time_to_train_days, "
+                               "cost_usd, lost_gpu_hours FROM results ORDER BY id",
+                               -1, &s, nullptr),
+            SQLITE_OK);
+  int rows = 0, priced = 0;
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    ++rows;
+    Diagnostics d;
+    StatusOr<CommandOutput> one =
+        RunJson(*FindCommand("fleet"), Ctx(), SweepPoint(spec, sqlite3_column_int64(s, 0)), &d);
+    ASSERT_TRUE(one.ok()) << one.status().message();
+    const Json& j = one->json;
+    EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(s, 1)), "ok");
+    EXPECT_EQ(sqlite3_column_double(s, 2), j["goodput"].get<double>());
+    EXPECT_GT(sqlite3_column_double(s, 2), 0.5);  // a goodput, not a time
+    EXPECT_EQ(sqlite3_column_double(s, 3), j["step_time_s"].get<double>());
+    EXPECT_EQ(sqlite3_column_double(s, 4), j["time_to_train_days"]["p50"].get<double>());
+    EXPECT_EQ(sqlite3_column_double(s, 6), j["lost_gpu_hours"].get<double>());
+    if (j["cost_usd"].is_null()) {
+      EXPECT_EQ(sqlite3_column_type(s, 5), SQLITE_NULL);  // H200 has no price in data/
+    } else {
+      ++priced;
+      EXPECT_EQ(sqlite3_column_double(s, 5), j["cost_usd"]["p50"].get<double>());
+    }
+  }
+  EXPECT_EQ(rows, 4);
+  EXPECT_EQ(priced, 2);
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  StatusOr<std::vector<SweepPick>> top = QueryTop(path, "goodput", 1);
+  ASSERT_TRUE(top.ok()) << top.status().message();
+  EXPECT_EQ(top->size(), 1u);
+}
+
+// The typed path's request declares train's options exactly (else the sweep would not use it).
+TEST(SweepRunTest, TrainPointRequestDeclaresTrainsOptions) {
+  TrainPointRequest mine;
+  EXPECT_TRUE(SameOptions(mine, *FindCommand("train")->new_request()));
+  EXPECT_FALSE(SameOptions(mine, *FindCommand("infer")->new_request()));
 }
 
 }  // namespace
