@@ -24,7 +24,6 @@
 #include "cmd/train_job.h"
 #include "fleet/fleet.h"
 #include "report/sweep_render.h"
-#include "report/text.h"
 
 namespace ndt {
 namespace {
