@@ -22,6 +22,7 @@
 #include "parallel/cluster_costs.h"
 #include "parallel/stack.h"
 #include "plan/choose.h"
+#include "report/timeline_json.h"
 #include "report/trace.h"
 #include "topo/builders.h"
 
@@ -31,10 +32,12 @@ namespace {
 struct TrainRequest : CommandRequest {
   TrainJobArgs job;
   std::optional<std::string> trace;
+  bool timeline = false;
 
   void Declare(OptionList* o) override {
     job.Declare(o, /*required=*/true);
     o->Add("trace", &trace, "Write a Chrome/Perfetto trace of the step to FILE").LocalFile();
+    o->Add("timeline", &timeline, "Add the step's spans per stage to the JSON").ForReport();
     RangeTrainOptions(o);
   }
 };
@@ -195,7 +198,7 @@ StatusOr<CommandOutput> RunTrain(const Context& base, const TrainRequest& f, Dia
   }
   if (f.trace.has_value()) NDT_RETURN_IF_ERROR(CheckWritablePath(*f.trace, "--trace"));
   NDT_ASSIGN_OR_RETURN(SimulatedTrainJob run,
-                       SimulateTrainJob(ctx, f.job, f.trace.has_value(), diag));
+                       SimulateTrainJob(ctx, f.job, f.trace.has_value() || f.timeline, diag));
   const SkuSpec* sku = run.sku;
   const TrainJob& job = run.job;
   const TrainReport& r = run.report;
@@ -205,6 +208,7 @@ StatusOr<CommandOutput> RunTrain(const Context& base, const TrainRequest& f, Dia
       IntervalFor(ctx, *sku, r.strategy.zero == 3 ? "training-zero3" : "training");
   CommandOutput out{ToJson(job, f.job.stack, *sku, r, iv),
                     TrainText(job, f.job.stack, *sku, r, iv)};
+  if (f.timeline) out.json["timeline"] = TrainTimelineJson(r.sim, r.strategy.pp);
   // Azure's placement limits (fleet/fleet.h): in the JSON for sizes with InfiniBand, in the text
   // where they bind (more VMs than a scale set holds by default, or NVL72 racks).
   const PlacementData& limits = ctx.fleet.placement;

@@ -476,6 +476,7 @@ StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const FabricParam
   // Second pass: the closed form ranked everything; the best kSimulated are simulated (full
   // micro-batch x VPP search) and ranked again, then the top K re-scored at the fidelity asked.
   const size_t simulated = std::max<size_t>(kSimulatedFactor * req.top_k, kSimulatedMin);
+  if (req.keep_scored) rep.scored = ok;
   if (ok.size() > simulated) ok.resize(simulated);
   NDT_RETURN_IF_ERROR(
       Rescore(req, cal, nccl, cands, threads, progress, Fidelity::kAnalytical, &jobs, &ctx, &ok));
