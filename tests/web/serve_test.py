@@ -159,7 +159,7 @@ try:
     check("train" in driver.page_source, "index page lacks train")
     driver.get(BASE + "/cmd/train")
     form = {"sku": "Standard_ND96isr_H100_v5", "vms": "2", "model": "llama2-7b", "gbs": "64",
-            "tp": "2"}
+            "tp": "2", "pp": "4"}
     for name, value in form.items():
         driver.find_element(By.ID, "f-" + name).send_keys(value)
     driver.find_element(By.ID, "run").click()
@@ -177,7 +177,7 @@ try:
         time.sleep(0.1)
     # The form's report flags are on by default: the page ran with --timeline.
     want = json.loads(cli(["train", "--sku", "Standard_ND96isr_H100_v5", "--vms", "2", "--model",
-                           "llama2-7b", "--gbs", "64", "--tp", "2", "--timeline"]))
+                           "llama2-7b", "--gbs", "64", "--tp", "2", "--pp", "4", "--timeline"]))
     got = json.loads(driver.execute_script("return document.getElementById('ndt-doc').textContent"))
     check(got == want, "the page's JSON differs from the CLI's")
     # The numbers shown in the results table are the CLI's values.
@@ -197,6 +197,10 @@ try:
     driver.save_screenshot(os.path.join(OUT, "serve_train_form.png"))
     driver.execute_script("document.getElementById('dl-json').scrollIntoView()")
     driver.save_screenshot(os.path.join(OUT, "serve_train.png"))
+    driver.switch_to.frame(frame)  # the Gantt of the step (docs/serve_train_timeline.png)
+    driver.execute_script("document.querySelectorAll('.chart')[2].scrollIntoView()")
+    driver.save_screenshot(os.path.join(OUT, "serve_train_timeline.png"))
+    driver.switch_to.default_content()
     # The area pages: each holds its commands' forms; run one form per new chart.
     AREAS = {"catalog": 4, "cluster": 1, "collectives": 1, "training": 1, "inference": 1,
              "planners": 2}
