@@ -125,8 +125,13 @@ WebResponse HandleApi(const Context& ctx, const std::string& slug, const std::st
     }
   }
   Diagnostics diag;
-  StatusOr<CommandOutput> out =
-      RunJson(*cmd, ctx, args, &diag, [](const std::string& o) { return "'" + o + "'"; });
+  StatusOr<CommandOutput> out = RunJson(*cmd, ctx, args, &diag, [&args](const std::string& o) {
+    // The option as the request spelled its key ("min_bytes"), else its dashed name.
+    for (const auto& [key, value] : args.items()) {
+      if (Dashed(key) == o) return "'" + key + "'";
+    }
+    return "'" + o + "'";
+  });
   if (!out.ok()) return Error(out.status().exit_code() == 2 ? 400 : 500, out.status().message());
   if (as_report) {
     Json inputs = OptionValues(options);

@@ -95,6 +95,7 @@ ERRORS = [
     ("/api/train", {"sku": "ND96amsr_A100_v4", "model": "llama2-7b", "gbs": 8, "tp": "x"}, 400,
      "'tp' takes an integer"),
     ("/api/train", {"sku": "ND96amsr_A100_v4", "model": "llama2-7b"}, 400, "'gbs' is required"),
+    ("/api/collective", {"sku": "ND96amsr_A100_v4", "step_factor": 1}, 400, "'step_factor' must be"),
     ("/api/topo", {"vms": "two"}, 400, "vms"),
     ("/api/topo", b"[1, 2]", 400, "JSON object"),
     ("/api/topo", b"{not json", 400, "JSON object"),
