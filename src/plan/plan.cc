@@ -427,7 +427,7 @@ StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const FabricParam
   std::string first_error;
   for (size_t i : order) {
     const int64_t lo = static_cast<int64_t>(first[i]), hi = static_cast<int64_t>(first[i + 1]);
-    if (req.prune_by_bound && ok.size() >= static_cast<size_t>(req.top_k) &&
+    if (req.prune_by_bound && !req.keep_scored && ok.size() >= static_cast<size_t>(req.top_k) &&
         bound[i] > Score(ok[req.top_k - 1], req.objective)) {
       rep.bounded += hi - lo;
       continue;

@@ -60,7 +60,9 @@ struct PlanTrainRequest {
   // Skip a whole size when even its GPUs at dense peak (MFU 1) cannot reach the current top K.
   // Never changes the results; false scores every configuration.
   bool prune_by_bound = true;
-  // Keep every feasible configuration's first-pass score in PlanTrainReport::scored.
+  // Keep every feasible configuration's first-pass score in PlanTrainReport::scored; no size is
+  // skipped by the bound then (a size that cannot win the objective may still be on the
+  // time-cost frontier).
   bool keep_scored = false;
 };
 
