@@ -241,7 +241,7 @@ int RunCli(int argc, char** argv) {
                  cmd.empty() ? "" : (cmd + " ").c_str());
     return 2;
   }
-  const Bound* chosen = nullptr;
+  Bound* chosen = nullptr;
   for (const auto& b : bound) {
     if (b->app->parsed()) chosen = b.get();
   }
@@ -255,6 +255,7 @@ int RunCli(int argc, char** argv) {
   }
   // The declared ranges, before any value reaches the command (the same check as RunJson's).
   if (Status s = CheckRanges(chosen->options); !s.ok()) return Fail(s);
+  if (report.has_value()) EnableReportOptions(&chosen->options);  // the charts' data (timeline)
   StatusOr<Context> ctx = Context::Load(data_dir);
   if (!ctx.ok()) return Fail(ctx.status());
   // Progress only where a person watches: stderr a terminal, and not --json (never when piped).

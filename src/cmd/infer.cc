@@ -19,6 +19,7 @@
 #include "hw/catalog.h"
 #include "model/transformer.h"
 #include "report/infer_render.h"
+#include "report/timeline_json.h"
 #include "serve/run.h"
 
 namespace ndt {
@@ -42,6 +43,7 @@ struct InferFlags : CommandRequest {
   std::string sku, weights = "fp16", kv, scenario = "offline";
   std::string trace_file, disaggregate, ttft_p99, tpot_p99;
   std::optional<std::string> trace;
+  bool timeline = false;
   int vms = 1, ep = 1;
   // Integer knobs whose omission means "choose": given, they must be in 1..max.
   std::optional<int> tp, pp, max_batch, max_num_tokens, requests;
@@ -78,6 +80,8 @@ struct InferFlags : CommandRequest {
         .Range(1, kMaxRequests, kChoose);
     o->Add("seed", &seed, "Seed of the Poisson arrivals (default 1)");
     o->Add("trace", &trace, "Write a Perfetto/Chrome trace of engine 0 to FILE").LocalFile();
+    o->Add("timeline", &timeline, "Add engine 0's batch and KV use over time to the JSON")
+        .ForReport();
     o->Add("trace-file", &trace_file,
            "Replay arrivals from CSV arrival_s,input_tokens,output_tokens")
         .LocalFile();
@@ -160,7 +164,7 @@ Status BuildOptions(const Context& ctx, const InferFlags& f, InferOptions* o) {
     o->disaggregate_prefill = p;
     o->disaggregate_decode = d;
   }
-  o->record_trace = f.trace.has_value();
+  o->record_trace = f.trace.has_value() || f.timeline;
   return Status::Ok();
 }
 
@@ -197,7 +201,9 @@ StatusOr<CommandOutput> RunInfer(const Context& base, const InferFlags& f, Diagn
   if (f.trace.has_value()) NDT_RETURN_IF_ERROR(WriteTrace(InferTrace(r), *f.trace));
   const IntervalClass iv = IntervalFor(ctx, *sku, "serving");
   const InferView v{f.sku, f.vms, f.seed, model, r, iv};
-  return CommandOutput{InferJson(v), InferText(v)};
+  CommandOutput out{InferJson(v), InferText(v)};
+  if (f.timeline) out.json["timeline"] = InferTimelineJson(r);
+  return out;
 }
 
 }  // namespace

@@ -269,6 +269,13 @@ Status BindJson(const Json& args, OptionList* options, const std::string& comman
   return Status::Ok();
 }
 
+void EnableReportOptions(OptionList* options) {
+  for (Option& o : options->options()) {
+    if (!o.for_report) continue;
+    if (bool* const* b = std::get_if<bool*>(&o.field)) **b = true;
+  }
+}
+
 Json OptionValues(const OptionList& options) {
   Json j = Json::object();
   for (const Option& o : options.options()) {

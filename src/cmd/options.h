@@ -44,6 +44,8 @@ struct Option {
   bool required = false;
   bool positional = false;  // the CLI takes it without a flag name (sku show NAME)
   bool local_file = false;  // names a file the command reads or writes (refused by the web door)
+  bool for_report = false;  // a flag adding the data of a report's charts to the JSON (a
+                            // timeline): --report and the web's forms turn it on
   // Numeric options: the inclusive range every value must lie in, given or default (omitted
   // optionals are not checked). Every door applies it through CheckRanges before the command
   // runs, so no value outside it reaches the library. `range_note` follows the message
@@ -61,6 +63,10 @@ struct Option {
   }
   Option& LocalFile() {
     local_file = true;
+    return *this;
+  }
+  Option& ForReport() {
+    for_report = true;
     return *this;
   }
   // Declares the inclusive range lo..hi of a numeric option (physically meaningful values).
@@ -107,6 +113,9 @@ Status BindJson(const Json& args, OptionList* options, const std::string& comman
 // line "--NAME must be in LO..HI (got V)[; NOTE]" (CLI spelling; doors respell). A double that
 // is not finite is outside every range. Doors call it after binding, before Run.
 Status CheckRanges(const OptionList& options);
+
+// Sets every ForReport() flag (a report asks for the data of its charts).
+void EnableReportOptions(OptionList* options);
 
 // The request's options with their current values, as a JSON object (omitted optionals are
 // null): what a door shows as the defaults.

@@ -22,6 +22,7 @@
 #include "parallel/cluster_costs.h"
 #include "parallel/memory.h"
 #include "plan/plan_infer.h"
+#include "report/plan_points_json.h"
 #include "report/plan_render.h"
 #include "serve/request.h"
 #include "topo/builders.h"
@@ -40,6 +41,7 @@ struct PlanTrainFlags : CommandRequest {
   std::optional<std::string> precision;
   PriceArgs prices;
   bool with_failures = false;
+  bool points = false;
 
   void Declare(OptionList* o) override {
     mf.Declare(o);
@@ -59,6 +61,8 @@ struct PlanTrainFlags : CommandRequest {
            "restarts (fleet's closed form at Daly's interval)");
     fabric.Declare(o);
     prices.Declare(o);
+    o->Add("points", &points, "Add every configuration scored to the JSON (the best 2000)")
+        .ForReport();
     RangeTrainOptions(o);
   }
 };
@@ -179,6 +183,7 @@ StatusOr<CommandOutput> RunPlanTrain(const Context& base, const PlanTrainFlags& 
   SoftwareStack stack;
   NDT_ASSIGN_OR_RETURN(PlanTrainRequest req, BuildRequest(f, ctx, &stack));
   req.stack = &stack;
+  req.keep_scored = f.points;
   auto progress = [diag](const std::string& line) { diag->Progress(line); };
   StatusOr<PlanTrainReport> rep =
       PlanTraining(ctx.catalog, ctx.fabric, ctx.nccl, ctx.compute, req, progress);
@@ -191,6 +196,7 @@ StatusOr<CommandOutput> RunPlanTrain(const Context& base, const PlanTrainFlags& 
   const std::vector<double>* g = f.with_failures ? &goodput : nullptr;
   const PlanTrainView v{req, *rep, g};
   CommandOutput out{PlanTrainJson(v), PlanTrainText(v)};
+  if (f.points) out.json["points"] = PlanTrainPointsJson(*rep, req.tokens > 0);
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   diag->Progress(fmt::format("plan: {} configurations scored in {:.2f} s wall ({:.0f}/s){}",
@@ -206,6 +212,7 @@ struct PlanInferFlags : CommandRequest {
   int top = 10, threads = 0, requests = 0;
   LengthArgs lengths;
   PriceArgs prices;
+  bool points = false;
 
   void Declare(OptionList* o) override {
     mf.Declare(o);
@@ -219,6 +226,7 @@ struct PlanInferFlags : CommandRequest {
     o->Add("top", &top, "How many results to show (default 10)");
     o->Add("threads", &threads, "Threads (default: all cores)");
     prices.Declare(o);
+    o->Add("points", &points, "Add every (size, precision) pair scored to the JSON").ForReport();
     RangeTrainOptions(o);  // --top, --threads; PlanInference bounds --requests
   }
 };
@@ -271,6 +279,7 @@ StatusOr<CommandOutput> RunPlanInfer(const Context& base, const PlanInferFlags& 
   for (const std::string& n : rep.notes) diag->Note("plan: note: " + n);
   const PlanInferView v{f.objective, req.base.scenario, rep};
   CommandOutput out{PlanInferJson(v), PlanInferText(v)};
+  if (f.points) out.json["points"] = PlanInferPointsJson(rep);
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   diag->Progress(fmt::format("plan: {} runs in {:.2f} s wall", rep.evaluated, wall_s));

@@ -21,6 +21,7 @@
 #include "parallel/cluster_costs.h"
 #include "parallel/stack.h"
 #include "plan/choose.h"
+#include "report/timeline_json.h"
 #include "report/train_render.h"
 #include "topo/builders.h"
 
@@ -30,10 +31,12 @@ namespace {
 struct TrainRequest : CommandRequest {
   TrainJobArgs job;
   std::optional<std::string> trace;
+  bool timeline = false;
 
   void Declare(OptionList* o) override {
     job.Declare(o, /*required=*/true);
     o->Add("trace", &trace, "Write a Chrome/Perfetto trace of the step to FILE").LocalFile();
+    o->Add("timeline", &timeline, "Add the step's spans per stage to the JSON").ForReport();
     RangeTrainOptions(o);
   }
 };
@@ -47,7 +50,7 @@ StatusOr<CommandOutput> RunTrain(const Context& base, const TrainRequest& f, Dia
   }
   if (f.trace.has_value()) NDT_RETURN_IF_ERROR(CheckWritablePath(*f.trace, "--trace"));
   NDT_ASSIGN_OR_RETURN(SimulatedTrainJob run,
-                       SimulateTrainJob(ctx, f.job, f.trace.has_value(), diag));
+                       SimulateTrainJob(ctx, f.job, f.trace.has_value() || f.timeline, diag));
   const SkuSpec* sku = run.sku;
   const TrainJob& job = run.job;
   const TrainReport& r = run.report;
@@ -61,7 +64,9 @@ StatusOr<CommandOutput> RunTrain(const Context& base, const TrainRequest& f, Dia
   const int vms = job.num_gpus / job.gpus_per_vm;
   NDT_ASSIGN_OR_RETURN(Placement place, PlanPlacement(limits, *sku, vms, 0, false));
   const TrainView v{job, f.job.stack, *sku, r, iv, place, limits, run.cluster.fabric_layout().nics};
-  return CommandOutput{TrainJson(v), TrainText(v)};
+  CommandOutput out{TrainJson(v), TrainText(v)};
+  if (f.timeline) out.json["timeline"] = TrainTimelineJson(r.sim, r.strategy.pp);
+  return out;
 }
 
 }  // namespace

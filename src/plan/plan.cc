@@ -427,7 +427,7 @@ StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const FabricParam
   std::string first_error;
   for (size_t i : order) {
     const int64_t lo = static_cast<int64_t>(first[i]), hi = static_cast<int64_t>(first[i + 1]);
-    if (req.prune_by_bound && ok.size() >= static_cast<size_t>(req.top_k) &&
+    if (req.prune_by_bound && !req.keep_scored && ok.size() >= static_cast<size_t>(req.top_k) &&
         bound[i] > Score(ok[req.top_k - 1], req.objective)) {
       rep.bounded += hi - lo;
       continue;
@@ -476,6 +476,7 @@ StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const FabricParam
   // Second pass: the closed form ranked everything; the best kSimulated are simulated (full
   // micro-batch x VPP search) and ranked again, then the top K re-scored at the fidelity asked.
   const size_t simulated = std::max<size_t>(kSimulatedFactor * req.top_k, kSimulatedMin);
+  if (req.keep_scored) rep.scored = ok;
   if (ok.size() > simulated) ok.resize(simulated);
   NDT_RETURN_IF_ERROR(
       Rescore(req, cal, nccl, cands, threads, progress, Fidelity::kAnalytical, &jobs, &ctx, &ok));

@@ -60,6 +60,10 @@ struct PlanTrainRequest {
   // Skip a whole size when even its GPUs at dense peak (MFU 1) cannot reach the current top K.
   // Never changes the results; false scores every configuration.
   bool prune_by_bound = true;
+  // Keep every feasible configuration's first-pass score in PlanTrainReport::scored; no size is
+  // skipped by the bound then (a size that cannot win the objective may still be on the
+  // time-cost frontier).
+  bool keep_scored = false;
 };
 
 // One evaluated configuration (a size, a VM count and a resolved strategy).
@@ -92,6 +96,9 @@ struct PlanTrainReport {
   // each: part of the result, so a default never decides the ranking unseen.
   std::vector<std::string> fabric_assumed;
   std::vector<std::string> unpriced;  // objective cost: sizes left out for want of a price
+  // keep_scored: every feasible configuration as the first pass scored it (the closed form,
+  // analytical costs), best first; `index` ties it to `results`.
+  std::vector<PlanResult> scored;
 };
 
 // Progress callback: one line per size as it is scored (for stderr). May be empty.

@@ -168,6 +168,7 @@ StatusOr<PlanInferReport> PlanInference(const ServeData& data, const PlanInferRe
     if (sa != sb) return sa < sb;
     return a.index < b.index;
   });
+  rep.scored = ok;
   if (ok.size() > static_cast<size_t>(req.top_k)) ok.resize(req.top_k);
   rep.results = std::move(ok);
   return rep;

@@ -51,6 +51,7 @@ struct PlanInferResult {
 struct PlanInferReport {
   int64_t evaluated = 0, infeasible = 0;
   std::vector<PlanInferResult> results;  // best first, at most top_k
+  std::vector<PlanInferResult> scored;   // every feasible pair, best first (results' superset)
   std::vector<std::string> notes;        // sizes skipped and why; warnings of the runs, by pair
   std::vector<std::string> unpriced;     // objective cost: sizes left out for want of a price
 };

@@ -296,6 +296,40 @@ TEST(PlanTraining, BoundPruningNeverChangesTheResults) {
   }
 }
 
+TEST(PlanTraining, KeepScoredScoresEveryConfigurationAndKeepsTheResults) {
+  // The same 16-GPU search as above: keep_scored turns the bound off (every size scored) and
+  // lists every feasible configuration, best first; the results are unchanged and among them.
+  const TransformerSpec m = Llama(16, 2048, 16);
+  PlanTrainRequest req = Request(m, 64, {});
+  for (const SkuSpec& s : TheEnv().cat.skus()) {
+    if (s.gpus > 0) req.skus.push_back(&s);
+  }
+  req.vms = 0;
+  req.gpus = 16;
+  req.top_k = 3;
+  StatusOr<PlanTrainReport> plain =
+      PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(), testing::BuiltinNcclCalibration(),
+                   TheEnv().cal, req);
+  req.keep_scored = true;
+  StatusOr<PlanTrainReport> kept =
+      PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(), testing::BuiltinNcclCalibration(),
+                   TheEnv().cal, req);
+  ASSERT_TRUE(plain.ok() && kept.ok());
+  EXPECT_TRUE(plain->scored.empty());
+  EXPECT_EQ(kept->bounded, 0);
+  EXPECT_EQ(static_cast<int64_t>(kept->scored.size()), kept->evaluated - kept->infeasible);
+  for (size_t i = 1; i < kept->scored.size(); ++i) {
+    EXPECT_GE(kept->scored[i - 1].tokens_per_s, kept->scored[i].tokens_per_s);
+  }
+  ASSERT_EQ(plain->results.size(), kept->results.size());
+  for (size_t i = 0; i < kept->results.size(); ++i) {
+    EXPECT_EQ(plain->results[i].index, kept->results[i].index);
+    bool listed = false;
+    for (const PlanResult& p : kept->scored) listed = listed || p.index == kept->results[i].index;
+    EXPECT_TRUE(listed) << "result " << i;
+  }
+}
+
 TEST(PlanTraining, TimeAndCostNeedTokens) {
   PlanTrainRequest req = Request(Llama(16, 2048, 16), 32, {kA100});
   req.objective = PlanObjective::kTime;

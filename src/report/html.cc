@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -45,6 +46,12 @@ double Num(const Json& j, const char* key) {
   return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0;
 }
 
+std::string Fmt(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", x);
+  return buf;
+}
+
 Json Base(const std::string& description) {
   Json s;
   s["$schema"] = "https://vega.github.io/schema/vega-lite/v5.json";
@@ -77,6 +84,103 @@ void MarkPareto(Json* rows, const std::string& x, bool x_min, const std::string&
     }
     a["frontier"] = !dominated;
   }
+}
+
+// The rows of a compact table ({"columns": [...], "rows": [[...], ...]}) as objects.
+Json RowObjects(const Json& t) {
+  Json out = Json::array();
+  if (!t.contains("columns") || !t.contains("rows") || !t["rows"].is_array()) return out;
+  const Json& cols = t["columns"];
+  for (const Json& r : t["rows"]) {
+    if (!r.is_array()) continue;
+    Json o = Json::object();
+    for (size_t i = 0; i < cols.size() && i < r.size(); ++i) o[cols[i].get<std::string>()] = r[i];
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+std::string At(const Json& names, const Json& i) {
+  if (!i.is_number_integer() || !names.is_array()) return "?";
+  const int64_t k = i.get<int64_t>();
+  return k >= 0 && k < static_cast<int64_t>(names.size()) && names[k].is_string()
+             ? names[k].get<std::string>()
+             : "?";
+}
+
+// The training step as a Gantt chart: a row per (stage, lane), a bar per span (or per run of
+// bins when the timeline is binned), coloured by kind.
+std::optional<ChartSpec> PipelineGantt(const Json& tl) {
+  const Json spans = RowObjects(tl);
+  if (spans.empty()) return std::nullopt;
+  const bool binned = tl.value("mode", std::string()) == "binned";
+  const Json& lanes = tl["lanes"];
+  const Json& kinds = tl["kinds"];
+  Json rows = Json::array(), order = Json::array();
+  for (const Json& r : spans) {
+    const std::string row =
+        "stage " + std::to_string(r.value("stage", 0)) + " " + At(lanes, r.value("lane", Json()));
+    if (order.empty() || order.back().get<std::string>() != row) order.push_back(row);
+    Json o = {{"row", row},
+              {"kind", At(kinds, r.value("kind", Json()))},
+              {"start_ms", Num(r, "start_us") / 1e3},
+              {"end_ms", (Num(r, "start_us") + Num(r, "dur_us")) / 1e3},
+              {"duration_ms", Num(r, "dur_us") / 1e3}};
+    if (binned) {
+      o["busy"] = Num(r, "busy");
+    } else {
+      o["span"] = r.value("name", std::string());
+    }
+    rows.push_back(std::move(o));
+  }
+  std::string desc =
+      "One training step, simulated: each row is a pipeline stage's lane (compute, the pipeline "
+      "sends, the data-parallel reduction), each bar a span; gaps on a compute row are the "
+      "pipeline bubble";
+  if (tl.contains("stages_shown") &&
+      tl.value("stages", 0) > static_cast<int>(tl["stages_shown"].size())) {
+    desc += "; " + std::to_string(tl["stages_shown"].size()) + " of " +
+            std::to_string(tl.value("stages", 0)) + " stages shown";
+  }
+  if (binned) {
+    desc += "; binned (" + std::to_string(tl.value("spans_total", 0)) +
+            " spans): a bar is a run of bins with the same main kind, its opacity the busy share";
+  }
+  Json s = Base(desc);
+  s["width"] = 900;
+  s["height"] = {{"step", order.size() > 24 ? 12 : 18}};
+  s["data"] = {{"values", rows}};
+  s["mark"] = {{"type", "bar"}, {"tooltip", true}};
+  Json tip =
+      Json::array({Field("row", "nominal", "stage, lane"), Field("kind", "nominal", "kind")});
+  if (!binned) tip.push_back(Field("span", "nominal", "span"));
+  tip.push_back({{"field", "start_ms"},
+                 {"type", "quantitative"},
+                 {"format", ",.3f"},
+                 {"title", "start (ms)"}});
+  tip.push_back({{"field", "duration_ms"},
+                 {"type", "quantitative"},
+                 {"format", ",.3f"},
+                 {"title", "duration (ms)"}});
+  if (binned) {
+    tip.push_back(
+        {{"field", "busy"}, {"type", "quantitative"}, {"format", ".0%"}, {"title", "busy share"}});
+  }
+  s["encoding"] = {
+      {"y", {{"field", "row"}, {"type", "nominal"}, {"sort", order}, {"title", nullptr}}},
+      {"x", Field("start_ms", "quantitative", "time in the step (ms)")},
+      {"x2", {{"field", "end_ms"}}},
+      {"color", Field("kind", "nominal", "kind")},
+      {"tooltip", tip}};
+  if (binned)
+    s["encoding"]["opacity"] = {{"field", "busy"},
+                                {"type", "quantitative"},
+                                {"legend", nullptr},
+                                {"scale", {{"domain", Json::array({0, 1})}}}};
+  s["params"] = Json::array({{{"name", "zoom"},
+                              {"select", {{"type", "interval"}, {"encodings", Json::array({"x"})}}},
+                              {"bind", "scales"}}});
+  return ChartSpec{"Pipeline timeline of one step", s};
 }
 
 std::vector<ChartSpec> TrainCharts(const Json& doc) {
@@ -156,6 +260,9 @@ std::vector<ChartSpec> TrainCharts(const Json& doc) {
     s["layer"] = layers;
     out.push_back({"Memory per GPU", s});
   }
+  if (doc.contains("timeline") && doc["timeline"].is_object()) {
+    if (std::optional<ChartSpec> g = PipelineGantt(doc["timeline"])) out.push_back(*g);
+  }
   return out;
 }
 
@@ -224,6 +331,70 @@ std::vector<ChartSpec> CollectiveCharts(const Json& doc) {
     out.push_back({field == "busbw_GBps" ? "Bus bandwidth vs size" : "Latency vs size", s});
   }
   return out;
+}
+
+// Engine 0's batch and KV-cache use over the run, from the binned timeline.
+std::vector<ChartSpec> ServeTimeline(const Json& tl) {
+  const Json bins = RowObjects(tl);
+  if (bins.empty()) return {};
+  const double w = Num(tl, "bin_s");
+  Json rows = Json::array();
+  for (const Json& b : bins) {
+    rows.push_back({{"time_s", Num(b, "start_s") + w / 2},
+                    {"batch_mean", Num(b, "batch_mean")},
+                    {"batch_max", Num(b, "batch_max")},
+                    {"kv_use", Num(b, "kv_use_mean")},
+                    {"busy", Num(b, "busy")}});
+  }
+  const Json x = Field("time_s", "quantitative", "simulated time (s)");
+  const Json zoom =
+      Json::array({{{"name", "zoom"},
+                    {"select", {{"type", "interval"}, {"encodings", Json::array({"x"})}}},
+                    {"bind", "scales"}}});
+  Json batch =
+      Base("Engine 0: sequences per iteration over the run (time-weighted mean per bin of " +
+           Fmt(w) + " s; the light line is the bin's largest batch)");
+  batch["height"] = 180;
+  batch["data"] = {{"values", rows}};
+  batch["layer"] = Json::array(
+      {{{"mark", {{"type", "line"}, {"color", "#9ecae1"}, {"interpolate", "step-after"}}},
+        {"encoding", {{"x", x}, {"y", Field("batch_max", "quantitative", "sequences")}}}},
+       {{"mark",
+         {{"type", "line"},
+          {"color", "#08519c"},
+          {"interpolate", "step-after"},
+          {"tooltip", true}}},
+        {"params", zoom},
+        {"encoding",
+         {{"x", x},
+          {"y", Field("batch_mean", "quantitative", "sequences")},
+          {"tooltip",
+           Json::array({{{"field", "time_s"}, {"type", "quantitative"}, {"format", ",.3f"}},
+                        {{"field", "batch_mean"}, {"type", "quantitative"}, {"format", ".1f"}},
+                        {{"field", "batch_max"}, {"type", "quantitative"}},
+                        {{"field", "busy"}, {"type", "quantitative"}, {"format", ".0%"}}})}}}}});
+  Json kv = Base(
+      "Engine 0: share of the KV cache's blocks in use over the run (time-weighted "
+      "mean per bin)");
+  kv["height"] = 140;
+  kv["data"] = {{"values", rows}};
+  kv["mark"] = {{"type", "area"},
+                {"color", "#31a354"},
+                {"opacity", 0.6},
+                {"interpolate", "step-after"},
+                {"tooltip", true}};
+  kv["params"] = zoom;
+  kv["encoding"] = {
+      {"x", x},
+      {"y",
+       {{"field", "kv_use"},
+        {"type", "quantitative"},
+        {"axis", {{"format", "%"}}},
+        {"title", "KV cache in use"}}},
+      {"tooltip",
+       Json::array({{{"field", "time_s"}, {"type", "quantitative"}, {"format", ",.3f"}},
+                    {{"field", "kv_use"}, {"type", "quantitative"}, {"format", ".1%"}}})}};
+  return {{"Batch size over time", batch}, {"KV-cache use over time", kv}};
 }
 
 std::vector<ChartSpec> InferCharts(const Json& doc) {
@@ -326,27 +497,39 @@ std::vector<ChartSpec> InferCharts(const Json& doc) {
       out.push_back({"KV cache use", s});
     }
   }
+  if (doc.contains("timeline") && doc["timeline"].is_object()) {
+    std::vector<ChartSpec> over = ServeTimeline(doc["timeline"]);
+    out.insert(out.end(), over.begin(), over.end());
+  }
   return out;
 }
 
-// Every configuration as a point, the Pareto frontier as a line through the winners.
-ChartSpec PlanScatter(const Json& doc, const std::string& x, bool x_min, const std::string& y,
-                      bool y_min, const std::string& description) {
+// Every configuration as a point, the Pareto frontier as a line through the ones no other beats
+// on both axes; with `kept`, the command's results (a "kept" rank > 0) ringed.
+ChartSpec PlanScatter(const Json& in, const std::string& x, bool x_min, const std::string& y,
+                      bool y_min, const std::string& description, bool kept) {
   Json rows = Json::array();
   Json tip = Json::array();
-  bool first = true;
-  for (const Json& r : doc["results"]) {
-    if (!r.is_object() || !r.contains(x) || !r.contains(y)) continue;
+  std::vector<std::string> skus;
+  for (const Json& r : in) {
+    if (!r.is_object() || !r.contains(x) || !r.contains(y) || !r[x].is_number() ||
+        !r[y].is_number()) {
+      continue;
+    }
     Json row;
     for (const auto& [k, v] : r.items()) {
-      if (v.is_primitive()) row[k] = v;
-      if (first && v.is_primitive()) {
+      if (!v.is_primitive()) continue;
+      row[k] = v;
+      if (rows.empty()) {
         Json t = {{"field", k}, {"type", v.is_number() ? "quantitative" : "nominal"}};
         if (v.is_number_float()) t["format"] = ",.4~g";
         tip.push_back(t);
       }
     }
-    first = false;
+    if (r.contains("sku") && r["sku"].is_string() &&
+        std::find(skus.begin(), skus.end(), r["sku"].get<std::string>()) == skus.end()) {
+      skus.push_back(r["sku"].get<std::string>());
+    }
     rows.push_back(row);
   }
   MarkPareto(&rows, x, x_min, y, y_min);
@@ -357,37 +540,77 @@ ChartSpec PlanScatter(const Json& doc, const std::string& x, bool x_min, const s
       {"field", x}, {"type", "quantitative"}, {"title", Label(x)}, {"scale", {{"zero", false}}}};
   const Json ye = {
       {"field", y}, {"type", "quantitative"}, {"title", Label(y)}, {"scale", {{"zero", false}}}};
-  s["layer"] = Json::array(
+  // Colour: the size where there are several, else the pipeline depth.
+  const Json color = skus.size() > 1 ? Field("sku", "nominal", "size")
+                     : rows.empty() || !rows[0].contains("pp")
+                         ? Field("frontier", "nominal", "on the frontier")
+                         : Field("pp", "ordinal", "pp");
+  Json layers = Json::array(
       {{{"transform", Json::array({{{"filter", "datum.frontier"}}})},
         {"mark", {{"type", "line"}, {"color", "black"}, {"strokeDash", Json::array({4, 3})}}},
         {"encoding", {{"x", xe}, {"y", ye}, {"order", {{"field", x}}}}}},
-       {{"mark", {{"type", "point"}, {"filled", true}, {"size", 70}}},
+       {{"mark",
+         {{"type", "point"},
+          {"filled", true},
+          {"size", rows.size() > 300 ? 25 : 60},
+          {"opacity", 0.7}}},
         {"params", ZoomParam()},
         {"encoding",
          {{"x", xe},
           {"y", ye},
-          {"color",
-           Field(rows.empty() || !rows[0].contains("sku") ? "frontier" : "sku", "nominal", "")},
+          {"color", color},
           {"shape", Field("frontier", "nominal", "on the Pareto frontier")},
           {"tooltip", tip}}}}});
+  if (kept) {
+    layers.push_back({{"transform", Json::array({{{"filter", "datum.kept > 0"}}})},
+                      {"mark",
+                       {{"type", "point"},
+                        {"filled", false},
+                        {"size", 180},
+                        {"color", "black"},
+                        {"strokeWidth", 1.5}}},
+                      {"encoding", {{"x", xe}, {"y", ye}, {"tooltip", tip}}}});
+  }
+  s["layer"] = layers;
   return {"Configurations and the Pareto frontier", s};
 }
 
+// With the evaluated points (--points, --report): all of them; else the kept results.
 std::vector<ChartSpec> PlanTrainCharts(const Json& doc) {
-  if (!doc.contains("results") || !doc["results"].is_array() || doc["results"].empty()) return {};
-  const Json& r0 = doc["results"][0];
-  const std::string x = r0.contains("time_to_train_s") ? "time_to_train_s" : "step_time_s";
-  const std::string y = r0.contains("cost_usd") ? "cost_usd" : "gpus";
-  return {PlanScatter(doc, x, true, y, true,
-                      "Each configuration the planner kept: " + Label(x) + " against " + Label(y) +
-                          "; the dashed line joins the ones no other beats on both")};
+  const bool points = doc.contains("points") && doc["points"].is_object();
+  const Json rows = points ? RowObjects(doc["points"]) : doc.value("results", Json::array());
+  if (!rows.is_array() || rows.empty()) return {};
+  bool cost = false;
+  for (const Json& r : rows) cost = cost || (r.contains("cost_usd") && r["cost_usd"].is_number());
+  std::string x = "time_to_train_s", y = "cost_usd";
+  bool y_min = true;
+  if (!cost) {
+    x = points ? "memory_gib" : "memory_bytes_per_gpu";
+    y = "tokens_per_s";
+    y_min = false;
+  }
+  std::string what = points ? "Every feasible configuration the planner scored (" +
+                                  std::to_string(rows.size()) + " of " +
+                                  std::to_string(doc["points"].value("total", 0)) +
+                                  "; the closed form's numbers; ringed: the ones it kept)"
+                            : "Each configuration the planner kept";
+  return {PlanScatter(rows, x, true, y, y_min,
+                      what + ": " + Label(x) + " against " + Label(y) +
+                          "; the dashed line joins the ones no other beats on both",
+                      points)};
 }
 
 std::vector<ChartSpec> PlanInferCharts(const Json& doc) {
-  if (!doc.contains("results") || !doc["results"].is_array() || doc["results"].empty()) return {};
-  return {PlanScatter(doc, "usd_per_million_tokens", true, "output_tokens_per_s", false,
-                      "Each deployment the planner kept: cost per million output tokens against "
-                      "output tokens/s; the dashed line joins the ones no other beats on both")};
+  const bool points = doc.contains("points") && doc["points"].is_object();
+  const Json rows = points ? RowObjects(doc["points"]) : doc.value("results", Json::array());
+  if (!rows.is_array() || rows.empty()) return {};
+  return {PlanScatter(rows, "usd_per_million_tokens", true, "output_tokens_per_s", false,
+                      std::string(points ? "Every feasible (size, precision) pair the planner "
+                                           "ran (ringed: the ones it kept)"
+                                         : "Each deployment the planner kept") +
+                          ": cost per million output tokens against output tokens/s; the dashed "
+                          "line joins the ones no other beats on both",
+                      points)};
 }
 
 std::vector<ChartSpec> TopoCharts(const Json& doc) {
@@ -434,7 +657,25 @@ bool TableOfObjects(const Json& a) {
   return true;
 }
 
+// A compact table ({"columns": [...], "rows": [[...], ...]}, report/timeline_json.h).
+bool CompactTable(const Json& j) {
+  return j.is_object() && j.contains("columns") && j["columns"].is_array() && j.contains("rows") &&
+         j["rows"].is_array();
+}
+
 void Render(const Json& j, std::string* out) {
+  if (CompactTable(j)) {
+    // Thousands of rows: their other keys as a table, the rows counted (the charts draw them,
+    // the JSON below holds them).
+    Json head = Json::object();
+    for (const auto& [k, v] : j.items()) {
+      if (k != "rows") head[k] = v;
+    }
+    head["rows"] =
+        std::to_string(j["rows"].size()) + " rows (drawn in the charts; all in the JSON)";
+    Render(head, out);
+    return;
+  }
   if (j.is_object()) {
     *out += "<table class=\"kv\">";
     for (const auto& [k, v] : j.items()) {

@@ -4,7 +4,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <csignal>
+#include <deque>
+#include <mutex>
 #include <thread>
 
 #include "report/html.h"
@@ -19,6 +22,21 @@ std::string Dashed(std::string s) {
   return s;
 }
 
+// BindJson's message ("train: option 'min-bytes' takes ...", "topo: unknown option 'x'; valid:
+// ...") in the web's words: "'min_bytes' takes ...", the key as `args` spelled it; the
+// command's prefix dropped (the URL names it), "option" becomes "field".
+std::string WebSpelling(std::string msg, const Json& args, const std::string& command) {
+  if (msg.rfind(command + ": ", 0) == 0) msg = msg.substr(command.size() + 2);
+  const auto replace = [&msg](const std::string& from, const std::string& to) {
+    if (const size_t at = msg.find(from); at != std::string::npos) msg.replace(at, from.size(), to);
+  };
+  replace("unknown option '", "unknown field '");
+  for (const auto& [key, value] : args.items())
+    replace("option '" + Dashed(key) + "'", "'" + key + "'");
+  replace("option '", "'");
+  return msg;
+}
+
 WebResponse Error(int status, const std::string& msg) {
   return {status, "application/json", Json{{"error", msg}}.dump() + "\n"};
 }
@@ -28,7 +46,8 @@ body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;
 h1{font-size:22px}a{color:#0b5cad}table{border-collapse:collapse;font-size:13px}
 th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}th{background:#f5f5f5}
 input[type=text]{width:260px}.help{color:#666;font-size:12px}
-#error{color:#b00;white-space:pre-wrap}#result{width:100%;height:1600px;border:1px solid #ddd}
+.error{color:#b00;white-space:pre-wrap}.result{width:100%;height:1600px;border:1px solid #ddd}
+nav{font-size:14px;margin-bottom:12px}section.cmd{margin-bottom:32px}
 button{font-size:14px;padding:4px 16px;margin:8px 0}
 )css";
 
@@ -95,9 +114,24 @@ WebResponse HandleApi(const Context& ctx, const std::string& slug, const std::st
       }
     }
   }
+  {
+    // Binding errors in the web's spelling: the key as the request sent it ("min_bytes"), not
+    // the option's dashed name.
+    std::unique_ptr<CommandRequest> probe = cmd->new_request();
+    OptionList probe_options;
+    probe->Declare(&probe_options);
+    if (Status st = BindJson(args, &probe_options, cmd->name); !st.ok()) {
+      return Error(400, WebSpelling(st.message(), args, cmd->name));
+    }
+  }
   Diagnostics diag;
-  StatusOr<CommandOutput> out =
-      RunJson(*cmd, ctx, args, &diag, [](const std::string& o) { return "'" + o + "'"; });
+  StatusOr<CommandOutput> out = RunJson(*cmd, ctx, args, &diag, [&args](const std::string& o) {
+    // The option as the request spelled its key ("min_bytes"), else its dashed name.
+    for (const auto& [key, value] : args.items()) {
+      if (Dashed(key) == o) return "'" + key + "'";
+    }
+    return "'" + o + "'";
+  });
   if (!out.ok()) return Error(out.status().exit_code() == 2 ? 400 : 500, out.status().message());
   if (as_report) {
     Json inputs = OptionValues(options);
@@ -113,44 +147,84 @@ WebResponse HandleApi(const Context& ctx, const std::string& slug, const std::st
   return {200, "application/json", out->json.dump(2) + "\n"};
 }
 
-std::string IndexPage() {
-  std::string h =
-      "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>ndtwin"
-      "</title><style>" +
-      std::string(kStyle) +
-      "</style></head><body><h1>ndtwin</h1><p>A digital twin of Azure GPU "
-      "clusters. Pick a command; the API is <code>POST /api/&lt;command&gt;</code> "
-      "with a JSON object of options.</p><table><tr><th>command</th><th>what it "
-      "does</th><th>API</th></tr>";
-  for (const Command& c : Registry()) {
-    h += "<tr><td><a href=\"/cmd/" + WebSlug(c.name) + "\">" + HtmlEscape(c.name) +
-         "</a></td><td>" + HtmlEscape(c.help) + "</td><td><code>POST /api/" + WebSlug(c.name) +
-         "</code></td></tr>";
-  }
-  return h + "</table></body></html>\n";
+namespace {
+
+// The pages' areas: each groups the commands of one question, with their forms on one page.
+// Commands in no area (fleet, validate, sweep, ...) have their own page, listed on the index.
+struct Area {
+  const char* slug;
+  const char* title;
+  const char* blurb;
+  std::vector<std::string> commands;
+};
+
+const std::vector<Area>& Areas() {
+  static const std::vector<Area> kAreas = {
+      {"catalog",
+       "Catalog",
+       "The VM sizes, their GPUs and prices, and the model presets.",
+       {"sku list", "sku show", "model list", "model show"}},
+      {"cluster",
+       "Cluster",
+       "A cluster's graph: NVLink domains, NICs, the fat tree's tiers.",
+       {"topo"}},
+      {"collectives",
+       "Collectives",
+       "NCCL collectives on a cluster: bus bandwidth and latency against message size, with the "
+       "algorithm NCCL would pick.",
+       {"collective"}},
+      {"training",
+       "Training",
+       "One training iteration: step time, MFU, memory per GPU, where the time goes and the "
+       "pipeline's timeline.",
+       {"train"}},
+      {"inference",
+       "Inference",
+       "An inference service under load: throughput, TTFT and TPOT distributions, batch size and "
+       "KV-cache use over time.",
+       {"infer"}},
+      {"planners",
+       "Planners",
+       "Search sizes, counts and strategies: every configuration scored, and the Pareto "
+       "frontier of time and cost.",
+       {"plan train", "plan infer"}},
+  };
+  return kAreas;
 }
 
-std::string CommandPage(const Command& cmd) {
+std::string PageHead(const std::string& title) {
+  std::string h = "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>" +
+                  HtmlEscape(title) + "</title><style>" + std::string(kStyle) +
+                  "</style></head><body><nav><a href=\"/\">ndtwin</a>";
+  for (const Area& a : Areas()) {
+    h += " &middot; <a href=\"/area/" + std::string(a.slug) + "\">" + a.title + "</a>";
+  }
+  return h + "</nav>\n";
+}
+
+// One command's form, its result frame and download links; element ids start with `prefix`.
+std::string FormBlock(const Command& cmd, const std::string& prefix) {
   std::unique_ptr<CommandRequest> req = cmd.new_request();
   OptionList options;
   req->Declare(&options);
   const Json defaults = OptionValues(options);
   const std::string slug = WebSlug(cmd.name);
-  std::string h =
-      "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>ndtwin " +
-      HtmlEscape(cmd.name) + "</title><style>" + std::string(kStyle) +
-      "</style></head><body><p><a href=\"/\">ndtwin</a></p><h1>" + HtmlEscape(cmd.name) +
-      "</h1><p>" + HtmlEscape(cmd.help) +
-      "</p><form id=\"form\"><table><tr><th>option</th><th>value</th><th>help</th></tr>";
+  std::string h = "<section class=\"cmd\" id=\"" + prefix + "section\"><h2>" +
+                  HtmlEscape(cmd.name) + "</h2><p>" + HtmlEscape(cmd.help) +
+                  " <span class=\"help\">(API: <code>POST /api/" + slug +
+                  "</code>)</span></p><form class=\"ndt-form\" id=\"" + prefix +
+                  "form\" data-slug=\"" + slug + "\" data-prefix=\"" + prefix +
+                  "\"><table><tr><th>option</th><th>value</th><th>help</th></tr>";
   for (const Option& o : options.options()) {
     if (o.local_file) continue;  // the server reads no file a request names
     const std::string type = o.type_name();
+    const std::string id = prefix + "f-" + o.name;
     const Json& d = defaults.contains(o.name) ? defaults[o.name] : Json();
-    h += "<tr><td><label for=\"f-" + o.name + "\">" + HtmlEscape(o.name) +
-         (o.required ? " *" : "") + "</label></td><td>";
-    if (type == "flag") {
-      h += "<input type=\"checkbox\" id=\"f-" + o.name + "\" name=\"" + o.name +
-           "\" data-type=\"flag\"" + (d.is_boolean() && d.get<bool>() ? " checked" : "") + ">";
+    h += "<tr><td><label for=\"" + id + "\">" + HtmlEscape(o.name) + (o.required ? " *" : "") +
+         "</label></td><td>";
+    if (type == std::string("flag")) {
+      h += "<input type=\"checkbox\" id=\"" + id + "\" name=\"" + o.name + "\" data-type=\"flag\"" +
+           ((d.is_boolean() && d.get<bool>()) || o.for_report ? " checked" : "") + ">";
     } else {
       std::string placeholder;
       if (d.is_string()) {
@@ -160,25 +234,27 @@ std::string CommandPage(const Command& cmd) {
       } else if (!d.is_null()) {
         placeholder = d.dump();
       }
-      h += "<input type=\"text\" id=\"f-" + o.name + "\" name=\"" + o.name + "\" data-type=\"" +
-           type + "\" placeholder=\"" + HtmlEscape(placeholder) + "\">";
+      h += "<input type=\"text\" id=\"" + id + "\" name=\"" + o.name + "\" data-type=\"" + type +
+           "\" placeholder=\"" + HtmlEscape(placeholder) + "\">";
     }
     h += "</td><td class=\"help\">" + HtmlEscape(o.help) + "</td></tr>";
   }
-  h += "</table><button type=\"submit\" id=\"run\">Run</button></form>"
-       "<p><a id=\"dl-json\" download=\"" +
-       slug +
-       ".json\" style=\"display:none\">download the "
-       "JSON</a> <a id=\"dl-report\" download=\"" +
-       slug +
-       ".html\" style=\"display:none\">"
-       "download the report</a></p><div id=\"error\"></div>"
-       "<iframe id=\"result\" title=\"result\" style=\"display:none\"></iframe>\n";
-  h += "<script>const SLUG = " + Json(slug).dump() + ";\n";
-  h += R"js(
-function options() {
+  h += "</table><button type=\"submit\" id=\"" + prefix + "run\">Run " + HtmlEscape(cmd.name) +
+       "</button></form><p><a id=\"" + prefix + "dl-json\" download=\"" + slug +
+       ".json\" style=\"display:none\">download the JSON</a> <a id=\"" + prefix +
+       "dl-report\" download=\"" + slug +
+       ".html\" style=\"display:none\">download the report</a></p><div class=\"error\" id=\"" +
+       prefix + "error\"></div><iframe class=\"result\" id=\"" + prefix +
+       "result\" title=\"result of " + HtmlEscape(cmd.name) +
+       "\" style=\"display:none\"></iframe></section>\n";
+  return h;
+}
+
+// Binds every form on the page: the API's JSON, then the report page into the frame.
+constexpr const char* kFormScript = R"js(<script>
+function ndtOptions(form) {
   const out = {};
-  document.querySelectorAll('#form input').forEach(function (el) {
+  form.querySelectorAll('input').forEach(function (el) {
     const t = el.dataset.type;
     if (t === 'flag') { if (el.checked) out[el.name] = true; return; }
     const v = el.value.trim();
@@ -189,40 +265,95 @@ function options() {
   });
   return out;
 }
-async function post(kind, body) {
-  const r = await fetch('/' + kind + '/' + SLUG, {method: 'POST', body: body,
+async function ndtPost(kind, slug, body) {
+  const r = await fetch('/' + kind + '/' + slug, {method: 'POST', body: body,
                                                headers: {'Content-Type': 'application/json'}});
   return {ok: r.ok, text: await r.text()};
 }
-document.getElementById('form').addEventListener('submit', async function (ev) {
-  ev.preventDefault();
-  const body = JSON.stringify(options());
-  const err = document.getElementById('error');
-  err.textContent = 'running...';
-  document.body.removeAttribute('data-done');
-  const api = await post('api', body);
-  if (!api.ok) {
-    err.textContent = JSON.parse(api.text).error;
-    document.getElementById('result').style.display = 'none';
-    document.body.setAttribute('data-done', 'error');
-    return;
-  }
-  const rep = await post('report', body);
-  err.textContent = '';
-  const j = document.getElementById('dl-json');
-  j.href = URL.createObjectURL(new Blob([api.text], {type: 'application/json'}));
-  j.style.display = '';
-  const h = document.getElementById('dl-report');
-  h.href = URL.createObjectURL(new Blob([rep.text], {type: 'text/html'}));
-  h.style.display = '';
-  const frame = document.getElementById('result');
-  frame.style.display = '';
-  frame.onload = function () { document.body.setAttribute('data-done', 'ok'); };
-  frame.srcdoc = rep.text;
+document.querySelectorAll('form.ndt-form').forEach(function (form) {
+  // getAttribute: a form's properties include its inputs by name (infer has one named dataset).
+  const slug = form.getAttribute('data-slug'), p = form.getAttribute('data-prefix');
+  const $ = function (id) { return document.getElementById(p + id); };
+  const done = function (state) {
+    $('section').setAttribute('data-done', state);
+    document.body.setAttribute('data-done', state);
+  };
+  form.addEventListener('submit', async function (ev) {
+    ev.preventDefault();
+    const body = JSON.stringify(ndtOptions(form));
+    const err = $('error');
+    err.textContent = 'running...';
+    $('section').removeAttribute('data-done');
+    document.body.removeAttribute('data-done');
+    const api = await ndtPost('api', slug, body);
+    if (!api.ok) {
+      let msg = api.text;
+      try { msg = JSON.parse(api.text).error; } catch (e) {}
+      err.textContent = msg;
+      $('result').style.display = 'none';
+      done('error');
+      return;
+    }
+    const rep = await ndtPost('report', slug, body);
+    err.textContent = '';
+    const j = $('dl-json');
+    j.href = URL.createObjectURL(new Blob([api.text], {type: 'application/json'}));
+    j.style.display = '';
+    const h = $('dl-report');
+    h.href = URL.createObjectURL(new Blob([rep.text], {type: 'text/html'}));
+    h.style.display = '';
+    const frame = $('result');
+    frame.style.display = '';
+    frame.onload = function () { done('ok'); };
+    frame.srcdoc = rep.text;
+  });
 });
 </script></body></html>
 )js";
-  return h;
+
+}  // namespace
+
+std::string IndexPage() {
+  std::string h = PageHead("ndtwin") +
+                  "<h1>ndtwin</h1><p>A digital twin of Azure GPU clusters: predictions of a model, "
+                  "not measurements. Pick an area; the API is <code>POST "
+                  "/api/&lt;command&gt;</code> with a JSON object of options.</p><table><tr><th>"
+                  "area</th><th>what it answers</th><th>commands</th></tr>";
+  for (const Area& a : Areas()) {
+    h += "<tr><td><a href=\"/area/" + std::string(a.slug) + "\">" + a.title + "</a></td><td>" +
+         HtmlEscape(a.blurb) + "</td><td>";
+    for (size_t i = 0; i < a.commands.size(); ++i) {
+      h += (i ? ", " : "") + std::string("<a href=\"/cmd/") + WebSlug(a.commands[i]) + "\">" +
+           HtmlEscape(a.commands[i]) + "</a>";
+    }
+    h += "</td></tr>";
+  }
+  h += "</table><h2>Every command</h2><table><tr><th>command</th><th>what it does</th><th>API"
+       "</th></tr>";
+  for (const Command& c : Registry()) {
+    h += "<tr><td><a href=\"/cmd/" + WebSlug(c.name) + "\">" + HtmlEscape(c.name) +
+         "</a></td><td>" + HtmlEscape(c.help) + "</td><td><code>POST /api/" + WebSlug(c.name) +
+         "</code></td></tr>";
+  }
+  return h + "</table></body></html>\n";
+}
+
+std::string AreaPage(const std::string& slug) {
+  for (const Area& a : Areas()) {
+    if (slug != a.slug) continue;
+    std::string h = PageHead(std::string("ndtwin: ") + a.title) + "<h1>" + a.title + "</h1><p>" +
+                    HtmlEscape(a.blurb) + "</p>";
+    for (const std::string& name : a.commands) {
+      if (const Command* c = FindCommand(name)) h += FormBlock(*c, WebSlug(name) + "-");
+    }
+    return h + kFormScript;
+  }
+  return "";
+}
+
+std::string CommandPage(const Command& cmd) {
+  return PageHead("ndtwin " + cmd.name) + "<h1>" + HtmlEscape(cmd.name) + "</h1>" +
+         FormBlock(cmd, "") + kFormScript;
 }
 
 namespace {
@@ -231,16 +362,82 @@ struct ServeRequest : CommandRequest {
   std::string host = "127.0.0.1";
   int port = 8080;
   int threads = 4;
+  int queue = 16;
   int64_t max_vms = WebBudget().max_vms;
   int64_t max_requests = WebBudget().max_requests;
   void Declare(OptionList* o) override {
     o->Add("host", &host, "Address to listen on (default 127.0.0.1: this machine only)");
     o->Add("port", &port, "TCP port (default 8080)");
     o->Add("threads", &threads, "Requests served at once (default 4)");
+    o->Add("queue", &queue,
+           "Connections that may wait for a thread (default 16); beyond, HTTP 503 at once");
     o->Add("max-vms", &max_vms, "Per-request budget: the most VMs a request may ask for");
     o->Add("max-requests", &max_requests,
            "Per-request budget: the most inference requests a request may simulate");
   }
+};
+
+// The request queue. Connections run on `threads` workers; at most `max_queued` wait for one.
+// Beyond that a connection goes to the refusal lane: one thread on which every request is
+// answered 503 without running anything (httplib 0.11's TaskQueue::enqueue cannot refuse: the
+// task owns the socket, so it must run somewhere to close it).
+thread_local bool t_refusing = false;
+
+class BoundedQueue : public httplib::TaskQueue {
+ public:
+  BoundedQueue(int threads, size_t max_queued) : max_queued_(max_queued) {
+    for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { Work(&jobs_); });
+    workers_.emplace_back([this] {
+      t_refusing = true;
+      Work(&refused_);
+    });
+  }
+  ~BoundedQueue() override = default;
+  void enqueue(std::function<void()> fn) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (jobs_.size() < max_queued_ + idle_) {
+        jobs_.push_back(std::move(fn));
+      } else {
+        refused_.push_back(std::move(fn));
+      }
+    }
+    cv_.notify_all();
+  }
+  void shutdown() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      shutdown_ = true;
+    }
+    cv_.notify_all();
+    for (std::thread& t : workers_) t.join();
+  }
+
+ private:
+  void Work(std::deque<std::function<void()>>* q) {
+    for (;;) {
+      std::function<void()> fn;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        const bool worker = q == &jobs_;
+        if (worker) ++idle_;
+        cv_.wait(lock, [&] { return !q->empty() || shutdown_; });
+        if (worker) --idle_;
+        if (q->empty()) return;  // shut down with nothing left
+        fn = std::move(q->front());
+        q->pop_front();
+      }
+      fn();
+    }
+  }
+
+  const size_t max_queued_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> jobs_, refused_;
+  size_t idle_ = 0;
+  bool shutdown_ = false;
+  std::vector<std::thread> workers_;
 };
 
 std::atomic<bool> g_stop{false};
@@ -253,12 +450,30 @@ StatusOr<CommandOutput> RunServe(const Context& ctx, const ServeRequest& r, Diag
   if (r.threads < 1 || r.threads > 64) {
     return Status::InvalidInput("--threads must be 1..64 (got " + std::to_string(r.threads) + ")");
   }
+  if (r.queue < 0 || r.queue > 4096) {
+    return Status::InvalidInput("--queue must be 0..4096 (got " + std::to_string(r.queue) + ")");
+  }
   WebBudget budget;
   budget.max_vms = r.max_vms;
   budget.max_requests = r.max_requests;
   httplib::Server svr;
   const int threads = r.threads;
-  svr.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  const int queue = r.queue;
+  svr.new_task_queue = [threads, queue] {
+    return new BoundedQueue(threads, static_cast<size_t>(queue));
+  };
+  svr.set_pre_routing_handler([threads, queue](const httplib::Request&, httplib::Response& res) {
+    if (!t_refusing) return httplib::Server::HandlerResponse::Unhandled;
+    res.status = 503;
+    res.set_header("Retry-After", "1");
+    res.set_content(
+        Json{{"error", "server busy: " + std::to_string(threads) + " requests running and " +
+                           std::to_string(queue) + " waiting (--threads, --queue); try again"}}
+                .dump() +
+            "\n",
+        "application/json");
+    return httplib::Server::HandlerResponse::Handled;
+  });
   // Bodies a little over the budget reach HandleApi for its message; far over, httplib's 413.
   svr.set_payload_max_length(4 * budget.max_body_bytes);
   svr.set_error_handler([](const httplib::Request&, httplib::Response& res) {
@@ -280,6 +495,11 @@ StatusOr<CommandOutput> RunServe(const Context& ctx, const ServeRequest& r, Diag
     const Command* c = WebCommand(req.matches[1]);
     if (c == nullptr) return send(res, Error(404, "unknown command"));
     res.set_content(CommandPage(*c), "text/html; charset=utf-8");
+  });
+  svr.Get(R"(/area/([a-z0-9-]+))", [&](const httplib::Request& req, httplib::Response& res) {
+    const std::string page = AreaPage(req.matches[1]);
+    if (page.empty()) return send(res, Error(404, "unknown area (see GET /)"));
+    res.set_content(page, "text/html; charset=utf-8");
   });
   svr.Post(R"(/api/([a-z0-9-]+))", [&](const httplib::Request& req, httplib::Response& res) {
     send(res, HandleApi(ctx, req.matches[1], req.body, budget));

@@ -5,13 +5,15 @@
 //                         --json keys); answers exactly the CLI's --json output for the same
 //                         options, or HTTP 400 {"error": "<one line>"}.
 //   POST /report/<command> the same, answered with the --report HTML page.
-//   GET  /                the commands; GET /cmd/<command>: a form generated from the
-//                         command's options (defaults as placeholders) whose result is the
-//                         report page (the same charts), with links to download both.
+//   GET  /                the areas and the commands; GET /area/<area>: the forms of the
+//                         area's commands; GET /cmd/<command>: one command's form. A form is
+//                         generated from the command's options (defaults as placeholders;
+//                         the report flags such as --timeline on) and its result is the report
+//                         page (the same charts), with links to download both.
 // Safety: binds to loopback unless told otherwise; options that name local files are refused
 // (the server reads no file a request names) and so is work beyond the per-request budget
-// (body size, VMs, requests simulated); requests run on a bounded thread pool; SIGINT/SIGTERM
-// stop it cleanly.
+// (body size, VMs, requests simulated); requests run on --threads workers with at most --queue
+// connections waiting (beyond: HTTP 503 at once); SIGINT/SIGTERM stop it cleanly.
 #ifndef NDTWIN_WEB_SERVER_H_
 #define NDTWIN_WEB_SERVER_H_
 
@@ -45,6 +47,9 @@ WebResponse HandleApi(const Context& ctx, const std::string& slug, const std::st
 // The pages.
 std::string IndexPage();
 std::string CommandPage(const Command& cmd);
+// An area's page (catalog, cluster, collectives, training, inference, planners): the forms of
+// its commands, each with its results and charts; "" for an unknown area.
+std::string AreaPage(const std::string& slug);
 
 // `serve` itself, a door-only command (not in Registry(): the API cannot start a server).
 const Command& ServeCommand();

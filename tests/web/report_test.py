@@ -27,9 +27,16 @@ CASES = {
                    "--vms", "1", "--input-len", "512", "--output-len", "128", "--requests", "512"],
     "sku_list": ["sku", "list"],
 }
-# Charts each report must draw (the chart specs per schema in report/html.cc).
-CHARTS = {"train": 2, "infer": 3, "collective": 2, "topo": 2, "plan_train": 1, "plan_infer": 1,
+# Charts each report must draw (the chart specs per schema in report/html.cc); --report turns on
+# the charts' data: train's timeline (a Gantt), infer's (batch and KV use over time), the
+# planners' points (every configuration scored).
+CHARTS = {"train": 3, "infer": 5, "collective": 2, "topo": 2, "plan_train": 1, "plan_infer": 1,
           "sku_list": 0}
+# Titles of the new charts, and the JSON section each draws from.
+NEW = {"train": ("Pipeline timeline of one step", "timeline"),
+       "infer": ("KV-cache use over time", "timeline"),
+       "plan_train": ("Configurations and the Pareto frontier", "points"),
+       "plan_infer": ("Configurations and the Pareto frontier", "points")}
 
 os.makedirs(OUT, exist_ok=True)
 failures = []
@@ -62,8 +69,28 @@ try:
             "return document.getElementById('ndt-doc').textContent"))
         if got != want:
             failures.append("%s: the embedded JSON differs from the CLI's --json" % name)
+        if name in NEW:
+            title, key = NEW[name]
+            titles = driver.execute_script(
+                "return Array.from(document.querySelectorAll('.chart h3')).map(e => e.textContent)")
+            if title not in titles or key not in want or not want[key]["rows"]:
+                failures.append("%s: no '%s' chart or no %s rows (%s)" % (name, title, key, titles))
+        if name == "plan_train" and want["points"]["total"] <= len(want["results"]):
+            failures.append("plan_train: %d points, no more than the %d kept"
+                            % (want["points"]["total"], len(want["results"])))
         driver.save_screenshot(os.path.join(OUT, "report_%s.png" % name))
+        if name in NEW:  # the new chart itself, scrolled into view
+            driver.execute_script("Array.from(document.querySelectorAll('.chart h3')).find("
+                                  "e => e.textContent === arguments[0]).scrollIntoView()",
+                                  NEW[name][0])
+            driver.save_screenshot(os.path.join(OUT, "report_%s_%s.png" % (name, NEW[name][1])))
         print("%-11s %d charts ok" % (name, len(stats)))
+    # Deterministic: the same command writes the same bytes.
+    again = os.path.join(OUT, "report_train_again.html")
+    subprocess.run([NDTWIN, "--report", again] + CASES["train"], capture_output=True, check=True)
+    with open(again, "rb") as a, open(os.path.join(OUT, "report_train.html"), "rb") as b:
+        if a.read() != b.read():
+            failures.append("train: two runs wrote different reports")
 finally:
     driver.quit()
 for f in failures:

@@ -89,7 +89,13 @@ for slug, body, args in SAME:
 # 2. Error paths: one line, HTTP 400 (404 for an unknown command), the CLI's message respelled.
 ERRORS = [
     ("/api/topo", {"sku": "ND96amsr_A100_v4", "vms": 0}, 400, "'vms' must be in 1.."),
-    ("/api/topo", {"bogus": 1}, 400, "unknown option 'bogus'"),
+    ("/api/topo", {"bogus": 1}, 400, "unknown field 'bogus'"),
+    # Binding errors name the field as the request spelled it, not the CLI's flag.
+    ("/api/collective", {"sku": "ND96amsr_A100_v4", "min_bytes": [1]}, 400, "'min_bytes' takes"),
+    ("/api/train", {"sku": "ND96amsr_A100_v4", "model": "llama2-7b", "gbs": 8, "tp": "x"}, 400,
+     "'tp' takes an integer"),
+    ("/api/train", {"sku": "ND96amsr_A100_v4", "model": "llama2-7b"}, 400, "'gbs' is required"),
+    ("/api/collective", {"sku": "ND96amsr_A100_v4", "step_factor": 1}, 400, "'step_factor' must be"),
     ("/api/topo", {"vms": "two"}, 400, "vms"),
     ("/api/topo", b"[1, 2]", 400, "JSON object"),
     ("/api/topo", b"{not json", 400, "JSON object"),
@@ -154,7 +160,7 @@ try:
     check("train" in driver.page_source, "index page lacks train")
     driver.get(BASE + "/cmd/train")
     form = {"sku": "Standard_ND96isr_H100_v5", "vms": "2", "model": "llama2-7b", "gbs": "64",
-            "tp": "2"}
+            "tp": "2", "pp": "4"}
     for name, value in form.items():
         driver.find_element(By.ID, "f-" + name).send_keys(value)
     driver.find_element(By.ID, "run").click()
@@ -170,8 +176,9 @@ try:
     while time.time() < deadline and driver.execute_script(
             "return document.body.getAttribute('data-charts-done')") != "true":
         time.sleep(0.1)
+    # The form's report flags are on by default: the page ran with --timeline.
     want = json.loads(cli(["train", "--sku", "Standard_ND96isr_H100_v5", "--vms", "2", "--model",
-                           "llama2-7b", "--gbs", "64", "--tp", "2"]))
+                           "llama2-7b", "--gbs", "64", "--tp", "2", "--pp", "4", "--timeline"]))
     got = json.loads(driver.execute_script("return document.getElementById('ndt-doc').textContent"))
     check(got == want, "the page's JSON differs from the CLI's")
     # The numbers shown in the results table are the CLI's values.
@@ -184,15 +191,96 @@ try:
     charts = driver.execute_script("""return Array.from(document.querySelectorAll('.vl')).map(
         function (el) { var s = el.querySelector('svg');
           return el.getAttribute('data-rendered') === 'true' && s && s.querySelectorAll('path, rect').length > 2; });""")
-    check(len(charts) == 2 and all(charts), "train page charts: %s" % charts)
+    check(len(charts) == 3 and all(charts), "train page charts: %s" % charts)
+    check(want["timeline"]["mode"] == "spans" and len(want["timeline"]["rows"]) > 10,
+          "train timeline: %s" % {k: v for k, v in want["timeline"].items() if k != "rows"})
     driver.switch_to.default_content()
     driver.save_screenshot(os.path.join(OUT, "serve_train_form.png"))
     driver.execute_script("document.getElementById('dl-json').scrollIntoView()")
     driver.save_screenshot(os.path.join(OUT, "serve_train.png"))
+    driver.switch_to.frame(frame)  # the Gantt of the step (docs/serve_train_timeline.png)
+    driver.execute_script("document.querySelectorAll('.chart')[2].scrollIntoView()")
+    driver.save_screenshot(os.path.join(OUT, "serve_train_timeline.png"))
+    driver.switch_to.default_content()
+    # The area pages: each holds its commands' forms; run one form per new chart.
+    AREAS = {"catalog": 4, "cluster": 1, "collectives": 1, "training": 1, "inference": 1,
+             "planners": 2}
+    for area, forms in AREAS.items():
+        driver.get(BASE + "/area/" + area)
+        n = driver.execute_script("return document.querySelectorAll('form.ndt-form').length")
+        check(n == forms, "area %s: %s forms, want %d" % (area, n, forms))
+    RUNS = [("inference", "infer", {"sku": "Standard_ND96isr_H100_v5", "model": "llama2-70b",
+                                    "scenario": "server", "qps": "5", "tp": "4",
+                                    "requests": "200"}, 5),
+            ("planners", "plan-train", {"model": "llama2-7b", "gbs": "64", "vms": "1",
+                                        "sku": "Standard_ND96amsr_A100_v4", "top": "3",
+                                        "tokens": "1e11", "fidelity": "analytical"}, 1)]
+    for area, slug, form, want_charts in RUNS:
+        driver.get(BASE + "/area/" + area)
+        for name, value in form.items():
+            driver.find_element(By.ID, slug + "-f-" + name).send_keys(value)
+        driver.find_element(By.ID, slug + "-run").click()
+        deadline = time.time() + 60
+        while time.time() < deadline and driver.execute_script(
+                "return document.getElementById(arguments[0]).getAttribute('data-done')",
+                slug + "-section") is None:
+            time.sleep(0.1)
+        driver.switch_to.frame(driver.find_element(By.ID, slug + "-result"))
+        deadline = time.time() + 30
+        while time.time() < deadline and driver.execute_script(
+                "return document.body.getAttribute('data-charts-done')") != "true":
+            time.sleep(0.1)
+        charts = driver.execute_script("""return Array.from(document.querySelectorAll('.vl')).map(
+            function (el) { var s = el.querySelector('svg');
+              return el.getAttribute('data-rendered') === 'true' && s && s.querySelectorAll('path, rect').length > 2; });""")
+        check(len(charts) == want_charts and all(charts), "%s form charts: %s" % (slug, charts))
+        driver.switch_to.default_content()
+        driver.execute_script("document.getElementById(arguments[0]).scrollIntoView()",
+                              slug + "-result")
+        driver.save_screenshot(os.path.join(OUT, "serve_%s.png" % area))
 finally:
     driver.quit()
 
-# 5. Ctrl-C stops it cleanly.
+# 5. A full queue answers 503 at once: 1 thread, 1 waiting, 8 concurrent slow requests.
+PORT2 = free_port()
+small = subprocess.Popen([NDTWIN, "serve", "--port", str(PORT2), "--threads", "1", "--queue", "1"],
+                         stderr=subprocess.PIPE, text=True)
+atexit.register(lambda: small.poll() is None and small.kill())
+small.stderr.readline()
+SLOW = {"sku": "Standard_ND96isr_H100_v5", "model": "llama2-70b", "scenario": "server", "qps": 5,
+        "tp": 4, "requests": 10000}
+answers, alock = [], threading.Lock()
+
+
+def slow_client():
+    data = json.dumps(SLOW).encode()
+    req = urllib.request.Request("http://127.0.0.1:%d/api/infer" % PORT2, data=data, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=120) as r:
+            got = (r.status, r.read().decode())
+    except urllib.error.HTTPError as e:
+        got = (e.code, e.read().decode())
+    with alock:
+        answers.append(got)
+
+
+t0 = time.time()
+clients = [threading.Thread(target=slow_client) for _ in range(8)]
+for t in clients:
+    t.start()
+for t in clients:
+    t.join()
+codes = sorted(code for code, _ in answers)
+busy = [json.loads(text)["error"] for code, text in answers if code == 503]
+check(len(answers) == 8 and set(codes) <= {200, 503} and codes.count(200) >= 2 and len(busy) >= 1
+      and all(b.startswith("server busy") and "\n" not in b for b in busy),
+      "queue: codes %s, errors %s" % (codes, busy[:1]))
+print("queue: 8 concurrent requests on 1 thread + 1 waiting: %d answered, %d refused 503 (%.1f s)"
+      % (codes.count(200), len(busy), time.time() - t0))
+small.send_signal(signal.SIGINT)
+small.wait(timeout=10)
+
+# 6. Ctrl-C stops it cleanly.
 server.send_signal(signal.SIGINT)
 try:
     rc = server.wait(timeout=10)
