@@ -334,7 +334,8 @@ StatusOr<CommandOutput> RunSweepCommand(const Context& ctx, const SweepRequest& 
     req->Declare(&o);
     std::vector<std::string> names;
     for (const Option& x : o.options()) {
-      if (!x.local_file) names.push_back(x.name);  // no point writes or reads files
+      // No point writes or reads files, and a sweep stores no report's chart data.
+      if (!x.local_file && !x.for_report) names.push_back(x.name);
     }
     return names;
   };

@@ -148,17 +148,28 @@ bool SameOptions(CommandRequest& a, CommandRequest& b) {
   OptionList x, y;
   a.Declare(&x);
   b.Declare(&y);
-  if (x.options().size() != y.options().size()) return false;
-  for (size_t i = 0; i < x.options().size(); ++i) {
-    const Option& p = x.options()[i];
-    const Option& q = y.options()[i];
+  // Report-only flags (Option::ForReport: chart data for --report) are not sweepable.
+  std::vector<const Option*> xs, ys;
+  for (const Option& o : x.options())
+    if (!o.for_report) xs.push_back(&o);
+  for (const Option& o : y.options())
+    if (!o.for_report) ys.push_back(&o);
+  if (xs.size() != ys.size()) return false;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const Option& p = *xs[i];
+    const Option& q = *ys[i];
     if (p.name != q.name || p.field.index() != q.field.index() || p.required != q.required ||
         p.positional != q.positional || p.local_file != q.local_file || p.min != q.min ||
         p.max != q.max || p.range_note != q.range_note) {
       return false;
     }
   }
-  return OptionValues(x) == OptionValues(y);
+  Json vx = OptionValues(x), vy = OptionValues(y);
+  for (const Option& o : x.options())
+    if (o.for_report) vx.erase(o.name);
+  for (const Option& o : y.options())
+    if (o.for_report) vy.erase(o.name);
+  return vx == vy;
 }
 
 namespace {
