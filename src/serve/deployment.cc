@@ -98,6 +98,16 @@ StatusOr<int> CountReplicas(const SkuSpec& sku, int vms, int tp, int pp, int ep)
                               " GPUs needs more than the " + std::to_string(total) + " GPUs of " +
                               std::to_string(vms) + " VM(s); add --vms or lower --tp/--pp");
   }
+  if (group > sku.gpus && !sku.infiniband) {
+    return Status::Infeasible("a replica of TP" + std::to_string(tp) + " x PP" +
+                              std::to_string(pp) + " = " + std::to_string(group) +
+                              " GPUs spans VMs, and " + sku.name +
+                              " has no InfiniBand to carry its pipeline sends; keep --tp x --pp "
+                              "<= " +
+                              std::to_string(sku.gpus) +
+                              " (one VM per replica) or use a size "
+                              "with InfiniBand");
+  }
   if (group <= sku.gpus) return (sku.gpus / group) * vms;
   return total / group;
 }

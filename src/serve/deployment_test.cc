@@ -77,11 +77,19 @@ TEST(Deployment, ReplicasFillVmsAndTpStaysInTheNvlinkDomain) {
   s.name = "test";
   s.gpus = 8;
   s.nvlink_domain_gpus = 8;
+  s.infiniband = InfinibandSpec{};
   EXPECT_EQ(*CountReplicas(s, 2, 2, 1, 1), 8);  // 4 per VM x 2
   EXPECT_EQ(*CountReplicas(s, 1, 3, 1, 1), 2);  // 8 / 3 = 2, two GPUs idle
   EXPECT_EQ(*CountReplicas(s, 2, 8, 2, 1), 1);  // PP crosses the two VMs
   EXPECT_FALSE(CountReplicas(s, 2, 16, 1, 1).ok());
   EXPECT_FALSE(CountReplicas(s, 1, 8, 2, 1).ok());
+  // Without InfiniBand a replica must stay in one VM: its pipeline sends have no network.
+  s.infiniband.reset();
+  EXPECT_EQ(*CountReplicas(s, 2, 2, 1, 1), 8);
+  StatusOr<int> across = CountReplicas(s, 2, 8, 2, 1);
+  ASSERT_FALSE(across.ok());
+  EXPECT_EQ(across.status().code(), StatusCode::kInfeasible);
+  EXPECT_NE(across.status().message().find("no InfiniBand"), std::string::npos);
 }
 
 }  // namespace

@@ -405,6 +405,12 @@ StatusOr<InferResult> RunDisaggregatedScenario(DeploymentPlan& plan, const Infer
         std::to_string(plan.dep.pp) + " gives " + std::to_string(R) +
         (o.tp > 0 || o.pp > 0 ? "; add --vms or lower --tp/--pp" : "; add --vms"));
   }
+  if (plan.dep.gpus_total > ctx.sku->gpus && !ctx.sku->infiniband) {
+    return Status::Infeasible(
+        "--disaggregate hands each request's KV cache from a prefill to a decode replica across "
+        "VMs, and " +
+        ctx.sku->name + " has no InfiniBand; use --vms 1 or a size with InfiniBand");
+  }
   if (latency && o.qps <= 0 && o.trace.empty()) {
     return Status::InvalidInput(
         "--disaggregate runs offline, --qps or --trace-file; give --qps for server/interactive");
