@@ -4,6 +4,7 @@
 #include "hw/catalog.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -316,7 +317,8 @@ std::vector<std::string> NamesInFileOrder(const char* sub) {
 // order the file system lists them in: `sku list`, `plan` and every table follow this order.
 TEST_F(CatalogTest, LoadIsIndependentOfTheDirectoryListingOrder) {
   namespace fs = std::filesystem;
-  const fs::path root = fs::path(::testing::TempDir()) / "ndt_catalog_order";
+  const fs::path root =
+      fs::path(::testing::TempDir()) / ("ndt_catalog_order." + std::to_string(::getpid()));
   fs::remove_all(root);
   CopyData(root / "forward", false);
   CopyData(root / "reversed", true);
