@@ -84,8 +84,10 @@ void AddCliOption(CLI::App* sub, Option& o) {
         if constexpr (std::is_same_v<T, bool>) {
           return sub->add_flag(flag, *p, o.help);
         } else if constexpr (std::is_same_v<T, std::optional<bool>>) {
-          return sub->add_flag_callback(
-              flag, [p] { *p = true; }, o.help);
+          // `--flag` sets true; `--flag=false` (CLI11 passes a negative count) sets false, so a
+          // knob a --stack turns on can be turned off from the command line.
+          return sub->add_flag_function(
+              flag, [p](std::int64_t n) { *p = n > 0; }, o.help);
         } else if constexpr (std::is_same_v<T, std::optional<int>> ||
                              std::is_same_v<T, std::optional<int64_t>> ||
                              std::is_same_v<T, std::optional<double>> ||
