@@ -19,6 +19,7 @@
 #include "core/units.h"
 #include "hw/catalog.h"
 #include "model/transformer.h"
+#include "parallel/stack.h"
 #include "report/trace.h"
 #include "serve/run.h"
 
@@ -41,7 +42,8 @@ const char* const kChoose = "omit it to choose it automatically";
 struct InferFlags : CommandRequest {
   ModelArgs mf;
   std::string sku, weights = "fp16", kv, scenario = "offline";
-  std::string trace_file, disaggregate, ttft_p99, tpot_p99;
+  std::string trace_file, disaggregate, ttft_p99, tpot_p99, stack;
+  std::optional<bool> no_host_overlap;
   std::optional<std::string> trace;
   int vms = 1, ep = 1;
   // Integer knobs whose omission means "choose": given, they must be in 1..max.
@@ -83,6 +85,13 @@ struct InferFlags : CommandRequest {
            "Replay arrivals from CSV arrival_s,input_tokens,output_tokens")
         .LocalFile();
     o->Add("disaggregate", &disaggregate, "P:D prefill and decode replicas");
+    o->Add("stack", &stack,
+           "Serving stack from data/stacks/ (tensorrt-llm-2024, tensorrt-llm-2025): its engine "
+           "defaults fill the knobs left unset, its host overlap applies (default: knobs "
+           "searched, host overlap of tensorrt-llm-2025)");
+    o->Add("no-host-overlap", &no_host_overlap,
+           "Host work between GPU iterations (TensorRT-LLM's C++ executor), even if the stack "
+           "overlaps it");
     prices.Declare(o);
   }
 };
@@ -162,6 +171,16 @@ Status BuildOptions(const Context& ctx, const InferFlags& f, InferOptions* o) {
     o->disaggregate_decode = d;
   }
   o->record_trace = f.trace.has_value();
+  if (!f.stack.empty()) {
+    NDT_ASSIGN_OR_RETURN(SoftwareStack st, FindStack(ctx.stacks, f.stack, StackKind::kServing));
+    // Flags beat the stack: its knobs fill only what was left unset.
+    if (o->max_batch == 0 && st.serve.max_batch) o->max_batch = *st.serve.max_batch;
+    if (o->max_num_tokens == 0 && st.serve.max_num_tokens) {
+      o->max_num_tokens = *st.serve.max_num_tokens;
+    }
+    o->host_overlap = st.host_overlap;
+  }
+  if (f.no_host_overlap.value_or(false)) o->host_overlap = false;
   return Status::Ok();
 }
 
@@ -213,7 +232,10 @@ nlohmann::ordered_json ToJson(const InferFlags& f, const TransformerSpec& m, con
                      {"max_num_tokens", d.max_num_tokens},
                      {"weights", DtypeName(d.weights)},
                      {"kv", DtypeName(d.kv)},
-                     {"chosen", d.chosen}};
+                     {"chosen", d.chosen},
+                     {"stack", f.stack.empty() ? nlohmann::ordered_json(nullptr)
+                                               : nlohmann::ordered_json(f.stack)},
+                     {"host_overlap", r.host_overlap}};
   if (d.prefill_replicas > 0) {
     j["deployment"]["prefill_replicas"] = d.prefill_replicas;
     j["deployment"]["decode_replicas"] = d.decode_replicas;
@@ -352,7 +374,13 @@ StatusOr<CommandOutput> RunInfer(const Context& base, const InferFlags& f, Diagn
   if (const std::string note = PrecisionNote(cat.GpuOf(*sku), o.weights); !note.empty()) {
     diag->Warn(note);
   }
-  const ServeData data{&cat, &ctx.fabric, &ctx.compute, &ctx.engine, &ctx.nccl, ctx.data_dir};
+  EngineParams engine = ctx.engine;  // a serving stack's KV-cache fraction and block size
+  if (!f.stack.empty()) {
+    NDT_ASSIGN_OR_RETURN(SoftwareStack st, FindStack(ctx.stacks, f.stack, StackKind::kServing));
+    if (st.serve.kv_free_memory_frac) engine.kv_free_memory_frac = *st.serve.kv_free_memory_frac;
+    if (st.serve.kv_block_tokens) engine.block_tokens = *st.serve.kv_block_tokens;
+  }
+  const ServeData data{&cat, &ctx.fabric, &ctx.compute, &engine, &ctx.nccl, ctx.data_dir};
   NDT_ASSIGN_OR_RETURN(InferResult r, RunInferenceOn(data, sku->name, model, o));
   for (const std::string& w : r.warnings) diag->Warn(w);
   if (!r.caveat.empty()) diag->Warn(r.caveat);
