@@ -18,6 +18,7 @@
 #include "core/units.h"
 #include "hw/catalog.h"
 #include "model/transformer.h"
+#include "parallel/stack.h"
 #include "report/infer_render.h"
 #include "report/timeline_json.h"
 #include "serve/run.h"
@@ -41,7 +42,8 @@ const char* const kChoose = "omit it to choose it automatically";
 struct InferFlags : CommandRequest {
   ModelArgs mf;
   std::string sku, weights = "fp16", kv, scenario = "offline";
-  std::string trace_file, disaggregate, ttft_p99, tpot_p99;
+  std::string trace_file, disaggregate, ttft_p99, tpot_p99, stack;
+  std::optional<bool> no_host_overlap;
   std::optional<std::string> trace;
   bool timeline = false;
   int vms = 1, ep = 1;
@@ -86,6 +88,13 @@ struct InferFlags : CommandRequest {
            "Replay arrivals from CSV arrival_s,input_tokens,output_tokens")
         .LocalFile();
     o->Add("disaggregate", &disaggregate, "P:D prefill and decode replicas");
+    o->Add("stack", &stack,
+           "Serving stack from data/stacks/ (tensorrt-llm-2024, tensorrt-llm-2025): its engine "
+           "defaults fill the knobs left unset, its host overlap applies (default: knobs "
+           "searched, host overlap of tensorrt-llm-2025)");
+    o->Add("no-host-overlap", &no_host_overlap,
+           "Host work between GPU iterations (TensorRT-LLM's C++ executor), even if the stack "
+           "overlaps it");
     prices.Declare(o);
   }
 };
@@ -165,6 +174,16 @@ Status BuildOptions(const Context& ctx, const InferFlags& f, InferOptions* o) {
     o->disaggregate_decode = d;
   }
   o->record_trace = f.trace.has_value() || f.timeline;
+  if (!f.stack.empty()) {
+    NDT_ASSIGN_OR_RETURN(SoftwareStack st, FindStack(ctx.stacks, f.stack, StackKind::kServing));
+    // Flags beat the stack: its knobs fill only what was left unset.
+    if (o->max_batch == 0 && st.serve.max_batch) o->max_batch = *st.serve.max_batch;
+    if (o->max_num_tokens == 0 && st.serve.max_num_tokens) {
+      o->max_num_tokens = *st.serve.max_num_tokens;
+    }
+    o->host_overlap = st.host_overlap;
+  }
+  if (f.no_host_overlap.value_or(false)) o->host_overlap = false;
   return Status::Ok();
 }
 
@@ -194,13 +213,19 @@ StatusOr<CommandOutput> RunInfer(const Context& base, const InferFlags& f, Diagn
   if (const std::string note = PrecisionNote(cat.GpuOf(*sku), o.weights); !note.empty()) {
     diag->Warn(note);
   }
-  const ServeData data{&cat, &ctx.fabric, &ctx.compute, &ctx.engine, &ctx.nccl, ctx.data_dir};
+  EngineParams engine = ctx.engine;  // a serving stack's KV-cache fraction and block size
+  if (!f.stack.empty()) {
+    NDT_ASSIGN_OR_RETURN(SoftwareStack st, FindStack(ctx.stacks, f.stack, StackKind::kServing));
+    if (st.serve.kv_free_memory_frac) engine.kv_free_memory_frac = *st.serve.kv_free_memory_frac;
+    if (st.serve.kv_block_tokens) engine.block_tokens = *st.serve.kv_block_tokens;
+  }
+  const ServeData data{&cat, &ctx.fabric, &ctx.compute, &engine, &ctx.nccl, ctx.data_dir};
   NDT_ASSIGN_OR_RETURN(InferResult r, RunInferenceOn(data, sku->name, model, o));
   for (const std::string& w : r.warnings) diag->Warn(w);
   if (!r.caveat.empty()) diag->Warn(r.caveat);
   if (f.trace.has_value()) NDT_RETURN_IF_ERROR(WriteTrace(InferTrace(r), *f.trace));
   const IntervalClass iv = IntervalFor(ctx, *sku, "serving");
-  const InferView v{f.sku, f.vms, f.seed, model, r, iv};
+  const InferView v{f.sku, f.vms, f.seed, model, r, iv, f.stack};
   CommandOutput out{InferJson(v), InferText(v)};
   if (f.timeline) out.json["timeline"] = InferTimelineJson(r);
   return out;

@@ -11,6 +11,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -67,7 +68,11 @@ StatusOr<std::vector<ValidationRow>> RunSuite(const std::string& suite, const Co
   }
   const ServeData data{&ctx.catalog, &ctx.fabric, &ctx.compute,
                        &ctx.engine,  &ctx.nccl,   ctx.data_dir};
-  return ValidateInference(data, shared_dir);
+  std::map<std::string, bool> overlap;  // each serving stack's host_overlap trait
+  for (const SoftwareStack& st : ctx.stacks) {
+    if (st.kind == StackKind::kServing) overlap[st.name] = st.host_overlap;
+  }
+  return ValidateInference(data, shared_dir, overlap);
 }
 
 StatusOr<CommandOutput> RunValidate(const Context& ctx, const ValidateOptions& opts,

@@ -190,12 +190,18 @@ void PostAttention(Builder& b, int64_t layer, double tokens, bool absorbed) {
     const double pairs = tokens * e.top_k * e.capacity_factor / (in_tp ? ep : 1);
     const int expert_split = in_tp ? t / ep : t;
     const double local = std::max(1.0, static_cast<double>(e.experts) / ep);
-    const double p_hit = static_cast<double>(e.top_k) / e.experts;
-    const double active = std::max(1.0, local * (1.0 - std::pow(1.0 - p_hit, routed)));
+    const double active = std::max(1.0, ExpectedDistinctExperts(routed, e.experts, e.top_k, local));
     const int64_t active_n = std::max<int64_t>(1, Ceil(active));
+    // Rows of each expert's GEMM in the grouped kernel: with a capacity factor above 1 every
+    // expert is padded to its capacity (pairs / active); dropless (capacity 1, the default) the
+    // experts' loads differ and the most loaded one sets the grouped GEMM's waves.
+    const double rows =
+        e.capacity_factor > 1.0
+            ? pairs / active_n
+            : std::max(pairs / active_n, ExpectedMaxExpertLoad(routed, e.experts, e.top_k, local));
     b.Elementwise("moe_dispatch", OpKind::kElementwise, pairs * hd, 1, 1, 0);
-    mlp("experts_gate_up", "experts_act", "experts_down", pairs / active_n, e.expert_ffn_hidden,
-        active_n, pairs, expert_split);
+    mlp("experts_gate_up", "experts_act", "experts_down", rows, e.expert_ffn_hidden, active_n,
+        pairs, expert_split);
     if (e.shared_experts > 0) {
       mlp("shared_gate_up", "shared_act", "shared_down", tokens,
           e.shared_experts * e.expert_ffn_hidden, 1, -1, t);
@@ -205,6 +211,36 @@ void PostAttention(Builder& b, int64_t layer, double tokens, bool absorbed) {
   }
   b.Elementwise("residual_mlp", OpKind::kElementwise, b.NormTokens(tokens) * hd, 2, 1, 1);
 }
+
+}  // namespace
+
+double ExpectedDistinctExperts(double routed, int experts, int top_k, double local) {
+  if (experts <= 0 || routed <= 0) return 0;
+  const double p_hit = std::min(1.0, static_cast<double>(top_k) / experts);
+  return local * (1.0 - std::pow(1.0 - p_hit, routed));
+}
+
+double ExpectedMaxExpertLoad(double routed, int experts, int top_k, double local) {
+  if (experts <= 0 || routed <= 0 || top_k <= 0) return 0;
+  const double n = routed * top_k;  // token-expert pairs (balls)
+  const double p = 1.0 / experts;
+  const double mean = n * p;
+  if (local <= 1.0 + 1e-12) return mean;  // one expert: the max is its own load
+  // Binomial(n, p) CDF over mean +- 12 sigma (+ 2): outside it F is 0 or 1 to double precision.
+  const double sigma = std::sqrt(n * p * (1 - p));
+  const double lo = std::max(0.0, std::floor(mean - 12 * sigma - 2));
+  const double hi = std::min(std::floor(n), std::ceil(mean + 12 * sigma + 2));
+  const double lg_n1 = std::lgamma(n + 1);
+  double cdf = 0, expect = lo;  // x < lo: F(x) ~ 0, each term 1 - F^local = 1
+  for (double x = lo; x <= hi; x += 1) {
+    cdf += std::exp(lg_n1 - std::lgamma(x + 1) - std::lgamma(n - x + 1) + x * std::log(p) +
+                    (n - x) * std::log1p(-p));
+    expect += 1.0 - std::pow(std::min(1.0, cdf), local);
+  }
+  return std::clamp(expect, mean, std::max(mean, routed));
+}
+
+namespace {
 
 Op AttentionImpl(const TransformerSpec& s, double seqs, double q_len, double kv_len, bool causal,
                  const OpShape& shape, bool absorbed, double pairs_override) {

@@ -108,6 +108,19 @@ std::vector<Op> EmbeddingForwardOps(const TransformerSpec& spec, double tokens,
 std::vector<Op> LmHeadForwardOps(const TransformerSpec& spec, double tokens, const OpShape& shape,
                                  bool with_loss);
 
+// Routing statistics of a mixture-of-experts layer, uniform routing: `routed` tokens each
+// choose top_k of `experts` experts (k distinct ones, so each expert gets a token with
+// probability k / experts), and a GPU holds `local` of the experts.
+// Expected experts of the local ones that receive at least one token (whose weights an
+// iteration reads): local * (1 - (1 - k/E)^routed).
+double ExpectedDistinctExperts(double routed, int experts, int top_k, double local);
+// Expected largest token count over the local experts (the slowest expert of the grouped GEMM):
+// balls in bins, routed * k token-expert pairs into E bins, each bin's load Binomial(routed * k,
+// 1/E), the local bins taken as independent: E[max] = sum over x >= 0 of (1 - F(x)^local), F the
+// binomial CDF; clamped to [routed * k / E, routed] (a bin's mean; a token enters an expert at
+// most once). Deterministic (no sampling).
+double ExpectedMaxExpertLoad(double routed, int experts, int top_k, double local);
+
 // Whether op is part of the attention core, forward or backward (fused kAttention, or an
 // unfused attn_* op): what selective recompute re-runs.
 bool IsAttentionCore(const Op& op);

@@ -151,16 +151,41 @@ TEST(MoeOps, DecodeReadsOnlyTheActiveExperts) {
   EXPECT_EQ(Find(LayerTokenOps(s, 10, 8192, shape), "experts_gate_up").batch, 32);
 }
 
+// Routing statistics by hand, Mixtral's 8 experts, top 2:
+// - 4 tokens, all 8 experts local: distinct experts hit = 8 x (1 - (1 - 2/8)^4) = 8 x (1 -
+//   0.31640625) = 5.46875. Largest load: 8 pairs into 8 bins, Binomial(8, 1/8): F(0) = (7/8)^8 =
+//   0.34361, F(1) = 0.73631, F(2) = 0.93266, F(3) = 0.98876, F(4) = 0.99878, F(5) = 0.99992;
+//   E[max] = sum (1 - F(x)^8) = 0.99981 + 0.91360 + 0.42751 + 0.08645 + 0.00972 + 0.00064 +
+//   ~0.00003 = 2.4378.
+// - 1 token: 2 pairs; the independent-bins sum is 1.0003, clamped to 1 (a token enters an
+//   expert once); the mean 2/8 = 0.25 is the floor.
+// - One local expert: the max is its mean load, 4 x 2 / 8 = 1.
+TEST(MoeOps, RoutingStatisticsByHand) {
+  EXPECT_DOUBLE_EQ(ExpectedDistinctExperts(4, 8, 2, 8), 5.46875);
+  EXPECT_NEAR(ExpectedMaxExpertLoad(4, 8, 2, 8), 2.4378, 5e-4);
+  EXPECT_DOUBLE_EQ(ExpectedMaxExpertLoad(1, 8, 2, 8), 1.0);
+  EXPECT_DOUBLE_EQ(ExpectedMaxExpertLoad(4, 8, 2, 1), 1.0);
+  // Many tokens: the max approaches the mean from above (relative spread ~ 1/sqrt(pairs)).
+  const double big = ExpectedMaxExpertLoad(1 << 20, 8, 2, 8);
+  EXPECT_GT(big, (1 << 20) * 2 / 8.0);
+  EXPECT_LT(big, (1 << 20) * 2 / 8.0 * 1.01);
+}
+
 // Llama-2-70B decode at TP 8: one KV head per GPU; 1000 cached tokens of K and V (128 each)
 
 // Mixtral 8x7B (8 experts, top 2, expert ffn 14336, hidden 4096), 4096 tokens (every expert
-// gets some) at TP 4:
-// - EP 1: 8 experts, each 14336/4 = 3584 wide, 4096 x 2 = 8192 pairs -> 1024 rows per expert.
+// gets some) at TP 4. Mean rows per expert and the grouped GEMM's rows (the expected largest
+// load of the local experts, ExpectedMaxExpertLoad: Binomial(pairs, 1/8) loads, sigma =
+// sqrt(8192 x 1/8 x 7/8) = 29.9 for 4096 tokens; the max of 8 sits ~1.42 sigma above the mean,
+// of 2 ~0.56 sigma; the exact sums, by the same formula in Python, are 1066.8, 1040.9, 4129.8):
+// - EP 1: 8 experts, each 14336/4 = 3584 wide, 4096 x 2 = 8192 pairs -> 1024 rows per expert on
+//   average, the most loaded ~1067.
 // - EP 4 inside the TP group (inference): 8/4 = 2 local experts, each 14336/(4/4) = 14336 wide,
-//   8192/4 = 2048 pairs -> 1024 rows per expert. Same FLOPs (2 x 14336 = 8 x 3584 columns) and
-//   the same weight bytes per GPU as EP 1: EP only changes the GEMM shapes.
-// - EP 4 over DP (training): the 4 ranks' tokens meet, 8192 pairs on the 2 local experts each
-//   3584 wide -> 4096 rows per expert, the same FLOPs again but a quarter of the weights.
+//   8192/4 = 2048 pairs -> 1024 rows per expert, max of 2 ~1041. Same FLOPs (2 x 14336 = 8 x
+//   3584 columns) and the same weight bytes per GPU as EP 1: EP only changes the GEMM shapes.
+// - EP 4 over DP (training): the 4 ranks' tokens meet, 32768 pairs over 8 experts, 4096 rows
+//   each on the 2 local ones (sigma 59.9, max of 2 ~4130), each 3584 wide: the same FLOPs again
+//   but a quarter of the weights.
 TEST(MoeOps, ExpertParallelInsideTensorParallelSplitsPairsNotWork) {
   const TransformerSpec s = Preset("mixtral-8x7b");
   OpShape tp4;
@@ -174,13 +199,13 @@ TEST(MoeOps, ExpertParallelInsideTensorParallelSplitsPairsNotWork) {
   };
   const std::vector<Op> a = moe(tp4), b = moe(ep_in), c = moe(ep_dp);
   EXPECT_EQ(a[0].batch, 8);
-  EXPECT_EQ(a[0].m, 1024);
+  EXPECT_EQ(a[0].m, 1067);
   EXPECT_EQ(a[0].n, 2 * 3584);
   EXPECT_EQ(b[0].batch, 2);
-  EXPECT_EQ(b[0].m, 1024);
+  EXPECT_EQ(b[0].m, 1041);
   EXPECT_EQ(b[0].n, 2 * 14336);
   EXPECT_EQ(c[0].batch, 2);
-  EXPECT_EQ(c[0].m, 4096);
+  EXPECT_EQ(c[0].m, 4130);
   EXPECT_EQ(c[0].n, 2 * 3584);
   EXPECT_DOUBLE_EQ(GemmFlop(a), GemmFlop(b));
   EXPECT_DOUBLE_EQ(GemmFlop(a), GemmFlop(c));

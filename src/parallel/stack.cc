@@ -146,6 +146,7 @@ Status ParseServing(const YamlMap& knobs, const YamlMap& traits, SoftwareStack* 
   NDT_ASSIGN_OR_RETURN(st->in_flight_batching,
                        BoolEntry(traits, "traits", "in_flight_batching", st));
   NDT_ASSIGN_OR_RETURN(st->chunked_prefill, BoolEntry(traits, "traits", "chunked_prefill", st));
+  NDT_ASSIGN_OR_RETURN(st->host_overlap, BoolEntry(traits, "traits", "host_overlap", st));
   // serve/engine.h schedules in flight with chunked prefill and nothing else: a stack that ran
   // otherwise would be predicted with an engine it did not have.
   if (!st->in_flight_batching) {

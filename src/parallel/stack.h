@@ -59,6 +59,10 @@ struct SoftwareStack {
   // Serving traits the engine model must have (serve/engine.h models both, always).
   bool in_flight_batching = true;
   bool chunked_prefill = true;
+  // Whether the executor runs its host work (scheduling, stop checks, response updates) for one
+  // iteration while the GPU runs the next (TensorRT-LLM's PyTorch-backend overlap scheduler);
+  // serve/cost.h prices an iteration as max(host, GPU) + the fixed host part when it does.
+  bool host_overlap = false;
   // "knobs.precision" / "traits.zero3_gather" -> where the value comes from.
   std::map<std::string, std::string> sources;
   std::string file;  // the YAML it came from

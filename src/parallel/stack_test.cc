@@ -70,6 +70,13 @@ TEST(Stacks, EveryFileLoadsAndTheNamedOnesExist) {
   ASSERT_TRUE(trt.ok());
   EXPECT_EQ(*trt->serve.kv_block_tokens, 32);
   EXPECT_DOUBLE_EQ(*trt->serve.kv_free_memory_frac, 0.9);
+  // Host/GPU overlap: the 2025 PyTorch-backend executor overlaps (overlap scheduler, on by
+  // default), the 2024 C++ executor does not.
+  EXPECT_TRUE(trt->host_overlap);
+  EXPECT_FALSE(trt->sources.at("traits.host_overlap").empty());
+  StatusOr<SoftwareStack> trt24 = FindStack(*all, "tensorrt-llm-2024", StackKind::kServing);
+  ASSERT_TRUE(trt24.ok());
+  EXPECT_FALSE(trt24->host_overlap);
 }
 
 TEST(Stacks, GoodTextParses) {
@@ -126,6 +133,7 @@ knobs:
 traits:
   in_flight_batching: {value: true, source: "s"}
   chunked_prefill: {value: true, source: "s"}
+  host_overlap: {value: false, source: "s"}
 )";
   StatusOr<SoftwareStack> st = Parse(text);
   ASSERT_FALSE(st.ok());

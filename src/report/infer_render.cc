@@ -61,7 +61,9 @@ Json InferJson(const InferView& v) {
                      {"max_num_tokens", d.max_num_tokens},
                      {"weights", DtypeName(d.weights)},
                      {"kv", DtypeName(d.kv)},
-                     {"chosen", d.chosen}};
+                     {"chosen", d.chosen},
+                     {"stack", v.stack.empty() ? Json(nullptr) : Json(v.stack)},
+                     {"host_overlap", r.host_overlap}};
   if (d.prefill_replicas > 0) {
     j["deployment"]["prefill_replicas"] = d.prefill_replicas;
     j["deployment"]["decode_replicas"] = d.decode_replicas;

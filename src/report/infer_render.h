@@ -18,7 +18,7 @@ namespace ndt {
 using Json = nlohmann::ordered_json;
 
 // What `infer` rendered: the size and VM count asked for, the arrivals' seed, the model, the
-// result and the interval class of its throughput.
+// result, the interval class of its throughput and the serving stack named.
 struct InferView {
   const std::string& sku;
   int vms = 1;
@@ -26,6 +26,7 @@ struct InferView {
   const TransformerSpec& model;
   const InferResult& result;
   const IntervalClass& interval;
+  const std::string& stack;  // --stack, "" when none was named
 };
 
 Json InferJson(const InferView& v);

@@ -1,5 +1,6 @@
 #include "serve/cost.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace ndt {
@@ -96,7 +97,10 @@ IterationTime IterationCostModel::Detail(const BatchShape& b) {
   // The LM head runs for sequences that emit a token: decoders and (at most) each prompt chunk.
   int outputs = b.decode_seqs + static_cast<int>(b.chunks.size());
   t.head_s = HeadTerms(outputs);
-  t.overhead_s = spec_.overhead_s + spec_.overhead_per_seq_s * outputs;
+  const double per_seq = spec_.overhead_per_seq_s * outputs;
+  t.host_s = spec_.overhead_s + per_seq;
+  t.overhead_s =
+      spec_.host_overlap ? spec_.overhead_s + std::max(0.0, per_seq - t.gpu()) : t.host_s;
   return t;
 }
 

@@ -9,7 +9,12 @@
 //   + 2 TP all-reduces per layer of tokens x hidden activations, (pp - 1) stage-to-stage sends,
 //   + the engine's host cost: fixed per iteration plus per sequence it carries (scheduling,
 //   sampling, per-request bookkeeping; the arch's serving fit in data/calibration/compute.yaml,
-//   else data/serve/engine.yaml's fixed overhead).
+//   else data/serve/engine.yaml's fixed overhead). Without host overlap (TensorRT-LLM's C++
+//   executor of 2024) the host work runs between GPU iterations: iteration = GPU + fixed +
+//   per-sequence. With it (the PyTorch backend's overlap scheduler, the serving stack's
+//   host_overlap trait) the per-sequence work of one iteration runs while the GPU runs the next:
+//   iteration = max(GPU, per-sequence host) + fixed, the fixed part (the loop's launch and
+//   synchronisation) staying serial. IterationTime::overhead_s is the host time left exposed.
 // Operator times come from compute/compute.h (roofline calibrated on microbenchmarks);
 // communication times from callbacks (serve/deployment.cc uses coll/). With pipeline
 // parallelism, one micro-batch group's iteration runs through all stages, so the iteration time
@@ -42,6 +47,7 @@ struct CostSpec {
   Dtype activations = Dtype::kFp16;
   double overhead_s = 0;          // per iteration
   double overhead_per_seq_s = 0;  // per sequence the iteration carries (decoders + prompt chunks)
+  bool host_overlap = false;      // per-sequence host work hidden behind the GPU's (see above)
   // Time of one all-reduce of `bytes` over the TP group; of the pp - 1 sends of `bytes`
   // from stage to stage. Empty: no such communication (tp == 1, pp == 1).
   std::function<double(double bytes)> tp_allreduce_s;
@@ -54,7 +60,9 @@ struct IterationTime {
   double attention_s = 0;  // attention cores of all layers
   double head_s = 0;       // embedding + LM head
   double comm_s = 0;       // TP all-reduce + PP sends
-  double overhead_s = 0;
+  double overhead_s = 0;   // host time not hidden behind GPU work
+  double host_s = 0;       // all host work of the iteration (fixed + per sequence)
+  double gpu() const { return layers_s + attention_s + head_s + comm_s; }
   double total() const { return layers_s + attention_s + head_s + comm_s + overhead_s; }
 };
 

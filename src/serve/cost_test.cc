@@ -68,5 +68,49 @@ TEST(IterationCost, OverheadPerSequence) {
   EXPECT_EQ(cost.Detail(none).overhead_s, 0.0);  // no tokens, no iteration
 }
 
+// One iteration with and without host overlap (serve/cost.h). Host work: 3 ms fixed + 10 us x
+// 102 sequences = 4.02 ms. Without overlap the iteration is GPU + 4.02 ms. With overlap the 1.02
+// ms of per-sequence work hides behind the GPU's G (G > 1.02 ms for this batch of llama2-7b on
+// H100: 32 layers of 7e9 / 32 weights read at ~2.9 TB/s alone take ~4.6 ms), leaving
+// G + 3 ms: overlap saves exactly 1.02 ms. With 100,000 us per sequence instead the host work
+// (10.2 s) exceeds any G here, and the iteration is max(G, 10.2 s) + 3 ms = 10.203 s.
+TEST(IterationCost, HostOverlapHidesPerSequenceWork) {
+  StatusOr<Catalog> cat = Catalog::Load(Catalog::DefaultDataDir());
+  ASSERT_TRUE(cat.ok()) << cat.status().message();
+  StatusOr<const GpuSpec*> gpu = cat->FindGpu("H100-SXM5-80GB");
+  ASSERT_TRUE(gpu.ok());
+  StatusOr<TransformerSpec> model = LoadModel("llama2-7b", ModelsDir(""));
+  ASSERT_TRUE(model.ok());
+  StatusOr<ComputeCalibration> cal = LoadComputeCalibration("");
+  ASSERT_TRUE(cal.ok());
+  CostSpec spec;
+  spec.model = &*model;
+  spec.gpu = *gpu;
+  spec.calibration = &*cal;
+  spec.overhead_s = 3e-3;
+  spec.overhead_per_seq_s = 10e-6;
+  BatchShape b;
+  b.decode_seqs = 100;
+  b.decode_context_tokens = 100.0 * 300;
+  b.chunks = {{200, 200}, {50, 250}};
+  b.prefill_tokens = 250;
+  IterationCostModel serial(spec);
+  const IterationTime s = serial.Detail(b);
+  spec.host_overlap = true;
+  IterationCostModel overlapped(spec);
+  const IterationTime o = overlapped.Detail(b);
+  ASSERT_GT(s.gpu(), 1.02e-3);
+  EXPECT_DOUBLE_EQ(o.gpu(), s.gpu());  // the GPU work is the same
+  EXPECT_NEAR(s.total(), s.gpu() + 4.02e-3, 1e-12);
+  EXPECT_NEAR(o.total(), o.gpu() + 3e-3, 1e-12);
+  EXPECT_NEAR(s.total() - o.total(), 1.02e-3, 1e-12);
+  EXPECT_NEAR(o.host_s, 4.02e-3, 1e-12);
+  spec.overhead_per_seq_s = 0.1;
+  IterationCostModel host_bound(spec);
+  const IterationTime h = host_bound.Detail(b);
+  ASSERT_LT(h.gpu(), 10.2);
+  EXPECT_NEAR(h.total(), 10.2 + 3e-3, 1e-9);
+}
+
 }  // namespace
 }  // namespace ndt

@@ -28,6 +28,13 @@ v1.0 / v0.20 Llama-3.3-70B and v0.14 Llama-3-70B tables, Azure's ND GB200 v6 trt
 (Llama-3-70B FP8 TP4, Llama-3.1-8B FP8 TP1). Mean TTFT rows are printed with weight 0 (queueing
 near saturation, not an iteration time); the v0.14 H100 TP1 row (memory-capacity bound) too.
 Rows the model refuses (20000/2000: longer than llama3-70b's 8,192-token context) are listed.
+Each row runs with the serving stack of its source and year (data/stacks/): MLPerf v4.1 (August
+2024) and TensorRT-LLM v0.14 (October 2024) with tensorrt-llm-2024 (C++ executor, host work
+between GPU iterations); MLPerf v5.0 (2025), TensorRT-LLM v0.20 / v1.0 (PyTorch backend, 'starting
+with v0.19') and Azure's 2025 trtllm-bench runs with tensorrt-llm-2025 (overlap scheduler on by
+default). Only the stack's host_overlap trait is applied (`--no-host-overlap` when the stack file
+says false): every row states its own engine settings or took trtllm-bench's tuned ones, so the
+stacks' build-default knobs (max batch, block size) do not describe them.
 Objective: the weighted sum of squared log residuals (throughput rows: output tokens/s per GPU,
 weight 1; Server/Interactive mean TPOT, weight 0.5: near saturation TPOT swings with capacity,
 and the Interactive config is SECONDARY in serving.csv).
@@ -190,6 +197,29 @@ def cases(rows):
     return out
 
 
+STACK_2024, STACK_2025 = "tensorrt-llm-2024", "tensorrt-llm-2025"
+
+
+def stack_of(name):
+    """The serving stack of a case, by its source's year (see the docstring)."""
+    return STACK_2024 if ("v4.1" in name or "v0.14" in name) else STACK_2025
+
+
+def host_overlap(data, stack):
+    """The stack file's traits.host_overlap value (true/false)."""
+    text = open(os.path.join(data, "stacks", stack + ".yaml")).read()
+    return re.search(r"^  host_overlap: \{value: (true|false)", text, flags=re.M).group(1) == "true"
+
+
+def with_stacks(data, cases_):
+    """Each case's args with its stack's host overlap (`--no-host-overlap` where it is false)."""
+    out = []
+    for c in cases_:
+        args = list(c[2]) + ([] if host_overlap(data, stack_of(c[0])) else ["--no-host-overlap"])
+        out.append((c[0], c[1], args) + tuple(c[3:]))
+    return out
+
+
 def b200_vm(data):
     """A DGX B200 stand-in for the calibration runs: ND H100 v5's layout with 8 B200."""
     src = open(os.path.join(data, "vms", "standard_nd96isr_h100_v5.yaml")).read()
@@ -332,11 +362,11 @@ def solve(a, b):
     return [m[i][n] / m[i][i] if m[i][i] != 0 else 0.0 for i in range(n)]
 
 
-def fit(ev, arch, v, rounds=2):
+def fit(ev, arch, v, rounds=2, only=None):
     """Damped Gauss-Newton in log-parameter space (each step at most x2 or /2 per parameter):
     the Jacobian by one forward difference per parameter (x1.1), then a step that is halved until
     the objective drops. Returns the best v."""
-    names = [p for p in PARAMS[arch] if p in v and v[p] > 0]
+    names = [p for p in PARAMS[arch] if p in v and v[p] > 0 and (not only or p in only)]
     r0 = residuals(ev, arch, v)
     best = sum(x * x for x in r0)
     print("start %s objective %.4f %s" % (arch, best, v))
@@ -383,8 +413,9 @@ def report(ev, arch, v):
         err = pred / meas - 1
         if w > 0:
             errs.append(abs(err))
-        print("%-46s %-9s measured %10.4g predicted %10.4g  %+6.1f%%%s" %
-              (name, arch, meas, pred, 100 * err, "" if w > 0 else "  (not fitted)"))
+        print("%-46s %-9s %-17s measured %10.4g predicted %10.4g  %+6.1f%%%s" %
+              (name, arch, stack_of(name), meas, pred, 100 * err,
+               "" if w > 0 else "  (not fitted)"))
     if errs:
         print("%s: %d fitted cases, mean |error| %.1f%%, max %.1f%%" %
               (arch, len(errs), 100 * sum(errs) / len(errs), 100 * max(errs)))
@@ -399,6 +430,9 @@ def main():
     ap.add_argument("--fit", action="store_true")
     ap.add_argument("--arch", default="")
     ap.add_argument("--data", default=os.path.join(ROOT, "data"))
+    ap.add_argument("--rounds", type=int, default=2, help="Gauss-Newton rounds (default 2)")
+    ap.add_argument("--params", default="",
+                    help="comma-separated parameters to fit (default: all of the arch's)")
     ap.add_argument("--start", action="append", default=[],
                     help="ARCH.PARAM=VALUE: start the search there instead of compute.yaml")
     a = ap.parse_args()
@@ -408,7 +442,7 @@ def main():
     shutil.copytree(a.data, data)
     b200_vm(data)
     try:
-        ev = Evaluator(data, cases(rows))
+        ev = Evaluator(data, with_stacks(data, cases(rows)))
         params = read_params(ev.base)
         for item in a.start:
             key, value = item.split("=")
@@ -419,7 +453,8 @@ def main():
                 continue
             v = params[arch]
             if a.fit:
-                v, _ = fit(ev, arch, v)
+                v, _ = fit(ev, arch, v, rounds=a.rounds,
+                           only=[p for p in a.params.split(",") if p])
                 print("fitted %s: %s" % (arch, {k: round(x, 4) for k, x in v.items()}))
             report(ev, arch, v)
     finally:

@@ -78,6 +78,7 @@ StatusOr<DeploymentPlan> MakeDeploymentPlan(const InferContext& ctx, const Infer
     p.cost.overhead_s = fit->iteration_overhead_s;
     p.cost.overhead_per_seq_s = fit->overhead_per_seq_s;
   }
+  p.cost.host_overlap = o.host_overlap;
   if (k.tp > 1 && ctx.comm.tp_allreduce_s) {
     auto fn = ctx.comm.tp_allreduce_s;
     int tp = k.tp;
@@ -535,6 +536,7 @@ StatusOr<InferResult> RunInference(const InferContext& given, const InferOptions
   }
   r.scenario = o.scenario;
   r.caveat = ctx.calibration->For(ctx.gpu->arch).serving_caveat;
+  r.host_overlap = o.host_overlap;
   r.ttft_limit_s = latency ? ttft : 0;
   r.tpot_limit_s = latency ? tpot : 0;
   FillCostAndLengths(ctx, o, &r);

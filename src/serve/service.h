@@ -69,6 +69,9 @@ struct InferOptions {
   uint64_t seed = 1;
   int disaggregate_prefill = 0, disaggregate_decode = 0;  // P:D replicas ratio; 0 = off
   bool record_trace = false;                              // keep engine 0's iterations and requests
+  // Host work overlapped with the GPU's (serve/cost.h): the serving stack's host_overlap trait;
+  // true = today's stack (tensorrt-llm-2025, the PyTorch backend's overlap scheduler).
+  bool host_overlap = true;
   // Called with a line as the deployment search proceeds (for a progress display); may be empty.
   std::function<void(const std::string&)> progress;
 };
@@ -119,6 +122,7 @@ struct InferResult {
   // How far to trust the numbers on this GPU (ArchCalibration::serving_caveat); empty: no
   // known caveat.
   std::string caveat;
+  bool host_overlap = true;  // the run's InferOptions::host_overlap
 };
 
 // kInvalidInput if a request of `o` (lengths or trace) is longer, input + output, than the

@@ -47,8 +47,14 @@ bool IsCalibrationRun(const std::vector<std::pair<std::string, std::string>>& ca
 
 }  // namespace
 
-StatusOr<std::vector<ValidationRow>> ValidateInference(const ServeData& data,
-                                                       const std::string& shared_dir) {
+std::string ServingStackOfRound(const std::string& round) {
+  // MLPerf Inference v4.x was published in 2024 (v4.1: August 2024), v5.x in 2025.
+  return round.find("v4.") != std::string::npos ? "tensorrt-llm-2024" : "tensorrt-llm-2025";
+}
+
+StatusOr<std::vector<ValidationRow>> ValidateInference(
+    const ServeData& data, const std::string& shared_dir,
+    const std::map<std::string, bool>& host_overlap) {
   const Catalog& catalog = *data.catalog;
   const std::string dir = shared_dir.empty() ? std::string(NDT_SHARED_DIR) : shared_dir;
   const std::string path = dir + "/validation/inference/mlperf_llama2_70b.csv";
@@ -132,6 +138,9 @@ StatusOr<std::vector<ValidationRow>> ValidateInference(const ServeData& data,
     NDT_ASSIGN_OR_RETURN(o.lengths,
                          LoadLengthsCsv(dir + "/validation/inference/" + get("dataset")));
     RescaleOutputs(mean, &o.lengths);
+    if (auto it = host_overlap.find(ServingStackOfRound(get("round"))); it != host_overlap.end()) {
+      o.host_overlap = it->second;
+    }
     StatusOr<InferResult> r = RunInferenceOn(data, sku->name, model, o);
     if (!r.ok()) return r.status().WithPrefix(where);
     ValidationRow v;
