@@ -5,7 +5,10 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <string>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include "report/html.h"
 
