@@ -1,15 +1,12 @@
 // File: sweep/sweep.cc
-// The store (SQLite), the runner (OpenMP threads, MPI ranks) and the queries of sweep.h.
+// The runner of sweep.h (OpenMP threads, MPI ranks); the store is store.cc, the queries query.cc.
 #include "sweep/sweep.h"
-
-#include <sqlite3.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <memory>
 
 #ifdef _OPENMP
@@ -19,201 +16,12 @@
 #include <mpi.h>
 #endif
 
+#include "sweep/store.h"
+
 namespace ndt {
 namespace {
 
-// ---- SQLite ---------------------------------------------------------------------------------
-
-struct DbCloser {
-  void operator()(sqlite3* db) const { sqlite3_close(db); }
-};
-struct StmtCloser {
-  void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
-};
-using Db = std::unique_ptr<sqlite3, DbCloser>;
-using Stmt = std::unique_ptr<sqlite3_stmt, StmtCloser>;
-
-Status DbError(sqlite3* db, const std::string& path, const std::string& what) {
-  return Status::InvalidInput(path + ": " + what + ": " + sqlite3_errmsg(db));
-}
-
-Status Exec(sqlite3* db, const std::string& path, const std::string& sql) {
-  char* err = nullptr;
-  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string m = err != nullptr ? err : "error";
-    sqlite3_free(err);
-    return Status::InvalidInput(path + ": " + m + " (in: " + sql.substr(0, 60) + ")");
-  }
-  return Status::Ok();
-}
-
-StatusOr<Stmt> Prepare(sqlite3* db, const std::string& path, const std::string& sql) {
-  sqlite3_stmt* s = nullptr;
-  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) {
-    return DbError(db, path, "cannot prepare '" + sql.substr(0, 60) + "'");
-  }
-  return Stmt(s);
-}
-
-StatusOr<Db> OpenDb(const std::string& path, bool create) {
-  sqlite3* raw = nullptr;
-  const int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
-  const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
-  Db db(raw);
-  if (rc != SQLITE_OK) return DbError(db.get(), path, "cannot open");
-  sqlite3_busy_timeout(db.get(), 10000);
-  return db;
-}
-
-StatusOr<std::string> Meta(sqlite3* db, const std::string& path, const std::string& key) {
-  NDT_ASSIGN_OR_RETURN(Stmt s, Prepare(db, path, "SELECT value FROM sweep_meta WHERE key = ?"));
-  sqlite3_bind_text(s.get(), 1, key.c_str(), -1, SQLITE_TRANSIENT);
-  if (sqlite3_step(s.get()) != SQLITE_ROW) {
-    return Status::InvalidInput(path + ": not an ndtwin sweep database (no " + key + ")");
-  }
-  return std::string(reinterpret_cast<const char*>(sqlite3_column_text(s.get(), 0)));
-}
-
-const char* StoreName(SweepStore s) { return s == SweepStore::kFull ? "full" : "summary"; }
-
-// The database of one sweep, written by one process.
-class Store {
- public:
-  static StatusOr<std::unique_ptr<Store>> Open(const std::string& path, const SweepSpec& spec,
-                                               const std::vector<HeadlineColumn>& cols,
-                                               SweepStore mode, bool resume) {
-    const bool exists = std::filesystem::exists(path);
-    if (exists && !resume) {
-      return Status::InvalidInput(path + " exists: use --resume to finish it, or remove it");
-    }
-    auto st = std::unique_ptr<Store>(new Store);
-    st->path_ = path;
-    st->ncols_ = cols.size();
-    NDT_ASSIGN_OR_RETURN(st->db_, OpenDb(path, true));
-    sqlite3* db = st->db_.get();
-    // A larger page cache and fewer checkpoints: the same commits, less re-reading and copying.
-    NDT_RETURN_IF_ERROR(Exec(db, path,
-                             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
-                             "PRAGMA cache_size=-65536; PRAGMA wal_autocheckpoint=8192; "
-                             "PRAGMA temp_store=MEMORY;"));
-    const std::string spec_json = CanonicalJson(spec.ToJson());
-    if (exists) {
-      StatusOr<std::string> old = Meta(db, path, "spec");
-      if (!old.ok()) return old.status();
-      if (*old != spec_json) {
-        return Status::InvalidInput(path +
-                                    " holds another spec's sweep; --resume needs the same "
-                                    "spec (or use another --out)");
-      }
-      NDT_ASSIGN_OR_RETURN(std::string m, Meta(db, path, "store"));
-      if (m != StoreName(mode)) {
-        return Status::InvalidInput(path + " was written with --store " + m +
-                                    "; resume it with the same --store");
-      }
-    } else {
-      std::string sql =
-          "CREATE TABLE sweep_meta(key TEXT PRIMARY KEY, value TEXT);"
-          "CREATE TABLE results(id INTEGER PRIMARY KEY, params TEXT, status TEXT, error TEXT, "
-          "result TEXT";
-      for (const HeadlineColumn& c : cols) sql += ", " + c.name + " REAL";
-      sql += ");";
-      NDT_RETURN_IF_ERROR(Exec(db, path, "BEGIN;" + sql));
-      NDT_ASSIGN_OR_RETURN(Stmt m, Prepare(db, path, "INSERT INTO sweep_meta VALUES (?, ?)"));
-      for (const auto& [k, v] : {std::pair<std::string, std::string>{"schema", "ndtwin.sweep/1"},
-                                 {"spec", spec_json},
-                                 {"command", spec.command},
-                                 {"store", StoreName(mode)},
-                                 {"points", std::to_string(spec.points)}}) {
-        sqlite3_bind_text(m.get(), 1, k.c_str(), -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(m.get(), 2, v.c_str(), -1, SQLITE_TRANSIENT);
-        if (sqlite3_step(m.get()) != SQLITE_DONE) return DbError(db, path, "cannot write");
-        sqlite3_reset(m.get());
-      }
-      NDT_RETURN_IF_ERROR(Exec(db, path, "COMMIT;"));
-    }
-    std::string ins = "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?";
-    for (size_t i = 0; i < cols.size(); ++i) ins += ", ?";
-    ins += ")";
-    NDT_ASSIGN_OR_RETURN(st->insert_, Prepare(db, path, ins));
-    return st;
-  }
-
-  // The ids already stored, as a bitmap over [0, points).
-  StatusOr<std::vector<bool>> Done(uint64_t points) {
-    std::vector<bool> done(points, false);
-    NDT_ASSIGN_OR_RETURN(Stmt s, Prepare(db_.get(), path_, "SELECT id FROM results"));
-    while (sqlite3_step(s.get()) == SQLITE_ROW) {
-      const int64_t id = sqlite3_column_int64(s.get(), 0);
-      if (id >= 0 && static_cast<uint64_t>(id) < points) done[id] = true;
-    }
-    return done;
-  }
-
-  // One transaction per batch: a kill loses at most the batch being written.
-  Status Write(const std::vector<SweepRow>& rows) {
-    sqlite3* db = db_.get();
-    NDT_RETURN_IF_ERROR(Exec(db, path_, "BEGIN;"));
-    sqlite3_stmt* s = insert_.get();
-    for (const SweepRow& r : rows) {
-      sqlite3_bind_int64(s, 1, static_cast<int64_t>(r.id));
-      sqlite3_bind_text(s, 2, r.params.data(), static_cast<int>(r.params.size()), SQLITE_STATIC);
-      sqlite3_bind_text(s, 3, r.ok ? "ok" : "error", -1, SQLITE_STATIC);
-      if (r.ok) {
-        sqlite3_bind_null(s, 4);
-      } else {
-        sqlite3_bind_text(s, 4, r.error.data(), static_cast<int>(r.error.size()), SQLITE_STATIC);
-      }
-      if (r.ok && !r.result.empty()) {
-        sqlite3_bind_text(s, 5, r.result.data(), static_cast<int>(r.result.size()), SQLITE_STATIC);
-      } else {
-        sqlite3_bind_null(s, 5);
-      }
-      for (size_t c = 0; c < ncols_; ++c) {
-        if (c < r.values.size() && r.values[c].has_value()) {
-          sqlite3_bind_double(s, static_cast<int>(6 + c), *r.values[c]);
-        } else {
-          sqlite3_bind_null(s, static_cast<int>(6 + c));
-        }
-      }
-      if (sqlite3_step(s) != SQLITE_DONE) {
-        Status e = DbError(db, path_, "cannot insert");
-        sqlite3_reset(s);
-        (void)Exec(db, path_, "ROLLBACK;");
-        return e;
-      }
-      sqlite3_reset(s);
-    }
-    return Exec(db, path_, "COMMIT;");
-  }
-
-  // Indexes on the headline columns and status (built once, at the end: faster than updating
-  // them on every insert).
-  Status Finish(const std::vector<HeadlineColumn>& cols) {
-    std::string sql = "CREATE INDEX IF NOT EXISTS results_status ON results(status);";
-    for (const HeadlineColumn& c : cols) {
-      // Partial: the rows a query can pick (--pareto and --top ask for IS NOT NULL), not the
-      // errors, which are most rows of many sweeps.
-      sql += "CREATE INDEX IF NOT EXISTS results_" + c.name + " ON results(" + c.name + ") WHERE " +
-             c.name + " IS NOT NULL;";
-    }
-    return Exec(db_.get(), path_, sql);
-  }
-
-  StatusOr<std::pair<uint64_t, uint64_t>> Counts() {
-    NDT_ASSIGN_OR_RETURN(
-        Stmt s,
-        Prepare(db_.get(), path_, "SELECT SUM(status = 'ok'), SUM(status = 'error') FROM results"));
-    if (sqlite3_step(s.get()) != SQLITE_ROW) return DbError(db_.get(), path_, "cannot count");
-    return std::pair<uint64_t, uint64_t>(sqlite3_column_int64(s.get(), 0),
-                                         sqlite3_column_int64(s.get(), 1));
-  }
-
- private:
-  std::string path_;
-  size_t ncols_ = 0;
-  Db db_;
-  Stmt insert_;
-};
+using sweep_detail::Store;
 
 // A number at a JSON pointer; "-" as the last array index means the last element.
 std::optional<double> Lookup(const Json& j, const std::string& pointer) {
@@ -411,17 +219,6 @@ std::string RecvString(int from, int tag, int* source) {
 
 }  // namespace
 
-bool ParseSweepStore(const std::string& s, SweepStore* out) {
-  if (s == "full") {
-    *out = SweepStore::kFull;
-  } else if (s == "summary") {
-    *out = SweepStore::kSummary;
-  } else {
-    return false;
-  }
-  return true;
-}
-
 SweepRow EvaluatePoint(const SweepSpec& spec, uint64_t id, const PointFn& fn,
                        const std::vector<HeadlineColumn>& columns, SweepStore store) {
   SweepRow r;
@@ -556,118 +353,6 @@ StatusOr<SweepStats> RunSweep(const SweepSpec& spec, const RunnerFactory& make,
   stats.errors = counts.second;
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return stats;
-}
-
-// ---- Queries --------------------------------------------------------------------------------
-
-std::vector<SweepPick> ParetoFrontier(std::vector<SweepPick> points,
-                                      const std::vector<bool>& maximize) {
-  const size_t d = maximize.size();
-  // Everything as "lower is better".
-  for (SweepPick& p : points) {
-    for (size_t k = 0; k < d; ++k) {
-      if (maximize[k]) p.values[k] = -p.values[k];
-    }
-  }
-  std::sort(points.begin(), points.end(), [](const SweepPick& a, const SweepPick& b) {
-    if (a.values != b.values) return a.values < b.values;
-    return a.id < b.id;
-  });
-  // After the sort, anything that dominates a point comes before it.
-  std::vector<SweepPick> front;
-  for (SweepPick& p : points) {
-    bool dominated = false;
-    for (const SweepPick& f : front) {
-      bool le = true, lt = false;
-      for (size_t k = 0; k < d && le; ++k) {
-        le = f.values[k] <= p.values[k];
-        lt |= f.values[k] < p.values[k];
-      }
-      if (le && lt) {
-        dominated = true;
-        break;
-      }
-    }
-    if (!dominated) front.push_back(std::move(p));
-  }
-  for (SweepPick& p : front) {
-    for (size_t k = 0; k < d; ++k) {
-      if (maximize[k]) p.values[k] = -p.values[k];
-    }
-  }
-  return front;
-}
-
-namespace {
-
-StatusOr<std::vector<HeadlineColumn>> PickColumns(sqlite3* db, const std::string& path,
-                                                  const std::vector<std::string>& names,
-                                                  const std::string& flag) {
-  NDT_ASSIGN_OR_RETURN(std::string command, Meta(db, path, "command"));
-  const std::vector<HeadlineColumn> all = HeadlineColumns(command);
-  std::vector<HeadlineColumn> out;
-  for (const std::string& n : names) {
-    auto it =
-        std::find_if(all.begin(), all.end(), [&](const HeadlineColumn& c) { return c.name == n; });
-    if (it == all.end()) {
-      std::string valid;
-      for (const HeadlineColumn& c : all) valid += (valid.empty() ? "" : ", ") + c.name;
-      return Status::InvalidInput(flag + ": '" + n + "' is not a column of a " + command +
-                                  " sweep; use one of: " + (valid.empty() ? "(none)" : valid));
-    }
-    out.push_back(*it);
-  }
-  return out;
-}
-
-StatusOr<std::vector<SweepPick>> Select(sqlite3* db, const std::string& path,
-                                        const std::vector<HeadlineColumn>& cols,
-                                        const std::string& tail) {
-  std::string sql = "SELECT id, params";
-  std::string where = " FROM results WHERE status = 'ok'";
-  for (const HeadlineColumn& c : cols) {
-    sql += ", " + c.name;
-    where += " AND " + c.name + " IS NOT NULL";
-  }
-  NDT_ASSIGN_OR_RETURN(Stmt s, Prepare(db, path, sql + where + tail));
-  std::vector<SweepPick> out;
-  while (sqlite3_step(s.get()) == SQLITE_ROW) {
-    SweepPick p;
-    p.id = sqlite3_column_int64(s.get(), 0);
-    p.params = reinterpret_cast<const char*>(sqlite3_column_text(s.get(), 1));
-    for (size_t k = 0; k < cols.size(); ++k) {
-      p.values.push_back(sqlite3_column_double(s.get(), static_cast<int>(2 + k)));
-    }
-    out.push_back(std::move(p));
-  }
-  return out;
-}
-
-}  // namespace
-
-StatusOr<std::vector<SweepPick>> QueryPareto(const std::string& path,
-                                             const std::vector<std::string>& columns) {
-  if (columns.size() < 2 || columns.size() > 3) {
-    return Status::InvalidInput("--pareto takes two or three columns (e.g. step_time_s,cost_usd)");
-  }
-  NDT_ASSIGN_OR_RETURN(Db db, OpenDb(path, false));
-  NDT_ASSIGN_OR_RETURN(std::vector<HeadlineColumn> cols,
-                       PickColumns(db.get(), path, columns, "--pareto"));
-  NDT_ASSIGN_OR_RETURN(std::vector<SweepPick> all, Select(db.get(), path, cols, ""));
-  std::vector<bool> maximize;
-  for (const HeadlineColumn& c : cols) maximize.push_back(c.maximize);
-  return ParetoFrontier(std::move(all), maximize);
-}
-
-StatusOr<std::vector<SweepPick>> QueryTop(const std::string& path, const std::string& column,
-                                          int k) {
-  if (k < 1) return Status::InvalidInput("--top must be >= 1");
-  NDT_ASSIGN_OR_RETURN(Db db, OpenDb(path, false));
-  NDT_ASSIGN_OR_RETURN(std::vector<HeadlineColumn> cols,
-                       PickColumns(db.get(), path, {column}, "--by"));
-  return Select(db.get(), path, cols,
-                " ORDER BY " + column + (cols[0].maximize ? " DESC" : " ASC") + ", id LIMIT " +
-                    std::to_string(k));
 }
 
 }  // namespace ndt

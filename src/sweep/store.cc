@@ -1,0 +1,198 @@
+// File: sweep/store.cc
+// The SQLite database of one sweep (store.h) and ParseSweepStore (sweep.h).
+#include "sweep/store.h"
+
+#include <filesystem>
+
+namespace ndt {
+namespace sweep_detail {
+namespace {
+
+const char* StoreName(SweepStore s) { return s == SweepStore::kFull ? "full" : "summary"; }
+
+}  // namespace
+
+Status DbError(sqlite3* db, const std::string& path, const std::string& what) {
+  return Status::InvalidInput(path + ": " + what + ": " + sqlite3_errmsg(db));
+}
+
+Status Exec(sqlite3* db, const std::string& path, const std::string& sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string m = err != nullptr ? err : "error";
+    sqlite3_free(err);
+    return Status::InvalidInput(path + ": " + m + " (in: " + sql.substr(0, 60) + ")");
+  }
+  return Status::Ok();
+}
+
+StatusOr<Stmt> Prepare(sqlite3* db, const std::string& path, const std::string& sql) {
+  sqlite3_stmt* s = nullptr;
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) {
+    return DbError(db, path, "cannot prepare '" + sql.substr(0, 60) + "'");
+  }
+  return Stmt(s);
+}
+
+StatusOr<Db> OpenDb(const std::string& path, bool create) {
+  sqlite3* raw = nullptr;
+  const int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
+  const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+  Db db(raw);
+  if (rc != SQLITE_OK) return DbError(db.get(), path, "cannot open");
+  sqlite3_busy_timeout(db.get(), 10000);
+  return db;
+}
+
+StatusOr<std::string> Meta(sqlite3* db, const std::string& path, const std::string& key) {
+  NDT_ASSIGN_OR_RETURN(Stmt s, Prepare(db, path, "SELECT value FROM sweep_meta WHERE key = ?"));
+  sqlite3_bind_text(s.get(), 1, key.c_str(), -1, SQLITE_TRANSIENT);
+  if (sqlite3_step(s.get()) != SQLITE_ROW) {
+    return Status::InvalidInput(path + ": not an ndtwin sweep database (no " + key + ")");
+  }
+  return std::string(reinterpret_cast<const char*>(sqlite3_column_text(s.get(), 0)));
+}
+
+StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, const SweepSpec& spec,
+                                             const std::vector<HeadlineColumn>& cols,
+                                             SweepStore mode, bool resume) {
+  const bool exists = std::filesystem::exists(path);
+  if (exists && !resume) {
+    return Status::InvalidInput(path + " exists: use --resume to finish it, or remove it");
+  }
+  auto st = std::unique_ptr<Store>(new Store);
+  st->path_ = path;
+  st->ncols_ = cols.size();
+  NDT_ASSIGN_OR_RETURN(st->db_, OpenDb(path, true));
+  sqlite3* db = st->db_.get();
+  // A larger page cache and fewer checkpoints: the same commits, less re-reading and copying.
+  NDT_RETURN_IF_ERROR(Exec(db, path,
+                           "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+                           "PRAGMA cache_size=-65536; PRAGMA wal_autocheckpoint=8192; "
+                           "PRAGMA temp_store=MEMORY;"));
+  const std::string spec_json = CanonicalJson(spec.ToJson());
+  if (exists) {
+    StatusOr<std::string> old = Meta(db, path, "spec");
+    if (!old.ok()) return old.status();
+    if (*old != spec_json) {
+      return Status::InvalidInput(path +
+                                  " holds another spec's sweep; --resume needs the same "
+                                  "spec (or use another --out)");
+    }
+    NDT_ASSIGN_OR_RETURN(std::string m, Meta(db, path, "store"));
+    if (m != StoreName(mode)) {
+      return Status::InvalidInput(path + " was written with --store " + m +
+                                  "; resume it with the same --store");
+    }
+  } else {
+    std::string sql =
+        "CREATE TABLE sweep_meta(key TEXT PRIMARY KEY, value TEXT);"
+        "CREATE TABLE results(id INTEGER PRIMARY KEY, params TEXT, status TEXT, error TEXT, "
+        "result TEXT";
+    for (const HeadlineColumn& c : cols) sql += ", " + c.name + " REAL";
+    sql += ");";
+    NDT_RETURN_IF_ERROR(Exec(db, path, "BEGIN;" + sql));
+    NDT_ASSIGN_OR_RETURN(Stmt m, Prepare(db, path, "INSERT INTO sweep_meta VALUES (?, ?)"));
+    for (const auto& [k, v] : {std::pair<std::string, std::string>{"schema", "ndtwin.sweep/1"},
+                               {"spec", spec_json},
+                               {"command", spec.command},
+                               {"store", StoreName(mode)},
+                               {"points", std::to_string(spec.points)}}) {
+      sqlite3_bind_text(m.get(), 1, k.c_str(), -1, SQLITE_TRANSIENT);
+      sqlite3_bind_text(m.get(), 2, v.c_str(), -1, SQLITE_TRANSIENT);
+      if (sqlite3_step(m.get()) != SQLITE_DONE) return DbError(db, path, "cannot write");
+      sqlite3_reset(m.get());
+    }
+    NDT_RETURN_IF_ERROR(Exec(db, path, "COMMIT;"));
+  }
+  std::string ins = "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?";
+  for (size_t i = 0; i < cols.size(); ++i) ins += ", ?";
+  ins += ")";
+  NDT_ASSIGN_OR_RETURN(st->insert_, Prepare(db, path, ins));
+  return st;
+}
+
+// The ids already stored, as a bitmap over [0, points).
+StatusOr<std::vector<bool>> Store::Done(uint64_t points) {
+  std::vector<bool> done(points, false);
+  NDT_ASSIGN_OR_RETURN(Stmt s, Prepare(db_.get(), path_, "SELECT id FROM results"));
+  while (sqlite3_step(s.get()) == SQLITE_ROW) {
+    const int64_t id = sqlite3_column_int64(s.get(), 0);
+    if (id >= 0 && static_cast<uint64_t>(id) < points) done[id] = true;
+  }
+  return done;
+}
+
+// One transaction per batch: a kill loses at most the batch being written.
+Status Store::Write(const std::vector<SweepRow>& rows) {
+  sqlite3* db = db_.get();
+  NDT_RETURN_IF_ERROR(Exec(db, path_, "BEGIN;"));
+  sqlite3_stmt* s = insert_.get();
+  for (const SweepRow& r : rows) {
+    sqlite3_bind_int64(s, 1, static_cast<int64_t>(r.id));
+    sqlite3_bind_text(s, 2, r.params.data(), static_cast<int>(r.params.size()), SQLITE_STATIC);
+    sqlite3_bind_text(s, 3, r.ok ? "ok" : "error", -1, SQLITE_STATIC);
+    if (r.ok) {
+      sqlite3_bind_null(s, 4);
+    } else {
+      sqlite3_bind_text(s, 4, r.error.data(), static_cast<int>(r.error.size()), SQLITE_STATIC);
+    }
+    if (r.ok && !r.result.empty()) {
+      sqlite3_bind_text(s, 5, r.result.data(), static_cast<int>(r.result.size()), SQLITE_STATIC);
+    } else {
+      sqlite3_bind_null(s, 5);
+    }
+    for (size_t c = 0; c < ncols_; ++c) {
+      if (c < r.values.size() && r.values[c].has_value()) {
+        sqlite3_bind_double(s, static_cast<int>(6 + c), *r.values[c]);
+      } else {
+        sqlite3_bind_null(s, static_cast<int>(6 + c));
+      }
+    }
+    if (sqlite3_step(s) != SQLITE_DONE) {
+      Status e = DbError(db, path_, "cannot insert");
+      sqlite3_reset(s);
+      (void)Exec(db, path_, "ROLLBACK;");
+      return e;
+    }
+    sqlite3_reset(s);
+  }
+  return Exec(db, path_, "COMMIT;");
+}
+
+// Indexes on the headline columns and status (built once, at the end: faster than updating
+// them on every insert).
+Status Store::Finish(const std::vector<HeadlineColumn>& cols) {
+  std::string sql = "CREATE INDEX IF NOT EXISTS results_status ON results(status);";
+  for (const HeadlineColumn& c : cols) {
+    // Partial: the rows a query can pick (--pareto and --top ask for IS NOT NULL), not the
+    // errors, which are most rows of many sweeps.
+    sql += "CREATE INDEX IF NOT EXISTS results_" + c.name + " ON results(" + c.name + ") WHERE " +
+           c.name + " IS NOT NULL;";
+  }
+  return Exec(db_.get(), path_, sql);
+}
+
+StatusOr<std::pair<uint64_t, uint64_t>> Store::Counts() {
+  NDT_ASSIGN_OR_RETURN(
+      Stmt s,
+      Prepare(db_.get(), path_, "SELECT SUM(status = 'ok'), SUM(status = 'error') FROM results"));
+  if (sqlite3_step(s.get()) != SQLITE_ROW) return DbError(db_.get(), path_, "cannot count");
+  return std::pair<uint64_t, uint64_t>(sqlite3_column_int64(s.get(), 0),
+                                       sqlite3_column_int64(s.get(), 1));
+}
+
+}  // namespace sweep_detail
+
+bool ParseSweepStore(const std::string& s, SweepStore* out) {
+  if (s == "full") {
+    *out = SweepStore::kFull;
+  } else if (s == "summary") {
+    *out = SweepStore::kSummary;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace ndt
