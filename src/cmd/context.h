@@ -14,6 +14,7 @@
 #include "compute/compute.h"
 #include "core/status.h"
 #include "fleet/fleet.h"
+#include "hpc/params.h"
 #include "hw/catalog.h"
 #include "parallel/stack.h"
 #include "report/intervals.h"
@@ -32,6 +33,7 @@ struct Context {
   std::vector<SoftwareStack> stacks;  // data/stacks/*.yaml, in file-name order
   Intervals intervals;                // data/calibration/intervals.yaml
   FleetData fleet;                    // data/reliability.yaml, storage.yaml, placement.yaml
+  HpcParams hpc;                      // data/hpc.yaml
 
   // Loads everything from `data_dir` ("" = Catalog::DefaultDataDir(): the built-in data/ or
   // $NDTWIN_DATA). Errors carry file:line.

@@ -2,8 +2,8 @@
 // `ndtwin hpc`: HPC benchmarks on N VMs of a size (issue 22): HPL and HPL-MxP (hpc/hpl.h),
 // STREAM and the OSU latency, bandwidth and allreduce micro-benchmarks (hpc/micro.h), HPCG and
 // the halo3d stencil's weak and strong scaling (hpc/stencil.h). The
-// benchmark knobs and assumptions come from data/hpc.yaml (loaded here from the Context's data
-// directory); rendering is report/hpc_render.h.
+// benchmark knobs and assumptions come from data/hpc.yaml (Context::hpc); rendering is
+// report/hpc_render.h.
 #include <optional>
 #include <string>
 
@@ -78,7 +78,7 @@ StatusOr<CommandOutput> RunHpc(const Context& ctx, const HpcOptions& o, Diagnost
     return Status::InvalidInput(
         "--bytes is the OSU benchmarks'; use it with --bench osu-latency, "
         "osu-bw or osu-allreduce");
-  NDT_ASSIGN_OR_RETURN(HpcParams params, LoadHpcParams(ctx.data_dir));
+  const HpcParams& params = ctx.hpc;
   const Catalog& cat = ctx.catalog;
   NDT_ASSIGN_OR_RETURN(const SkuSpec* sku, cat.FindSku(o.sku));
   ClusterSpec spec;

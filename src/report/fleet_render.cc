@@ -43,6 +43,25 @@ std::string RatesNote(const std::string& arch, const std::string& fitted) {
                               arch + ")";
 }
 
+// What the JSON and the text both derive from a view.
+struct FleetDerived {
+  std::string rates_note;
+  double price = 0;      // USD per VM-hour, 0 without a price
+  double usd_per_s = 0;  // the VMs and the hot spares at that price
+  bool tokens_mode = false;
+  double tokens_per_s = 0;
+};
+
+FleetDerived Derive(const FleetView& v) {
+  FleetDerived d;
+  d.rates_note = RatesNote(v.arch, v.fitted);
+  d.price = v.sku.price ? v.sku.price->usd_per_hour : 0;
+  d.usd_per_s = d.price * (v.cluster.vms + v.spares) / 3600;
+  d.tokens_mode = v.length.work_s > 0;
+  d.tokens_per_s = v.tokens_per_step > 0 ? v.tokens_per_step / v.step_s : 0;
+  return d;
+}
+
 }  // namespace
 
 Json FleetJson(const FleetView& v) {
@@ -59,11 +78,12 @@ Json FleetJson(const FleetView& v) {
   const Placement& place = v.placement;
   const std::string& arch = v.arch;
   const std::string& fitted = v.fitted;
-  const std::string rates_note = RatesNote(arch, fitted);
-  const double price = sku.price ? sku.price->usd_per_hour : 0;
-  const double usd_per_s = price * (fc.vms + v.spares) / 3600;
-  const bool tokens_mode = len.work_s > 0;
-  const double tokens_per_s = v.tokens_per_step > 0 ? v.tokens_per_step / v.step_s : 0;
+  const FleetDerived d = Derive(v);
+  const std::string& rates_note = d.rates_note;
+  const double price = d.price;
+  const double usd_per_s = d.usd_per_s;
+  const bool tokens_mode = d.tokens_mode;
+  const double tokens_per_s = d.tokens_per_s;
   Json js;
   js["schema"] = "ndtwin.fleet/1";
   js["ndtwin_version"] = NDT_VERSION;
@@ -152,13 +172,13 @@ std::string FleetText(const FleetView& v) {
   const double interval = v.interval_s;
   const bool interval_given = v.interval_given;
   const Placement& place = v.placement;
-  const std::string& arch = v.arch;
   const std::string& fitted = v.fitted;
-  const std::string rates_note = RatesNote(arch, fitted);
-  const double price = sku.price ? sku.price->usd_per_hour : 0;
-  const double usd_per_s = price * (fc.vms + v.spares) / 3600;
-  const bool tokens_mode = len.work_s > 0;
-  const double tokens_per_s = v.tokens_per_step > 0 ? v.tokens_per_step / v.step_s : 0;
+  const FleetDerived d = Derive(v);
+  const std::string& rates_note = d.rates_note;
+  const double price = d.price;
+  const double usd_per_s = d.usd_per_s;
+  const bool tokens_mode = d.tokens_mode;
+  const double tokens_per_s = d.tokens_per_s;
   TextOut p;
   p("Job:            %s%s%d x %s (%d GPUs)", v.model_name.c_str(),
     v.model_name.empty() ? "" : " on ", fc.vms, sku.name.c_str(), fc.gpus);
