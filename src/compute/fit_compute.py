@@ -29,6 +29,11 @@ import os
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CSV = os.path.join(ROOT, "..", "shared", "validation", "calibration", "microbench.csv")
+# Kernels ndtwin measured itself on a lent H200 (data/measured/README.md). Only its FP64 rows are
+# fitted (the DGEMM of `hpc`: microbench.csv has none); its BF16/FP8 rows are printed as a check
+# of the fit above (bf16 uses the fp8 fraction of its own peak on Hopper), not fitted.
+MEASURED = os.path.join(ROOT, "data", "measured", "h200_kernels_2026-11-26.csv")
+MEASURED_SYSTEM = "ndtwin H200 (measured)"
 
 # system -> (gpu, arch, sms, memory_Bps, {precision: peak FLOP/s}) from data/gpus/*.yaml;
 # GB200 has no SM count in the catalog: 148 (sms_if_unknown of the blackwell calibration).
@@ -39,10 +44,12 @@ GPUS = {
     "ND H200 v5": ("H200-141GB", "hopper", 132, 4800e9, {"fp16": 989.4e12, "fp8": 1978.9e12}),
     "ND GB200 v6": ("GB200", "blackwell", 148, 8000e9,
                     {"fp16": 2500e12, "fp8": 5000e12, "fp4": 10000e12}),
+    MEASURED_SYSTEM: ("H200-141GB", "hopper", 132, 4800e9,
+                      {"fp64": 67e12, "fp16": 989.4e12, "fp8": 1978.9e12}),
 }
 TILES = {"ampere": (128, 128), "hopper": (128, 256), "blackwell": (128, 256)}
 # fp4: NVFP4 values (0.5 B) + one E4M3 block scale per 16 elements (1/16 B), as cuBLASLt reads.
-IN_BYTES = {"fp16": 2, "fp8": 1, "fp4": 0.5 + 1.0 / 16}
+IN_BYTES = {"fp64": 8, "fp16": 2, "fp8": 1, "fp4": 0.5 + 1.0 / 16}
 SPLIT_K_MIN = 256  # smallest K chunk of a split-K GEMM (not fitted)
 
 
@@ -50,6 +57,18 @@ def rows():
     with open(CSV) as f:
         for r in csv.DictReader(f):
             yield r
+
+
+def measured_rows():
+    """(precision, m, n, k, FLOP/s) of the measured GEMM rows (not the sustained ones)."""
+    with open(MEASURED) as f:
+        for r in csv.DictReader(f):
+            b = r["benchmark"]
+            if not b.startswith("GEMM") or "sustained" in b:
+                continue
+            p = {"fp64": "fp64", "bf16": "fp16", "fp8": "fp8"}[b.split()[1]]
+            m, n, k = (int(x) for x in r["parameter"].split("=")[1].strip().split("x"))
+            yield p, m, n, k, float(r["value"]) * 1e12
 
 
 def gemm_time(m, n, k, p, sms, bw, peak, tile, frac, launch, wave_ovh, hbm):
@@ -121,6 +140,12 @@ def main():
             attn[sysname] = float(r["value"]) * 1e12
         elif b.startswith("attention") and r["parameter"].startswith("Standard attention"):
             std_attn[sysname] = (r["parameter"], float(r["value"]) * 1e12)
+    checks = []
+    for p, m, n, k, v in measured_rows():
+        if p == "fp64":
+            gemms.setdefault("hopper", []).append((MEASURED_SYSTEM, p, m, n, k, v))
+        else:
+            checks.append((p, m, n, k, v))
     hbm = {}
     for s, v in stream.items():
         hbm[s] = sum(v) / len(v) / GPUS[s][3]
@@ -137,7 +162,7 @@ def main():
             rs = [r for r in all_rs if r[1] == p]
             best = None
             for launch in [x * 0.25e-6 for x in range(0, 41)]:
-                for wave in [x * 0.25e-6 for x in range(0, 25)]:
+                for wave in [x * 0.25e-6 for x in range(0, 41)]:
                     for f in [0.40 + 0.005 * i for i in range(111)]:
                         e = 0.0
                         for sysname, _, m, n, k, meas in rs:
@@ -159,6 +184,17 @@ def main():
                 pred = 2.0 * m * n * k / t
                 print(f"  {sysname:30s} {p} {m}x{n}x{k}: measured {meas / 1e12:8.1f} predicted "
                       f"{pred / 1e12:8.1f} TFLOP/s  {100 * (pred / meas - 1):+6.1f}%")
+    # The measured H200 bf16 / fp8 rows against the fit (not fitted: a check).
+    if checks:
+        print("\ncheck (not fitted): measured H200 rows against the hopper fit")
+        _, _, sms, bw, peaks = GPUS[MEASURED_SYSTEM]
+        for p, m, n, k, meas in checks:
+            f, launch, wave = fits[("hopper", "fp8")]
+            t = gemm_time(m, n, k, p, sms, bw, peaks[p], TILES["hopper"], f, launch, wave,
+                          arch_hbm["hopper"])
+            pred = 2.0 * m * n * k / t
+            print(f"  {p} {m}x{n}x{k}: measured {meas / 1e12:8.1f} predicted "
+                  f"{pred / 1e12:8.1f} TFLOP/s  {100 * (pred / meas - 1):+6.1f}%")
     # Unfused attention: the 16-bit GEMM fit, else fp8's (compute.h GemmFor); kernel overhead =
     # that fit's launch.
     eff = {}
