@@ -13,6 +13,7 @@
 #include "core/units.h"
 #include "hpc/hpl.h"
 #include "hpc/micro.h"
+#include "hpc/mpi.h"
 #include "hpc/params.h"
 #include "hpc/run.h"
 #include "hpc/stencil.h"
@@ -35,6 +36,7 @@ struct HpcOptions : CommandRequest {
   std::optional<int> nb, p, q;
   bool mxp = false;
   std::string bytes;
+  std::string buffer;
   std::string grid;
   FabricArgs fabric;
 
@@ -53,6 +55,9 @@ struct HpcOptions : CommandRequest {
     o->Add("mxp", &mxp, "HPL: HPL-MxP (LU in 16-bit on tensor cores + FP64 refinement)");
     o->Add("bytes", &bytes,
            "OSU: message size, e.g. 8, 1M (default: 8 B latency and allreduce, 4 MiB bandwidth)");
+    o->Add("buffer", &buffer,
+           "OSU: device (GPU memory, default) or host (CPU memory) buffers, as osu_latency D D / "
+           "H H");
     o->Add("grid", &grid,
            "HPCG and halo3d: grid per GPU, NXxNYxNZ (default data/hpc.yaml's: 256^3 HPCG, 512^3 "
            "halo3d)");
@@ -78,6 +83,14 @@ StatusOr<CommandOutput> RunHpc(const Context& ctx, const HpcOptions& o, Diagnost
     return Status::InvalidInput(
         "--bytes is the OSU benchmarks'; use it with --bench osu-latency, "
         "osu-bw or osu-allreduce");
+  if (!(lat || bw || ar) && !o.buffer.empty())
+    return Status::InvalidInput(
+        "--buffer is the OSU benchmarks'; use it with --bench osu-latency, "
+        "osu-bw or osu-allreduce");
+  MpiBuffer buffer = MpiBuffer::kDevice;
+  if (!o.buffer.empty()) {
+    NDT_ASSIGN_OR_RETURN(buffer, ParseMpiBuffer(o.buffer));
+  }
   const HpcParams& params = ctx.hpc;
   const Catalog& cat = ctx.catalog;
   NDT_ASSIGN_OR_RETURN(const SkuSpec* sku, cat.FindSku(o.sku));
@@ -143,10 +156,19 @@ StatusOr<CommandOutput> RunHpc(const Context& ctx, const HpcOptions& o, Diagnost
         "cross the slowest neighbour path, nothing overlaps");
     run.assumptions.push_back(mpi_note);
   } else if (stream) {
-    run.stream = RunStream(c, ctx.compute);
+    run.stream = RunStream(c, ctx.compute, params.host_memory);
     run.assumptions.push_back(
-        "STREAM reaches the fitted HBM fraction of data/calibration/compute.yaml (STREAM-like "
-        "rows); the four kernels are not told apart; host-memory STREAM is not modelled");
+        "GPU STREAM reaches the fitted HBM fraction of data/calibration/compute.yaml "
+        "(STREAM-like rows); the four kernels are not told apart");
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "host STREAM Triad sustains %.0f%% of the DRAM's theoretical bandwidth "
+                  "(data/hpc.yaml host_memory, assumption)",
+                  params.host_memory.stream_fraction * 100);
+    run.assumptions.push_back(buf);
+    if (!run.stream->has_host)
+      run.assumptions.push_back("no host DRAM figure: data/hpc.yaml has no CPU memory entry for " +
+                                sku->name + " (CPU: " + sku->cpu + ")");
   } else {
     double bytes =
         lat ? params.osu.latency_bytes : (bw ? params.osu.bw_bytes : params.osu.allreduce_bytes);
@@ -155,17 +177,22 @@ StatusOr<CommandOutput> RunHpc(const Context& ctx, const HpcOptions& o, Diagnost
       if (bytes < 1 || bytes > 1099511627776.0)
         return Status::InvalidInput("--bytes must be 1 byte to 1T (got '" + o.bytes + "')");
     }
+    const MpiModel mpi(c, params.mpi, ctx.fabric, ctx.compute.For(c.gpu_spec().arch), buffer);
+    run.buffer = MpiBufferName(buffer);
     if (ar) {
-      NDT_ASSIGN_OR_RETURN(OsuAllreduce a, RunOsuAllreduce(c, ctx.nccl, bytes));
+      NDT_ASSIGN_OR_RETURN(OsuAllreduce a, RunOsuAllreduce(mpi, bytes));
       run.allreduce = a;
     } else {
-      NDT_ASSIGN_OR_RETURN(run.osu, RunOsuPairs(c, ctx.nccl, bytes));
+      NDT_ASSIGN_OR_RETURN(run.osu, RunOsuPairs(mpi, bytes));
     }
-    run.assumptions.push_back(mpi_note);
-    if (lat || ar)
+    run.assumptions.push_back(
+        "CUDA-aware MPI (HPC-X / UCX) from data/hpc.yaml's mpi constants on the cluster graph: "
+        "software overhead, CUDA IPC and staging latencies are assumptions; adapter latency "
+        "from the ConnectX-6 datasheet, switch latency from data/fabric.yaml");
+    if (ar)
       run.assumptions.push_back(
-          "small-message latency is NCCL's (host call, kernel launch, protocol steps): expect "
-          "CUDA-aware MPI's osu_latency to be several times lower; no MPI latency model yet");
+          "allreduce: recursive doubling up to data/hpc.yaml's allreduce_short, Rabenseifner "
+          "above; no HCOLL/SHARP in-network reduction (Azure's launch lines disable HCOLL)");
   }
   return CommandOutput{HpcJson(run), HpcText(run)};
 }

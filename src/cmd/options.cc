@@ -194,41 +194,49 @@ std::string RangeNumber(double x) {
   return buf;
 }
 
+// The value of a numeric option as a double, and as CheckRanges' message shows it (`shown`
+// only when asked: a sweep checks every point's ranges and most are in range).
+std::optional<double> RangeValue(const OptionField& field, std::string* shown) {
+  std::optional<double> value;
+  std::visit(
+      [&](auto* p) {
+        using T = std::remove_pointer_t<decltype(p)>;
+        if constexpr (std::is_same_v<T, int> || std::is_same_v<T, int64_t> ||
+                      std::is_same_v<T, uint64_t>) {
+          value = static_cast<double>(*p);
+          if (shown != nullptr) *shown = std::to_string(*p);
+        } else if constexpr (std::is_same_v<T, double>) {
+          value = *p;
+          if (shown != nullptr) *shown = RangeNumber(*p);
+        } else if constexpr (std::is_same_v<T, std::optional<int>> ||
+                             std::is_same_v<T, std::optional<int64_t>>) {
+          if (p->has_value()) {
+            value = static_cast<double>(**p);
+            if (shown != nullptr) *shown = std::to_string(**p);
+          }
+        } else if constexpr (std::is_same_v<T, std::optional<double>>) {
+          if (p->has_value()) {
+            value = **p;
+            if (shown != nullptr) *shown = RangeNumber(**p);
+          }
+        }
+      },
+      field);
+  return value;
+}
+
 }  // namespace
 
 Status CheckRanges(const OptionList& options) {
   for (const Option& o : options.options()) {
     if (!o.min.has_value() && !o.max.has_value()) continue;
-    std::optional<double> value;
-    std::string shown;
-    std::visit(
-        [&](auto* p) {
-          using T = std::remove_pointer_t<decltype(p)>;
-          if constexpr (std::is_same_v<T, int> || std::is_same_v<T, int64_t> ||
-                        std::is_same_v<T, uint64_t>) {
-            value = static_cast<double>(*p);
-            shown = std::to_string(*p);
-          } else if constexpr (std::is_same_v<T, double>) {
-            value = *p;
-            shown = RangeNumber(*p);
-          } else if constexpr (std::is_same_v<T, std::optional<int>> ||
-                               std::is_same_v<T, std::optional<int64_t>>) {
-            if (p->has_value()) {
-              value = static_cast<double>(**p);
-              shown = std::to_string(**p);
-            }
-          } else if constexpr (std::is_same_v<T, std::optional<double>>) {
-            if (p->has_value()) {
-              value = **p;
-              shown = RangeNumber(**p);
-            }
-          }
-        },
-        o.field);
+    const std::optional<double> value = RangeValue(o.field, nullptr);
     if (!value.has_value()) continue;
     const double lo = o.min.value_or(-std::numeric_limits<double>::infinity());
     const double hi = o.max.value_or(std::numeric_limits<double>::infinity());
     if (std::isfinite(*value) && *value >= lo && *value <= hi) continue;
+    std::string shown;
+    RangeValue(o.field, &shown);
     std::string range;
     if (o.min.has_value() && o.max.has_value()) {
       range = "in " + RangeNumber(lo) + ".." + RangeNumber(hi);

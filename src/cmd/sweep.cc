@@ -72,9 +72,15 @@ class BoundRequest {
       }
       x.field = o->field;
       x.initial = Snapshot(o->field);
+      // Each value bound once here: a point restores the field to what binding it gave (the
+      // same as binding it again: BindJson of {key: value} sets only that field).
       for (const Json& v : a->values) {
         x.null.push_back(v.is_null());
-        x.value.push_back(Json::object({{a->key, v}}));
+        Status s;
+        if (!v.is_null()) s = BindJson(Json::object({{a->key, v}}), &options_, cmd.name);
+        x.bound.push_back(Snapshot(o->field));
+        x.status.push_back(s);
+        Restore(x.initial, x.field);
       }
       axes_.push_back(std::move(x));
     }
@@ -100,10 +106,12 @@ class BoundRequest {
     *error = Status::Ok();
     for (size_t k = 0; k < axes_.size(); ++k) {
       const Axis& a = axes_[k];
-      Restore(a.initial, a.field);
-      if (a.null[digits_[k]]) continue;
-      *error = BindJson(a.value[digits_[k]], &options_, cmd_.name);
-      if (!error->ok()) return true;
+      const size_t d = digits_[k];
+      if (!a.status[d].ok()) {
+        *error = a.status[d];
+        return true;
+      }
+      Restore(a.bound[d], a.field);
     }
     *error = CheckRanges(options_);
     return true;
@@ -118,7 +126,8 @@ class BoundRequest {
   struct Axis {
     OptionField field;
     FieldValue initial;
-    std::vector<Json> value;  // {key: value}
+    std::vector<FieldValue> bound;  // per value: the field after binding it (initial if null)
+    std::vector<Status> status;     // per value: BindJson's
     std::vector<bool> null;
   };
   const Command& cmd_;

@@ -12,8 +12,20 @@
 namespace ndt {
 namespace {
 
+// The training stack called `name` in `stacks`, without copying it (a sweep asks per point);
+// FindStack's error when there is none.
+StatusOr<const SoftwareStack*> TrainStack(const std::vector<SoftwareStack>& stacks,
+                                          const std::string& name) {
+  for (const SoftwareStack& st : stacks) {
+    if (st.kind == StackKind::kTraining && st.name == name) return &st;
+  }
+  NDT_RETURN_IF_ERROR(FindStack(stacks, name, StackKind::kTraining).status());
+  return Status::Internal("stack '" + name + "' found by FindStack only");
+}
+
 Status BuildStrategy(const TrainJobArgs& f, const std::vector<SoftwareStack>& stacks, TrainJob* job,
-                     SoftwareStack* stack_out, StrategyKnobs* user_out, TrainSearchSpace* space) {
+                     const SoftwareStack** stack_out, StrategyKnobs* user_out,
+                     TrainSearchSpace* space) {
   Strategy& s = job->strategy;
   if (f.gbs < 1) return Status::InvalidInput("--gbs (global batch, sequences) must be >= 1");
   for (const auto& [name, v] :
@@ -59,8 +71,8 @@ Status BuildStrategy(const TrainJobArgs& f, const std::vector<SoftwareStack>& st
   if (f.no_flash_attn.has_value()) user.flash_attention = false;
   if (f.no_dp_overlap.has_value()) user.overlap_dp = false;
   if (f.no_grad_accum_fusion.has_value()) user.grad_accum_fusion = false;
-  NDT_ASSIGN_OR_RETURN(SoftwareStack stack, FindStack(stacks, f.stack, StackKind::kTraining));
-  ApplyTrainStack(stack, user, &s);
+  NDT_ASSIGN_OR_RETURN(const SoftwareStack* stack, TrainStack(stacks, f.stack));
+  ApplyTrainStack(*stack, user, &s);
   *stack_out = stack;
   *user_out = user;
   space->tp = f.tp;
@@ -302,7 +314,7 @@ StatusOr<SimulatedTrainJob> SimulateTrainJob(const Context& ctx, const TrainJobA
   }
   TrainJob job;
   job.model = model;
-  SoftwareStack stack;
+  const SoftwareStack* stack = nullptr;
   StrategyKnobs user;
   TrainSearchSpace space;
   NDT_RETURN_IF_ERROR(BuildStrategy(f, ctx.stacks, &job, &stack, &user, &space));
@@ -352,7 +364,7 @@ StatusOr<SimulatedTrainJob> SimulateTrainJob(const Context& ctx, const TrainJobA
         fast.emplace(cluster, ctx.compute, ctx.nccl, job.strategy.precision, Fidelity::kAnalytical);
       }
       NDT_ASSIGN_OR_RETURN(TrainChoice choice,
-                           ChooseTrainStrategy(job, fast ? *fast : costs, space, stack, user));
+                           ChooseTrainStrategy(job, fast ? *fast : costs, space, *stack, user));
       job.strategy = choice.strategy;
       job.vpp_given = f.vpp.has_value() || job.strategy.pp == 1;
       chosen = choice.chosen;

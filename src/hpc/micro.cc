@@ -1,25 +1,36 @@
 #include "hpc/micro.h"
 
-#include <numeric>
-
-#include "coll/collective.h"
+#include <algorithm>
 
 namespace ndt {
 namespace {
 
 // The link kind a route between two GPUs takes: inside the NVLink domain or over the fabric.
-std::string PathName(const Cluster& c, int a, int b) {
+std::string PathName(const Cluster& c, int a, int b, MpiBuffer buffer) {
   const SkuSpec& sku = c.sku();
-  if (c.gpu(a).domain == c.gpu(b).domain) {
+  const bool same_vm = c.gpu(a).vm == c.gpu(b).vm;
+  if (buffer == MpiBuffer::kHost && same_vm) return "shared memory";
+  if (c.gpu(a).domain == c.gpu(b).domain && (buffer == MpiBuffer::kDevice || same_vm)) {
     if (sku.fabric == IntraVmFabric::kPcie) return "PCIe";
-    return c.gpu(a).vm == c.gpu(b).vm ? "NVLink" : "NVLink (NVL72 rack)";
+    return same_vm ? "NVLink" : "NVLink (NVL72 rack)";
   }
   return sku.infiniband ? "InfiniBand" : "Ethernet";
 }
 
+// OSU's message sizes: powers of two from `from` to 4 MiB, plus `extra`, ascending, unique.
+std::vector<double> OsuSizes(double from, double extra) {
+  std::vector<double> s;
+  for (double b = from; b <= 4194304; b *= 2) s.push_back(b);
+  s.push_back(extra);
+  std::sort(s.begin(), s.end());
+  s.erase(std::unique(s.begin(), s.end()), s.end());
+  return s;
+}
+
 }  // namespace
 
-StreamResult RunStream(const Cluster& cluster, const ComputeCalibration& compute) {
+StreamResult RunStream(const Cluster& cluster, const ComputeCalibration& compute,
+                       const HostMemoryParams& host) {
   const GpuSpec& gpu = cluster.gpu_spec();
   const ArchCalibration& cal = compute.For(gpu.arch);
   StreamResult s;
@@ -28,13 +39,23 @@ StreamResult RunStream(const Cluster& cluster, const ComputeCalibration& compute
   s.gpu_Bps = gpu.memory_Bps * cal.hbm_fraction;
   s.vm_Bps = s.gpu_Bps * cluster.gpus_per_vm();
   s.cluster_Bps = s.gpu_Bps * cluster.num_gpus();
+  const SkuSpec& sku = cluster.sku();
+  s.host_cpu = sku.cpu;
+  if (const HostMemorySize* h = host.Find(sku.name)) {
+    s.has_host = true;
+    s.host_sockets = std::max(sku.cpu_sockets, 1);
+    s.host_share = h->share;
+    s.host_peak_Bps = s.host_sockets * h->peak_per_socket_Bps * h->share;
+    s.host_fraction = host.stream_fraction;
+    s.host_Bps = s.host_peak_Bps * host.stream_fraction;
+    s.host_cluster_Bps = s.host_Bps * cluster.num_vms();
+    s.host_source = h->source;
+  }
   return s;
 }
 
-StatusOr<std::vector<OsuPair>> RunOsuPairs(const Cluster& cluster, const NcclCalibrationSet& nccl,
-                                           double bytes) {
-  CollOptions co;
-  co.calibration = &nccl;
+StatusOr<std::vector<OsuPair>> RunOsuPairs(const MpiModel& mpi, double bytes) {
+  const Cluster& cluster = mpi.cluster();
   std::vector<std::pair<std::string, std::pair<int, int>>> pairs;
   if (cluster.gpus_per_vm() >= 2) pairs.push_back({"intra-vm", {0, 1}});
   if (cluster.num_vms() >= 2) pairs.push_back({"inter-vm", {0, cluster.gpus_per_vm()}});
@@ -48,36 +69,39 @@ StatusOr<std::vector<OsuPair>> RunOsuPairs(const Cluster& cluster, const NcclCal
         "several GPUs");
   std::vector<OsuPair> out;
   for (const auto& [scope, ab] : pairs) {
-    const int grp[2] = {ab.first, ab.second};
-    NDT_ASSIGN_OR_RETURN(CollResult r, TimeCollective(cluster, CollOp::kSendRecv, bytes, grp, co));
+    const auto [a, b] = ab;
+    const P2pTime t = mpi.PointToPoint(a, b, bytes);
     OsuPair p;
     p.scope = scope;
-    p.path = PathName(cluster, ab.first, ab.second);
-    p.from = ab.first;
-    p.to = ab.second;
+    p.path = PathName(cluster, a, b, mpi.buffer());
+    p.transport = t.transport;
+    p.protocol = t.protocol;
+    p.from = a;
+    p.to = b;
     p.bytes = bytes;
-    p.time_s = r.time_s;
-    p.bandwidth_Bps = bytes / r.time_s;
+    p.time_s = t.time_s;
+    p.bandwidth_Bps = mpi.WindowBandwidth(a, b, bytes);
+    for (double s : OsuSizes(1, bytes)) {
+      p.curve.push_back({s, mpi.PointToPoint(a, b, s).time_s, mpi.WindowBandwidth(a, b, s)});
+    }
     out.push_back(p);
   }
   return out;
 }
 
-StatusOr<OsuAllreduce> RunOsuAllreduce(const Cluster& cluster, const NcclCalibrationSet& nccl,
-                                       double bytes) {
-  if (cluster.num_gpus() < 2)
-    return Status::InvalidInput("osu-allreduce needs at least 2 GPUs; use more VMs");
-  CollOptions co;
-  co.calibration = &nccl;
-  std::vector<int> group(cluster.num_gpus());
-  std::iota(group.begin(), group.end(), 0);
-  NDT_ASSIGN_OR_RETURN(CollResult r, TimeCollective(cluster, CollOp::kAllReduce, bytes, group, co));
+StatusOr<OsuAllreduce> RunOsuAllreduce(const MpiModel& mpi, double bytes) {
+  const int ranks = mpi.cluster().num_gpus();
+  NDT_ASSIGN_OR_RETURN(MpiAllreduce r, TimeMpiAllreduce(mpi, ranks, bytes));
   OsuAllreduce a;
   a.bytes = bytes;
   a.time_s = r.time_s;
   a.busbw_Bps = r.busbw_Bps;
-  a.algorithm = AlgoName(r.algo);
-  a.protocol = ProtoName(r.proto);
+  a.algorithm = r.algorithm;
+  a.steps = r.steps;
+  for (double s : OsuSizes(4, bytes)) {
+    NDT_ASSIGN_OR_RETURN(MpiAllreduce x, TimeMpiAllreduce(mpi, ranks, s));
+    a.curve.push_back({s, x.time_s, x.busbw_Bps});
+  }
   return a;
 }
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "core/units.h"
 #include "core/yaml.h"
 
 namespace ndt {
@@ -11,6 +12,20 @@ StatusOr<double> CountIn(const YamlMap& m, const char* key, double lo, double hi
   NDT_ASSIGN_OR_RETURN(Sourced s, m.Count(key));
   if (!(s.value >= lo && s.value <= hi))
     return m.Error(key, "must be in " + std::to_string(lo) + ".." + std::to_string(hi));
+  return s.value;
+}
+
+StatusOr<double> TimeIn(const YamlMap& m, const char* key, double lo, double hi) {
+  NDT_ASSIGN_OR_RETURN(Sourced s, m.Quantity(key, Dim::kTime));
+  if (!(s.value >= lo && s.value <= hi))
+    return m.Error(key, "must be in " + std::to_string(lo) + ".." + std::to_string(hi) + " s");
+  return s.value;
+}
+
+StatusOr<double> BytesIn(const YamlMap& m, const char* key, double lo, double hi) {
+  NDT_ASSIGN_OR_RETURN(Sourced s, m.Quantity(key, Dim::kBytes));
+  if (!(s.value >= lo && s.value <= hi))
+    return m.Error(key, "must be in " + std::to_string(lo) + ".." + std::to_string(hi) + " B");
   return s.value;
 }
 
@@ -49,11 +64,56 @@ StatusOr<HpcParams> Parse(const YamlMap& top) {
   NDT_ASSIGN_OR_RETURN(p.osu.bw_bytes, CountIn(o, "bw_bytes", 1, 1e12));
   NDT_ASSIGN_OR_RETURN(p.osu.allreduce_bytes, CountIn(o, "allreduce_bytes", 1, 1e12));
   NDT_RETURN_IF_ERROR(o.Finish());
+  NDT_ASSIGN_OR_RETURN(YamlMap mp, top.Map("mpi"));
+  MpiParams& m = p.mpi;
+  NDT_ASSIGN_OR_RETURN(m.software_s, TimeIn(mp, "software", 0, 1e-3));
+  NDT_ASSIGN_OR_RETURN(m.adapter_latency_s, TimeIn(mp, "adapter_latency", 0, 1e-3));
+  NDT_ASSIGN_OR_RETURN(m.cable_latency_s, TimeIn(mp, "cable_latency", 0, 1e-3));
+  NDT_ASSIGN_OR_RETURN(m.ib_mtu_bytes, BytesIn(mp, "ib_mtu", 256, 1 << 20));
+  NDT_ASSIGN_OR_RETURN(m.ib_packet_overhead_bytes, BytesIn(mp, "ib_packet_overhead", 0, 4096));
+  NDT_ASSIGN_OR_RETURN(m.rndv_threshold_bytes, BytesIn(mp, "rndv_threshold", 0, 1e12));
+  NDT_ASSIGN_OR_RETURN(m.gpu_buffer_overhead_s, TimeIn(mp, "gpu_buffer_overhead", 0, 1e-3));
+  NDT_ASSIGN_OR_RETURN(m.cuda_copy_latency_s, TimeIn(mp, "cuda_copy_latency", 0, 1e-3));
+  NDT_ASSIGN_OR_RETURN(m.cuda_ipc_latency_s, TimeIn(mp, "cuda_ipc_latency", 0, 1e-3));
+  NDT_ASSIGN_OR_RETURN(m.shm_latency_s, TimeIn(mp, "shm_latency", 0, 1e-3));
+  NDT_ASSIGN_OR_RETURN(Sourced shm, mp.Quantity("shm_bandwidth", Dim::kBandwidth));
+  if (!(shm.value > 0)) return mp.Error("shm_bandwidth", "must be above 0");
+  m.shm_Bps = shm.value;
+  NDT_ASSIGN_OR_RETURN(double w, CountIn(mp, "osu_window", 1, 1e6));
+  m.osu_window = static_cast<int>(w);
+  NDT_ASSIGN_OR_RETURN(m.allreduce_short_bytes, BytesIn(mp, "allreduce_short", 0, 1e12));
+  NDT_RETURN_IF_ERROR(mp.Finish());
+  NDT_ASSIGN_OR_RETURN(YamlMap hm, top.Map("host_memory"));
+  NDT_ASSIGN_OR_RETURN(p.host_memory.stream_fraction, CountIn(hm, "stream_fraction", 0.01, 1));
+  NDT_ASSIGN_OR_RETURN(std::vector<YamlMap> sizes, hm.MapList("sizes"));
+  for (const YamlMap& e : sizes) {
+    HostMemorySize h;
+    NDT_ASSIGN_OR_RETURN(h.size, e.String("size"));
+    NDT_ASSIGN_OR_RETURN(Sourced peak, e.Quantity("peak_per_socket", Dim::kBandwidth));
+    if (!(peak.value > 0)) return e.Error("peak_per_socket", "must be above 0");
+    h.peak_per_socket_Bps = peak.value;
+    h.source = peak.source;
+    NDT_ASSIGN_OR_RETURN(std::optional<Sourced> share, e.OptionalCount("share"));
+    if (share) {
+      if (!(share->value > 0 && share->value <= 1)) return e.Error("share", "must be in (0, 1]");
+      h.share = share->value;
+    }
+    NDT_RETURN_IF_ERROR(e.Finish());
+    if (p.host_memory.Find(h.size)) return e.Error("size", "'" + h.size + "' is listed twice");
+    p.host_memory.sizes.push_back(h);
+  }
+  NDT_RETURN_IF_ERROR(hm.Finish());
   NDT_RETURN_IF_ERROR(top.Finish());
   return p;
 }
 
 }  // namespace
+
+const HostMemorySize* HostMemoryParams::Find(const std::string& size) const {
+  for (const HostMemorySize& h : sizes)
+    if (h.size == size) return &h;
+  return nullptr;
+}
 
 StatusOr<HpcParams> ParseHpcParams(const std::string& text, const std::string& name) {
   NDT_ASSIGN_OR_RETURN(YamlMap m, LoadYamlMapString(text, name));

@@ -23,6 +23,7 @@ struct HpcRun {
   double bf16_flops = 0;         // per GPU, dense BF16 tensor (what AI work runs at)
   std::optional<HplResult> hpl;
   std::optional<StreamResult> stream;
+  std::string buffer;  // OSU: "device" or "host"
   std::vector<OsuPair> osu;
   std::optional<OsuAllreduce> allreduce;
   std::optional<HpcgResult> hpcg;

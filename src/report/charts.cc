@@ -178,6 +178,7 @@ std::vector<ChartSpec> TopoCharts(const Json& doc) {
 }  // namespace report_detail
 
 using report_detail::CollectiveCharts;
+using report_detail::HpcCharts;
 using report_detail::InferCharts;
 using report_detail::PlanInferCharts;
 using report_detail::PlanTrainCharts;
@@ -194,6 +195,7 @@ std::vector<ChartSpec> ChartSpecs(const nlohmann::ordered_json& doc) {
   if (kind == "ndtwin.plan_train") return PlanTrainCharts(doc);
   if (kind == "ndtwin.plan_infer") return PlanInferCharts(doc);
   if (kind == "ndtwin.topo") return TopoCharts(doc);
+  if (kind == "ndtwin.hpc") return HpcCharts(doc);
   return {};
 }
 

@@ -1,6 +1,7 @@
 // File: report/charts.h
 // Internal to the report module: the Vega-Lite chart builders behind ChartSpecs (report/html.h),
-// one per command schema (charts.cc, train_charts.cc, infer_charts.cc, plan_charts.cc), and the
+// one per command schema (charts.cc, train_charts.cc, infer_charts.cc, plan_charts.cc,
+// hpc_charts.cc), and the
 // helpers they share with each other and with the page (html.cc).
 #ifndef NDTWIN_REPORT_CHARTS_H_
 #define NDTWIN_REPORT_CHARTS_H_
@@ -51,6 +52,7 @@ std::vector<ChartSpec> InferCharts(const nlohmann::ordered_json& doc);
 std::vector<ChartSpec> PlanTrainCharts(const nlohmann::ordered_json& doc);
 std::vector<ChartSpec> PlanInferCharts(const nlohmann::ordered_json& doc);
 std::vector<ChartSpec> TopoCharts(const nlohmann::ordered_json& doc);
+std::vector<ChartSpec> HpcCharts(const nlohmann::ordered_json& doc);  // hpc_charts.cc
 
 }  // namespace report_detail
 }  // namespace ndt

@@ -91,26 +91,62 @@ Json HpcJson(const HpcRun& run) {
                    {"cluster_Bps", s.cluster_Bps},
                    {"peak_gpu_Bps", s.peak_gpu_Bps},
                    {"fraction", s.fraction}};
+    if (s.has_host) {
+      j["stream"]["host"] = {{"cpu", s.host_cpu},
+                             {"sockets", s.host_sockets},
+                             {"share", s.host_share},
+                             {"peak_Bps", s.host_peak_Bps},
+                             {"vm_Bps", s.host_Bps},
+                             {"fraction", s.host_fraction},
+                             {"cluster_Bps", s.host_cluster_Bps},
+                             {"source", s.host_source}};
+    } else {
+      j["stream"]["host"] = nullptr;
+    }
   }
+  if (!run.buffer.empty()) j["buffer"] = run.buffer;
   if (!run.osu.empty()) {
     Json pairs = Json::array();
     for (const OsuPair& p : run.osu) {
+      Json curve = Json::array();
+      for (const OsuPoint& c : p.curve)
+        curve.push_back({{"bytes", c.bytes},
+                         {"latency_us", c.latency_s * 1e6},
+                         {"bandwidth_Bps", c.bandwidth_Bps}});
       pairs.push_back({{"scope", p.scope},
                        {"path", p.path},
+                       {"transport", p.transport},
+                       {"protocol", p.protocol},
                        {"from", p.from},
                        {"to", p.to},
                        {"bytes", p.bytes},
                        {"time_s", p.time_s},
                        {"latency_us", p.time_s * 1e6},
-                       {"bandwidth_Bps", p.bandwidth_Bps}});
+                       {"bandwidth_Bps", p.bandwidth_Bps},
+                       {"curve", curve}});
     }
     j["pairs"] = pairs;
   }
   if (run.allreduce) {
     const OsuAllreduce& a = *run.allreduce;
-    j["allreduce"] = {
-        {"bytes", a.bytes},         {"time_s", a.time_s},       {"latency_us", a.time_s * 1e6},
-        {"busbw_Bps", a.busbw_Bps}, {"algorithm", a.algorithm}, {"protocol", a.protocol}};
+    Json steps = Json::array();
+    for (const MpiAllreduceStep& s : a.steps)
+      steps.push_back({{"phase", s.phase},
+                       {"distance", s.distance},
+                       {"bytes", s.bytes},
+                       {"transport", s.transport},
+                       {"time_s", s.time_s}});
+    Json curve = Json::array();
+    for (const OsuPoint& c : a.curve)
+      curve.push_back(
+          {{"bytes", c.bytes}, {"latency_us", c.latency_s * 1e6}, {"busbw_Bps", c.bandwidth_Bps}});
+    j["allreduce"] = {{"bytes", a.bytes},
+                      {"time_s", a.time_s},
+                      {"latency_us", a.time_s * 1e6},
+                      {"busbw_Bps", a.busbw_Bps},
+                      {"algorithm", a.algorithm},
+                      {"steps", steps},
+                      {"curve", curve}};
   }
   if (run.hpcg) {
     const HpcgResult& h = *run.hpcg;
@@ -182,23 +218,36 @@ std::string HpcText(const HpcRun& run) {
   }
   if (run.stream) {
     const StreamResult& s = *run.stream;
-    t += F("%-22s %s per GPU (%.1f%% of the HBM's %s)\n", "Copy/Scale/Add/Triad",
+    t += F("%-24s %s per GPU (%.1f%% of the HBM's %s)\n", "GPU Copy/Scale/Add/Triad",
            Bw(s.gpu_Bps).c_str(), s.fraction * 100, Bw(s.peak_gpu_Bps).c_str());
-    t += F("%-22s %s per VM (%d GPUs)\n", "", Bw(s.vm_Bps).c_str(), run.gpus_per_vm);
-    t += F("%-22s %s over the cluster\n", "", Bw(s.cluster_Bps).c_str());
+    t += F("%-24s %s per VM (%d GPUs)\n", "", Bw(s.vm_Bps).c_str(), run.gpus_per_vm);
+    t += F("%-24s %s over the cluster\n", "", Bw(s.cluster_Bps).c_str());
+    if (s.has_host) {
+      t += F("%-24s %s per VM (%.1f%% of %s: %d socket(s) of %s%s)\n", "host Triad",
+             Bw(s.host_Bps).c_str(), s.host_fraction * 100, Bw(s.host_peak_Bps).c_str(),
+             s.host_sockets, s.host_cpu.c_str(),
+             s.host_share < 1 ? F(", %.0f%% share", s.host_share * 100).c_str() : "");
+      t += F("%-24s %s over the cluster\n", "", Bw(s.host_cluster_Bps).c_str());
+    } else {
+      t += F("%-24s not in data/hpc.yaml (%s)\n", "host Triad", s.host_cpu.c_str());
+    }
   }
   if (!run.osu.empty()) {
-    t += F("%-10s %-20s %6s %6s %12s %12s %12s\n", "scope", "path", "from", "to", "bytes",
-           "latency(us)", "bw(GB/s)");
+    t += F("%s buffers (osu_latency / osu_bw %s)\n", run.buffer.c_str(),
+           run.buffer == "host" ? "H H" : "D D");
+    t += F("%-10s %-20s %-10s %-10s %6s %6s %12s %12s %12s\n", "scope", "path", "transport",
+           "protocol", "from", "to", "bytes", "latency(us)", "bw(GB/s)");
     for (const OsuPair& p : run.osu) {
-      t += F("%-10s %-20s %6d %6d %12.0f %12.2f %12.2f\n", p.scope.c_str(), p.path.c_str(), p.from,
-             p.to, p.bytes, p.time_s * 1e6, p.bandwidth_Bps / 1e9);
+      t += F("%-10s %-20s %-10s %-10s %6d %6d %12.0f %12.2f %12.2f\n", p.scope.c_str(),
+             p.path.c_str(), p.transport.c_str(), p.protocol.c_str(), p.from, p.to, p.bytes,
+             p.time_s * 1e6, p.bandwidth_Bps / 1e9);
     }
   }
   if (run.allreduce) {
     const OsuAllreduce& a = *run.allreduce;
-    t += F("%-11s %.0f B over %d GPUs: %.2f us (busbw %.2f GB/s, %s/%s)\n", "allreduce", a.bytes,
-           run.gpus, a.time_s * 1e6, a.busbw_Bps / 1e9, a.algorithm.c_str(), a.protocol.c_str());
+    t += F("%-11s %.0f B over %d GPUs (%s buffers): %.2f us (busbw %.2f GB/s, %s, %zu steps)\n",
+           "allreduce", a.bytes, run.gpus, run.buffer.c_str(), a.time_s * 1e6, a.busbw_Bps / 1e9,
+           a.algorithm.c_str(), a.steps.size());
   }
   if (run.hpcg) {
     const HpcgResult& h = *run.hpcg;

@@ -59,6 +59,12 @@ const std::vector<Area>& Areas() {
        "Search sizes, counts and strategies: every configuration scored, and the Pareto "
        "frontier of time and cost.",
        {"plan train", "plan infer"}},
+      {"hpc",
+       "HPC",
+       "HPC benchmarks on the GPUs: HPL and HPL-MxP, HPCG, STREAM (HBM and host DRAM), OSU MPI "
+       "latency, bandwidth and allreduce over message size, and a stencil's weak and strong "
+       "scaling.",
+       {"hpc"}},
   };
   return kAreas;
 }

@@ -47,7 +47,7 @@ WebResponse HandleApi(const Context& ctx, const std::string& slug, const std::st
 // The pages.
 std::string IndexPage();
 std::string CommandPage(const Command& cmd);
-// An area's page (catalog, cluster, collectives, training, inference, planners): the forms of
+// An area's page (catalog, cluster, collectives, training, inference, planners, hpc): the forms of
 // its commands, each with its results and charts; "" for an unknown area.
 std::string AreaPage(const std::string& slug);
 

@@ -26,12 +26,20 @@ CASES = {
     "plan_infer": ["plan", "infer", "--model", "llama2-7b", "--sku", "Standard_ND96isr_H100_v5",
                    "--vms", "1", "--input-len", "512", "--output-len", "128", "--requests", "512"],
     "sku_list": ["sku", "list"],
+    "hpc_hpl": ["hpc", "--sku", "ND96asr_v4", "--vms", "4", "--bench", "hpl"],
+    "hpc_stream": ["hpc", "--sku", "ND96isr_H100_v5", "--bench", "stream"],
+    "hpc_osu": ["hpc", "--sku", "ND128isr_GB300_v6", "--vms", "19", "--bench", "osu-latency"],
+    "hpc_allreduce": ["hpc", "--sku", "ND96isr_H100_v5", "--vms", "16", "--bench",
+                      "osu-allreduce"],
+    "hpc_hpcg": ["hpc", "--sku", "ND96asr_v4", "--vms", "4", "--bench", "hpcg"],
+    "hpc_halo3d": ["hpc", "--sku", "ND96isr_H100_v5", "--vms", "16", "--bench", "halo3d"],
 }
 # Charts each report must draw (the chart specs per schema in report/html.cc); --report turns on
 # the charts' data: train's timeline (a Gantt), infer's (batch and KV use over time), the
 # planners' points (every configuration scored).
 CHARTS = {"train": 3, "infer": 5, "collective": 2, "topo": 2, "plan_train": 1, "plan_infer": 1,
-          "sku_list": 0}
+          "sku_list": 0, "hpc_hpl": 1, "hpc_stream": 1, "hpc_osu": 2, "hpc_allreduce": 1,
+          "hpc_hpcg": 1, "hpc_halo3d": 1}
 # Titles of the new charts, and the JSON section each draws from.
 NEW = {"train": ("Pipeline timeline of one step", "timeline"),
        "infer": ("KV-cache use over time", "timeline"),

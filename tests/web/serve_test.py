@@ -204,7 +204,7 @@ try:
     driver.switch_to.default_content()
     # The area pages: each holds its commands' forms; run one form per new chart.
     AREAS = {"catalog": 4, "cluster": 1, "collectives": 1, "training": 1, "inference": 1,
-             "planners": 2}
+             "planners": 2, "hpc": 1}
     for area, forms in AREAS.items():
         driver.get(BASE + "/area/" + area)
         n = driver.execute_script("return document.querySelectorAll('form.ndt-form').length")

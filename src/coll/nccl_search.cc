@@ -1,0 +1,173 @@
+// File: coll/nccl_search.cc
+// What NCCL v2.30.4's topology search finds for a group (AnalyzeGroup; topology.md §8.2): the
+// NVLink or PCIe path, ring channels and their speed inside a node and across nodes, channel
+// duplication, and the NVLS graph (heads, speed). NCCL's tables come from data/nccl.yaml.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "coll/nccl_internal.h"
+#include "coll/nccl_model.h"
+#include "core/check.h"
+
+namespace ndt {
+namespace {
+
+using nccl_internal::Tables;
+
+// NCCL NVLink bandwidth per link (GB/s) by compute capability (topo.h): the entry of the
+// largest sm at or below the GPU's (the smallest entry below all of them).
+double NvlinkPerLink(const NcclTuning& k, int sm) {
+  double bw = k.nvlink_GBps_per_link.front().second;
+  for (const auto& [at, GBps] : k.nvlink_GBps_per_link)
+    if (sm >= at) bw = GBps;
+  return bw;
+}
+
+// Search speed arrays (GB/s per channel), search.cc.
+const std::vector<double>& IntraSpeeds(const NcclTuning& k, int arch) {
+  return k.intra_speeds[std::clamp(arch - 1, 0, 2)];
+}
+const std::vector<double>& InterSpeeds(const NcclTuning& k, int arch) {
+  return k.inter_speeds[std::clamp(arch - 1, 0, 2)];
+}
+double FirstFit(const std::vector<double>& speeds, double limit) {
+  for (double s : speeds)
+    if (s <= limit + 1e-9) return s;
+  return speeds.back();
+}
+
+// NCCL's inter-node ring search (search.cc): the speeds of the array are tried from the top
+// (at most min(NIC, NVLink total)) and the solution of most bandwidth, channels x speed, is kept
+// (ties: the faster speed); a lower speed is tried only while it is more than 0.49 of the best
+// solution's speed (search.cc: next speed / found bwInter > .49). Each channel leaves a node
+// through a NIC, floor(NIC / speed) per NIC, at most 32 (MAXCHANNELS / 2 before duplication). With
+// several ranks per node a channel also crosses the node on NVLink, entering at one GPU and leaving
+// at another, so ppn - 1 of the ppn GPUs send it on: channels x speed x (ppn - 1) / ppn must fit
+// the per-GPU NVLink total. An NVL72 rack has 72 NICs but one GPU's NVLink; without this bound 2
+// racks would get 32 channels of 96 GB/s (3 TB/s per GPU, 4x its NVLink).
+void InterNodeChannels(const NcclTopo& t, double nic_GBps, int nics, double* speed, int* channels) {
+  const std::vector<double>& speeds = InterSpeeds(Tables(t), t.arch);
+  const double top = std::min(nic_GBps, t.total_intra_GBps);
+  const double through = t.ppn > 1 ? (t.ppn - 1.0) / t.ppn : 0.0;
+  double best = 0;
+  *speed = speeds.back();
+  *channels = 1;
+  for (double s : speeds) {
+    if (s > top + 1e-9) continue;
+    if (best > 0 && s / *speed <= 0.49) break;
+    int ch = std::min(32, nics * static_cast<int>(std::floor(nic_GBps / s + 1e-9)));
+    if (through > 0)
+      ch = std::min(ch, static_cast<int>(std::floor(t.total_intra_GBps / (s * through) + 1e-9)));
+    if (ch >= 1 && ch * s > best + 1e-9) {
+      best = ch * s;
+      *speed = s;
+      *channels = ch;
+    }
+  }
+}
+
+}  // namespace
+
+StatusOr<NcclTopo> AnalyzeGroup(const Cluster& c, std::span<const int> group, const NcclTuning& k) {
+  NDT_CHECK(k.loaded, "AnalyzeGroup: NCCL's tables (data/nccl.yaml) are not loaded");
+  NcclTopo t;
+  t.tuning = &k;
+  t.n = static_cast<int>(group.size());
+  // NVLink domains of the group, ranks per domain (ppn: the most) and distinct NICs per domain,
+  // from the (domain, NIC) pairs sorted; on the stack up to kStackRanks ranks, as this runs for
+  // every collective call of a simulated step (a map and a set cost ~2 allocations per rank).
+  struct DomainNic {
+    int domain;
+    NodeId nic;  // -1: none
+  };
+  constexpr size_t kStackRanks = 1024;
+  DomainNic stack_pairs[kStackRanks];
+  std::vector<DomainNic> heap_pairs;
+  DomainNic* pairs = stack_pairs;
+  if (group.size() > kStackRanks) {
+    heap_pairs.resize(group.size());
+    pairs = heap_pairs.data();
+  }
+  for (size_t i = 0; i < group.size(); ++i) {
+    const GpuInfo& g = c.gpu(group[i]);
+    pairs[i] = {g.domain, g.nic};
+  }
+  std::sort(pairs, pairs + group.size(), [](const DomainNic& a, const DomainNic& b) {
+    return a.domain != b.domain ? a.domain < b.domain : a.nic < b.nic;
+  });
+  int domains_with_nics = 0;    // domains where some rank has a NIC
+  int nics_per_node = 1 << 30;  // the fewest distinct NICs of those domains
+  for (size_t i = 0; i < group.size();) {
+    size_t j = i;
+    int nics = 0;
+    for (; j < group.size() && pairs[j].domain == pairs[i].domain; ++j) {
+      if (pairs[j].nic >= 0 && (j == i || pairs[j].nic != pairs[j - 1].nic)) ++nics;
+    }
+    ++t.nodes;
+    t.ppn = std::max(t.ppn, static_cast<int>(j - i));
+    if (nics > 0) {
+      ++domains_with_nics;
+      nics_per_node = std::min(nics_per_node, nics);
+    }
+    i = j;
+  }
+  const GpuSpec& gpu = c.gpu_spec();
+  t.sm = gpu.sm_version;
+  t.arch = t.sm >= 100 ? 3 : t.sm >= 90 ? 2 : t.sm >= 80 ? 1 : 0;
+  t.amd_cpu = c.sku().cpu.find("AMD") != std::string::npos;
+  const IntraVmFabric fab = c.sku().fabric;
+  const bool nvlink = gpu.nvlink_links > 0 && c.nvlink_domain_gpus() > 1;
+  t.intra = nvlink ? PathType::kNvl : PathType::kPci;
+  t.nvswitch = nvlink && fab != IntraVmFabric::kNvlinkCubeMesh;
+  t.nvls = t.nvswitch && t.arch >= 2 && t.ppn > 2;
+  if (nvlink) {
+    t.total_intra_GBps = gpu.nvlink_links * NvlinkPerLink(k, t.sm);
+  } else {
+    // PCIe x16 as NCCL counts it (width x rate / 80, topo.h); before Gen3 as Gen3.
+    t.total_intra_GBps = k.pcie_x16_GBps[std::clamp(gpu.pcie_gen - 3, 0, 2)];
+  }
+  // Ring search: intra speed, channels, then duplication (search.cc).
+  double speed = 0;
+  int channels = 0;
+  if (t.nodes == 1) {
+    if (t.intra == PathType::kNvl && !t.nvswitch) {
+      // NDv2 hybrid cube-mesh: rings over single NVLinks, one channel per link (topology.md §8.8).
+      speed = NvlinkPerLink(k, t.sm);
+      channels = gpu.nvlink_links;
+    } else {
+      speed = FirstFit(IntraSpeeds(k, t.arch), t.total_intra_GBps);
+      channels = std::max(1, static_cast<int>(std::floor(t.total_intra_GBps / speed + 1e-9)));
+    }
+  } else {
+    // Multi-node: one channel per NIC speed slot; intra and inter share the speed.
+    if (domains_with_nics != t.nodes || !c.sku().infiniband)
+      return Status::InvalidInput(c.sku().name +
+                                  " has no InfiniBand: a collective across VMs "
+                                  "needs a scale-out network; use ranks of one VM");
+    const double nic_GBps = c.sku().infiniband ? c.sku().infiniband->port_Bps / 1e9 : 0;
+    InterNodeChannels(t, nic_GBps, nics_per_node, &speed, &channels);
+    t.nics_per_node = nics_per_node;
+    t.nic_GBps = FirstFit(InterSpeeds(k, t.arch), nic_GBps);
+  }
+  // Duplication (data/nccl.yaml channel_duplication: bw >= 25, skipped when sm > 80, bw < 50 and
+  // more than 4 channels).
+  if (speed >= k.dup_min_GBps && !(t.sm > k.dup_skip_above_sm && speed < k.dup_skip_below_GBps &&
+                                   channels > k.dup_skip_above_channels)) {
+    channels *= 2;
+    speed /= 2;
+  }
+  t.ring_channels = std::min(channels, 64);
+  t.bw_intra_GBps = speed;
+  t.bw_inter_GBps = t.nodes > 1 ? speed : 0;
+  if (t.nvls) {
+    t.nvls_channels =
+        t.arch >= 3 ? (t.nodes > 1 ? k.nvls_channels_sm100_multi : k.nvls_channels_sm100_single)
+                    : k.nvls_channels_sm90;
+    t.nvls_heads = std::min(kNvlsMaxArity, t.ppn);
+    t.nvls_graph_GBps = FirstFit(IntraSpeeds(k, t.arch), t.total_intra_GBps / (t.nvls_heads + 1));
+  }
+  return t;
+}
+
+}  // namespace ndt

@@ -1,0 +1,175 @@
+#include "parallel/memory.h"
+
+#include <gtest/gtest.h>
+
+#include "parallel/testing.h"
+#include "parallel/train_sim.h"
+
+namespace ndt {
+namespace {
+
+using testing::FakeCosts;
+using testing::Resolve;
+using testing::SmallGpt;
+
+TEST(Memory, UnevenStagesHoldEveryParameterOnce) {
+  // 10 layers on pp 4 (3 + 3 at the middle, 2 + 2 at the ends): the stages' parameters add up to
+  // the model's, and the step simulates.
+  InlineModelArgs a;
+  a.layers = 10;
+  a.hidden = 1024;
+  a.heads = 16;
+  a.seq = 1024;
+  a.vocab = 51200;
+  TransformerSpec m = BuildInlineModel(a).value();
+  m.tied_embeddings = false;  // a tied head would be a second copy on the last stage
+  Strategy s;
+  s.gbs = 8;
+  s.pp = 4;
+  s.uneven_stages = true;
+  s = Resolve(m, s, 4);
+  double sum = 0;
+  for (int st = 0; st < 4; ++st) sum += StageParamsPerGpu(m, s, st);
+  const double total = CountParams(m).total;
+  EXPECT_NEAR(sum, total, 1e-9 * total);
+  FakeCosts costs;
+  EXPECT_TRUE(SimulateTrainingStep(m, s, costs, {}).ok());
+}
+
+TEST(Memory, OptimizerStatesFollowTheZeroStage) {
+  // bf16 (the default): 18 B/param = 2 (weights) + 4 (fp32 main_grad) + 12 (fp32 master, m, v);
+  // ZeRO-1 divides the 12 by dp: 6 + 12/d, Megatron's distributed-optimizer table. fp16: fp16
+  // gradients (2) and an fp32 gradient copy in the optimizer (16): 4 + 16/d.
+  TransformerSpec m = SmallGpt();
+  Strategy s;
+  s.gbs = 8;
+  s = Resolve(m, s, 8);
+  MemoryBreakdown z0 = EstimateMemory(m, s);
+  const double p = CountParams(m).total;
+  EXPECT_NEAR(z0.params_per_gpu, p, 1e-6 * p);
+  EXPECT_NEAR(z0.weights_bytes, 2 * p, 1e-6 * p);
+  EXPECT_NEAR(z0.gradients_bytes, 4 * p, 1e-6 * p);
+  EXPECT_NEAR(z0.optimizer_bytes, 12 * p, 1e-6 * p);
+  s.zero = 1;
+  MemoryBreakdown z1 = EstimateMemory(m, s);
+  EXPECT_NEAR(z1.optimizer_bytes, 12 * p / 8, 1e-6 * p);
+  EXPECT_NEAR(z1.gradients_bytes, 4 * p, 1e-6 * p);
+  s.zero = 2;
+  EXPECT_NEAR(EstimateMemory(m, s).gradients_bytes, 4 * p / 8, 1e-6 * p);
+  s.zero = 3;
+  MemoryBreakdown z3 = EstimateMemory(m, s);
+  EXPECT_NEAR(z3.weights_bytes, 2 * p / 8, 1e-6 * p);
+  s.zero = 1;
+  s.precision = Dtype::kFp16;
+  MemoryBreakdown h1 = EstimateMemory(m, s);
+  EXPECT_NEAR(h1.gradients_bytes, 2 * p, 1e-6 * p);
+  EXPECT_NEAR(h1.optimizer_bytes, 16 * p / 8, 1e-6 * p);
+}
+
+TEST(Memory, ZeroShardsOverContextParallelRanksToo) {
+  // 8 GPUs as cp 2 x dp 4: all 8 hold the same weights, so ZeRO-1 divides the 12 B/param by 8
+  // (Megatron-core shards the distributed optimizer over DP x CP), not by dp = 4.
+  TransformerSpec m = SmallGpt();
+  Strategy s;
+  s.gbs = 8;
+  s.cp = 2;
+  s.zero = 1;
+  s = Resolve(m, s, 8);
+  ASSERT_EQ(s.dp, 4);
+  const double p = CountParams(m).total;
+  EXPECT_NEAR(EstimateMemory(m, s).optimizer_bytes, 12 * p / 8, 1e-6 * p);
+}
+
+TEST(Memory, FullRecomputeKeepsOnlyLayerInputs) {
+  // GPT, no TP: full recompute stores 2sbh per layer (Korthikanti Table 2) for L layers, plus one
+  // layer's full set sbh(34 + 5as/h) as the recompute working set, plus fp32 logits 8 s b V.
+  // With flash attention the working set keeps 4a/h (log-sum-exp) instead of 5as/h.
+  TransformerSpec m = SmallGpt();
+  Strategy s;
+  s.gbs = 1;
+  s.recompute = Recompute::kFull;
+  s.flash_attention = false;
+  s = Resolve(m, s, 1);
+  MemoryBreakdown b = EstimateMemory(m, s);
+  const double sbh = 1024.0 * 1 * 1024;
+  const double full_layer = sbh * (34 + 5.0 * 16 * 1024 / 1024);
+  const double logits = 8.0 * 1024 * 51200;
+  EXPECT_NEAR(b.activations_bytes, 8 * 2 * sbh + full_layer + logits, 1e-6 * b.activations_bytes);
+  s.flash_attention = true;
+  b = EstimateMemory(m, s);
+  const double flash_layer = sbh * (34 + 4.0 * 16 / 1024);
+  EXPECT_NEAR(b.activations_bytes, 8 * 2 * sbh + flash_layer + logits, 1e-6 * b.activations_bytes);
+}
+
+TEST(Memory, InterleavedInFlightFollowsTheSchedule) {
+  // GPT 8 layers, no TP, pp 2, 4 micro-batches. 1F1B: stage 0 holds pp = 2 micro-batches of its
+  // 4 layers. Interleaved vpp 2 (chunks of 2 layers): warm-up (pp - 1) * 2 + (vpp - 1) * pp = 4
+  // chunk passes, then one more forward before the first backward: 5 chunk passes = 2.5
+  // stage micro-batches (Korthikanti: 1 + (pp - 1) / (pp * vpp) = 1.25 times 1F1B's 2).
+  TransformerSpec m = SmallGpt();
+  Strategy s;
+  s.gbs = 4;
+  s.pp = 2;
+  s = Resolve(m, s, 2);
+  const double per_layer = ActivationBytesPerLayer(m, 0, 1, 1024, 1, false, Recompute::kNone, true);
+  EXPECT_NEAR(StageMemoryOf(m, s, 0).inflight_microbatches, 2.0, 1e-9);
+  EXPECT_NEAR(StageMemoryOf(m, s, 0).activations_bytes, 2 * 4 * per_layer, 1e-6 * per_layer);
+  s.vpp = 2;
+  s = Resolve(m, s, 2);
+  const MemoryBreakdown bi = StageMemoryOf(m, s, 0);
+  EXPECT_NEAR(bi.inflight_microbatches, 2.5, 1e-9);
+  EXPECT_NEAR(bi.activations_bytes, 5 * 2 * per_layer, 1e-6 * per_layer);
+}
+
+TEST(Memory, EmptyFirstChunkAddsNothingForItsExtraWarmup) {
+  // Llama 3's layout: 6 layers on pp 2 x vpp 4 = 8 virtual stages with uneven stages: one layer
+  // each, v = 0 (embedding only) and v = 7 (LM head only) hold none. Stage 0 has chunks v = 0, 2,
+  // 4, 6 = 0, 1, 1, 1 layers. With 4 micro-batches its warm-up is (pp - 1) * 2 + (vpp - 1) * pp
+  // = 8 chunk passes: chunk 0 mb 0-1, chunk 1 mb 0-1, chunk 2 mb 0-1, chunk 3 mb 0-1, then the
+  // 9th forward is chunk 0 mb 2 (empty) before the first backward: 6 layer passes held, where
+  // equal chunks of 3/4 layer would count 9 x 0.75 = 6.75 (and 1F1B holds 2 x 3 = 6).
+  InlineModelArgs a;
+  a.layers = 6;
+  a.hidden = 1024;
+  a.heads = 16;
+  a.seq = 1024;
+  a.vocab = 51200;
+  TransformerSpec m = BuildInlineModel(a).value();
+  Strategy s;
+  s.gbs = 4;
+  s.pp = 2;
+  s.vpp = 4;
+  s.uneven_stages = true;
+  s = Resolve(m, s, 2);
+  EXPECT_EQ(ChunkLayers(6, 2, 4, 0).count, 0);
+  EXPECT_EQ(ChunkLayers(6, 2, 4, 7).count, 0);
+  const double per_layer = ActivationBytesPerLayer(m, 0, 1, 1024, 1, false, Recompute::kNone, true);
+  EXPECT_NEAR(StageMemoryOf(m, s, 0).activations_bytes, 6 * per_layer, 1e-6 * per_layer);
+  FakeCosts costs;
+  EXPECT_TRUE(SimulateTrainingStep(m, s, costs, {}).ok());
+  TrainSimOptions cf;
+  cf.closed_form = true;
+  EXPECT_TRUE(SimulateTrainingStep(m, s, costs, cf).ok());
+  // Without uneven stages, or with an empty middle stage, it is refused.
+  Strategy bad = s;
+  bad.uneven_stages = false;
+  std::vector<std::string> w;
+  EXPECT_EQ(ResolveStrategy(m, 2, 8, &bad, &w).code(), StatusCode::kInfeasible);
+  bad = s;
+  bad.vpp = 8;  // 16 virtual stages for 6 layers
+  EXPECT_EQ(ResolveStrategy(m, 2, 8, &bad, &w).code(), StatusCode::kInfeasible);
+}
+
+TEST(Memory, DoesNotFitNamesTheLargestPart) {
+  TransformerSpec m = SmallGpt();
+  Strategy s;
+  s.gbs = 1;
+  s = Resolve(m, s, 1);
+  MemoryBreakdown b = EstimateMemory(m, s);
+  Status st = CheckFits(b, 1e9, s);
+  EXPECT_EQ(st.code(), StatusCode::kDoesNotFit);
+  EXPECT_NE(st.message().find("does not fit"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ndt

@@ -1,0 +1,349 @@
+// File: parallel/train_layer_cost.cc
+// What one layer, one chunk and one pipeline message of the lowered training step cost
+// (train_lowering.h); the task graph built from them is in train_sim.cc.
+#include <algorithm>
+#include <array>
+#include <map>
+#include <vector>
+
+#include "parallel/context_parallel.h"
+#include "parallel/memory.h"
+#include "parallel/train_lowering.h"
+
+namespace ndt {
+namespace train_internal {
+
+double Lowering::BoundFraction(const std::vector<Op>& ops) const {
+  std::vector<Op> bound;
+  for (const Op& op : ops) {
+    if (op.kind == OpKind::kGemm || IsAttentionCore(op)) bound.push_back(op);
+  }
+  const double all = c_.OpsTime(ops);
+  return all > 0 ? std::min(1.0, c_.OpsTime(bound) / all) : 1.0;
+}
+
+double Lowering::TpPass() {
+  if (s_.tp == 1) return 0;
+  if (s_.sp) {
+    return 2 * Comm(CommKind::kAllGather, act_bytes_, tp_group_) +
+           2 * Comm(CommKind::kReduceScatter, act_bytes_, tp_group_);
+  }
+  return 2 * Comm(CommKind::kAllReduce, act_bytes_, tp_group_);
+}
+
+double Lowering::GradAccum(double params) const {
+  if (s_.grad_accum_fusion || params <= 0) return 0;
+  const double mm = static_cast<double>(s_.micro_batches());
+  const bool fp16 = s_.precision == Dtype::kFp16;
+  const double share = fp16 ? (mm - 1) / mm : 1.0;
+  if (share <= 0) return 0;
+  Op add;
+  add.name = "grad_accum";
+  add.kind = OpKind::kElementwise;
+  add.bytes = (fp16 ? 6.0 : 10.0) * params;
+  add.flop = params;
+  return share * c_.OpsTime({add});
+}
+
+double Lowering::OptimizerBytesPerParam() const {
+  return 38.0 + (s_.precision == Dtype::kFp16 ? 14.0 : 0.0);
+}
+
+void Lowering::ZeroPerTensor(const std::vector<double>& tensors, double fwd_busy_s,
+                             double bwd_busy_s, double scatter_s, double scatter_share,
+                             int bwd_passes, LayerCost* lc) {
+  double exposed = 0, hidden = 0, hidden_share = 0;
+  for (double t : tensors) {
+    if (t < s_.zero3.persistence_threshold_params) continue;
+    const CommPriced ag = Priced(CommKind::kAllGather, t * 2.0, dp_group_);
+    const double g = ag.time_s + CopyOut(t * 2.0);
+    if (t <= s_.zero3.prefetch_bucket_params) {
+      hidden += g;
+      hidden_share += ag.time_s * Share(ag, bound_fwd_);  // time-weighted below
+    } else {
+      exposed += g;
+    }
+  }
+  if (hidden > 0) hidden_share /= hidden;
+  lc->fwd_zero_s = exposed + std::max(0.0, hidden - fwd_busy_s);
+  lc->bwd_zero_s = bwd_passes * (exposed + std::max(0.0, hidden - bwd_busy_s / bwd_passes)) +
+                   (s_.overlap_dp ? std::max(0.0, scatter_s - bwd_busy_s) : scatter_s);
+  // Overlap slowdown: the prefetched gathers beside each pass, the overlapped reduce-scatter
+  // beside the backward.
+  lc->fwd_compute_s += std::min(hidden, fwd_busy_s) * hidden_share;
+  lc->bwd_compute_s += bwd_passes * std::min(hidden, bwd_busy_s / bwd_passes) * hidden_share;
+  if (s_.overlap_dp) lc->bwd_compute_s += std::min(scatter_s, bwd_busy_s) * scatter_share;
+}
+
+double Lowering::CopyOut(double bytes) {
+  if (!s_.zero3.copy_out_per_rank) return 0;
+  auto it = copy_cache_.find(bytes);
+  if (it != copy_cache_.end()) return it->second;
+  Op copy;
+  copy.name = "all_gather copy-out";
+  copy.kind = OpKind::kElementwise;
+  copy.bytes = 2.0 * bytes / static_cast<double>(dp_group_.size());
+  const std::vector<Op> copies(dp_group_.size(), copy);
+  return copy_cache_.emplace(bytes, c_.OpsTime(copies)).first->second;
+}
+
+const LayerCost& Lowering::Layer(int64_t l) {
+  const bool moe = m_.IsMoeLayer(l);
+  auto it = layer_cache_.find(moe);
+  if (it != layer_cache_.end()) return it->second;
+  LayerCost lc;
+  const std::vector<Op> fwd = LayerForwardOps(m_, l, shape_);
+  const std::vector<Op> bwd = LayerBackwardOps(m_, l, shape_);
+  std::vector<Op> attn;
+  for (const Op& op : fwd) {
+    if (IsAttentionCore(op)) attn.push_back(op);
+  }
+  const double attn_s = c_.OpsTime(attn);
+  lc.fwd_compute_s = c_.OpsTime(fwd);
+  lc.bwd_compute_s = c_.OpsTime(bwd);
+  if (!moe || bound_fwd_ < 0) {  // the dense layer's mix stands for the step's
+    bound_fwd_ = BoundFraction(fwd);
+    bound_bwd_ = BoundFraction(bwd);
+  }
+  lc.fwd_flop = TotalFlop(fwd);
+  lc.bwd_flop = TotalFlop(bwd);
+  lc.fwd_tp_s = TpPass();
+  lc.bwd_tp_s = TpPass();
+  if (s_.tp_overlap && s_.tp > 1) {
+    // Each chunked collective hides under the GEMM it feeds; one chunk (1/tp) stays exposed.
+    auto gemm_s = [&](const std::vector<Op>& ops) {
+      std::vector<Op> g;
+      for (const Op& op : ops) {
+        if (op.kind == OpKind::kGemm && !IsAttentionCore(op)) g.push_back(op);
+      }
+      return c_.OpsTime(g);
+    };
+    const double fwd_all = lc.fwd_tp_s, bwd_all = lc.bwd_tp_s;
+    lc.fwd_tp_s = std::max(lc.fwd_tp_s / s_.tp, lc.fwd_tp_s - gemm_s(fwd));
+    lc.bwd_tp_s = std::max(lc.bwd_tp_s / s_.tp, lc.bwd_tp_s - gemm_s(bwd));
+    // Overlap slowdown: while the hidden part runs, the GEMMs lack the SMs of the
+    // communication kernels (TE userbuffers' num_sm); all-gathers by copy engine take none, so
+    // only the reduce-scatters' share of the communication time counts then. Each pass has 2
+    // all-gathers and 2 reduce-scatters of the same buffer (TpPass).
+    const int sms = c_.Sms();
+    if (sms > 0 && s_.tp_ub.comm_sms > 0) {
+      double on_sms = 1.0;
+      if (s_.tp_ub.ag_copy_engine) {
+        const double ag = Comm(CommKind::kAllGather, act_bytes_, tp_group_);
+        const double rs = Comm(CommKind::kReduceScatter, act_bytes_, tp_group_);
+        on_sms = ag + rs > 0 ? rs / (ag + rs) : 0.0;
+      }
+      const double share = std::min(0.95, static_cast<double>(s_.tp_ub.comm_sms) / sms) * on_sms;
+      lc.fwd_compute_s += (fwd_all - lc.fwd_tp_s) * share;
+      lc.bwd_compute_s += (bwd_all - lc.bwd_tp_s) * share;
+    }
+  }
+  if (moe && s_.ep > 1) {
+    const double tok = tokens_ / (s_.sp ? s_.tp : 1);
+    const double bytes = tok * m_.moe.top_k * static_cast<double>(m_.hidden) * 2.0;
+    lc.fwd_ep_s = 2 * Comm(CommKind::kAllToAll, bytes, ep_group_);
+    lc.bwd_ep_s = lc.fwd_ep_s;
+  }
+  if (s_.cp > 1) {
+    std::vector<Op> attn_bwd;
+    for (const Op& op : bwd) {
+      if (IsAttentionCore(op)) attn_bwd.push_back(op);
+    }
+    const CpLayerComm cp =
+        CpLayerCost(s_.cp_comm, CpKvBytes(m_, static_cast<double>(s_.mbs), s_.tp, s_.cp), attn_s,
+                    c_.OpsTime(attn_bwd), cp_group_, c_);
+    lc.fwd_cp_s = cp.fwd_exposed_s;
+    lc.bwd_cp_s = cp.bwd_exposed_s;
+    if (s_.cp_comm == CpComm::kRing) {
+      // Overlap slowdown: the hidden hops run beside the attention core (compute-bound), whose
+      // SMs the send/recv kernels' CTAs share.
+      const double kv = CpKvBytes(m_, static_cast<double>(s_.mbs), s_.tp, s_.cp);
+      const double sm = c_.P2pPricedOf(kv, cp_group_[0], cp_group_[1]).sm_share;
+      lc.fwd_compute_s += (cp.fwd_comm_s - cp.fwd_exposed_s) * sm;
+      lc.bwd_compute_s += (cp.bwd_comm_s - cp.bwd_exposed_s) * sm;
+    }
+  }
+  if (s_.recompute == Recompute::kFull) {
+    lc.bwd_compute_s += lc.fwd_compute_s;
+    lc.bwd_flop += lc.fwd_flop;
+    lc.bwd_tp_s += lc.fwd_tp_s;
+    lc.bwd_ep_s += lc.fwd_ep_s;
+    lc.bwd_cp_s += lc.fwd_cp_s;
+  } else if (s_.recompute == Recompute::kSelective) {
+    lc.bwd_compute_s += attn_s;
+    lc.bwd_flop += TotalFlop(attn);
+  }
+  double p = pc_.attention_per_layer / s_.tp + pc_.norms_per_layer;
+  p += moe ? pc_.moe_mlp_per_layer / (static_cast<double>(s_.ep) * s_.tp)
+           : pc_.dense_mlp_per_layer / s_.tp;
+  lc.params = p;
+  lc.bwd_compute_s += GradAccum(p);
+  if (s_.zero >= 3 && s_.weight_replicas() > 1) {
+    const CommPriced rs =
+        Priced(CommKind::kReduceScatter, p * s_.zero3.grad_reduce_bytes_per_param, dp_group_);
+    const double scatter = rs.time_s;
+    const double fwd_busy = lc.fwd_compute_s + lc.fwd_tp_s;
+    const double bwd_busy = lc.bwd_compute_s + lc.bwd_tp_s;
+    if (s_.zero3.gather == Zero3Gather::kPerTensor) {
+      std::vector<double> tensors;
+      for (const ParamTensor& t : LayerTensors(m_, l)) {
+        tensors.push_back(t.params / (t.tp_split ? s_.tp : 1) / (t.expert ? s_.ep : 1));
+      }
+      ZeroPerTensor(tensors, fwd_busy, bwd_busy, scatter, Share(rs, bound_bwd_),
+                    s_.recompute == Recompute::kFull ? 2 : 1, &lc);
+    } else {
+      // Per block: the layer's 16-bit weights are all-gathered over DP before its forward and
+      // again before its backward (which also serves the recomputed forward), and its gradients
+      // reduce-scattered after it, every micro-batch; prefetched on the DP stream, so only what
+      // exceeds the layer's own compute is exposed (the reduce-scatter all of it without
+      // overlap_dp).
+      const CommPriced ag = Priced(CommKind::kAllGather, p * 2.0, dp_group_);
+      const double gather = ag.time_s;
+      double copy_out = 0;  // Zero3Traits::block_copy_out: read and write the 16-bit block
+      if (s_.zero3.block_copy_out) {
+        Op copy;
+        copy.name = "all_gather copy-out";
+        copy.kind = OpKind::kElementwise;
+        copy.bytes = 4.0 * p;
+        copy_out = c_.OpsTime({copy});
+      }
+      lc.fwd_zero_s = std::max(0.0, gather - fwd_busy) + copy_out;
+      lc.bwd_zero_s = (s_.overlap_dp ? std::max(0.0, gather + scatter - bwd_busy)
+                                     : std::max(0.0, gather - bwd_busy) + scatter) +
+                      copy_out;
+      // Overlap slowdown: the gather hidden behind each pass, and the reduce-scatter behind the
+      // backward with overlap_dp (what hides of gather + scatter, at their time-weighted share).
+      lc.fwd_compute_s += std::min(gather, fwd_busy) * Share(ag, bound_fwd_);
+      if (s_.overlap_dp) {
+        const double both = gather + scatter;
+        const double share =
+            both > 0 ? (gather * Share(ag, bound_bwd_) + scatter * Share(rs, bound_bwd_)) / both
+                     : 0.0;
+        lc.bwd_compute_s += std::min(both, bwd_busy) * share;
+      } else {
+        lc.bwd_compute_s += std::min(gather, bwd_busy) * Share(ag, bound_bwd_);
+      }
+    }
+  }
+  return layer_cache_.emplace(moe, lc).first->second;
+}
+
+ChunkCost Lowering::Chunk(int stage, int chunk) {
+  ChunkCost cc;
+  const int v = chunk * s_.pp + stage;
+  const LayerRange range = ChunkLayers(m_.layers, s_.pp, s_.vpp, v);
+  const int64_t first = range.first, per = range.count;
+  auto add = [&](const LayerCost& l) {
+    LayerCost& a = cc.sum;
+    a.fwd_compute_s += l.fwd_compute_s;
+    a.bwd_compute_s += l.bwd_compute_s;
+    a.fwd_tp_s += l.fwd_tp_s;
+    a.bwd_tp_s += l.bwd_tp_s;
+    a.fwd_ep_s += l.fwd_ep_s;
+    a.bwd_ep_s += l.bwd_ep_s;
+    a.fwd_cp_s += l.fwd_cp_s;
+    a.bwd_cp_s += l.bwd_cp_s;
+    a.fwd_zero_s += l.fwd_zero_s;
+    a.bwd_zero_s += l.bwd_zero_s;
+    a.fwd_flop += l.fwd_flop;
+    a.bwd_flop += l.bwd_flop;
+    a.params += l.params;
+  };
+  for (int64_t l = first + per - 1; l >= first; --l) {
+    const LayerCost& lc = Layer(l);
+    add(lc);
+    cc.layer_bwd_s.push_back(lc.bwd_s());
+    cc.layer_bwd_cp_s.push_back(lc.bwd_cp_s);
+    cc.layer_params.push_back(lc.params);
+  }
+  const bool last_v = v == s_.pp * s_.vpp - 1;
+  if (v == 0 || last_v) {
+    LayerCost extra;
+    std::vector<Op> fwd;
+    if (v == 0) fwd = EmbeddingForwardOps(m_, tokens_, shape_);
+    if (last_v) {
+      std::vector<Op> head = LmHeadForwardOps(m_, tokens_, shape_, true);
+      fwd.insert(fwd.end(), head.begin(), head.end());
+    }
+    const std::vector<Op> bwd = BackwardOps(fwd);
+    extra.fwd_compute_s = c_.OpsTime(fwd);
+    extra.bwd_compute_s = c_.OpsTime(bwd);
+    extra.fwd_flop = TotalFlop(fwd);
+    extra.bwd_flop = TotalFlop(bwd);
+    if (s_.tp > 1) {
+      // Vocab-parallel embedding output reduce; LM head input-gradient reduce.
+      const CommKind k = s_.sp ? CommKind::kReduceScatter : CommKind::kAllReduce;
+      if (v == 0) extra.fwd_tp_s += Comm(k, act_bytes_, tp_group_);
+      if (last_v) extra.bwd_tp_s += Comm(k, act_bytes_, tp_group_);
+    }
+    double p = 0;
+    if (v == 0) p += pc_.embedding / s_.tp;
+    if (last_v) {
+      p += pc_.final_norm +
+           (m_.tied_embeddings ? (s_.pp > 1 ? pc_.embedding : 0.0) : pc_.lm_head) / s_.tp;
+    }
+    extra.params = p;
+    extra.bwd_compute_s += GradAccum(p);
+    if (s_.zero >= 3 && s_.weight_replicas() > 1 && s_.zero3.gather == Zero3Gather::kPerTensor) {
+      // The embedding (word, then learned positions) and the head (final norm, then the output
+      // matrix: the embedding again when tied) are gathered like any other module's tensors,
+      // once in the forward and once in the backward (they are not recomputed).
+      std::vector<double> tensors;
+      const double h = static_cast<double>(m_.hidden);
+      if (v == 0) {
+        tensors.push_back(static_cast<double>(m_.vocab) * h / s_.tp);
+        if (m_.learned_positions) tensors.push_back(static_cast<double>(m_.seq_len) * h);
+      }
+      if (last_v) {
+        tensors.push_back(pc_.final_norm);
+        tensors.push_back((m_.tied_embeddings ? static_cast<double>(m_.vocab) * h : pc_.lm_head) /
+                          s_.tp);
+      }
+      const CommPriced rs =
+          Priced(CommKind::kReduceScatter, p * s_.zero3.grad_reduce_bytes_per_param, dp_group_);
+      ZeroPerTensor(tensors, extra.fwd_compute_s + extra.fwd_tp_s,
+                    extra.bwd_compute_s + extra.bwd_tp_s, rs.time_s, Share(rs, bound_bwd_), 1,
+                    &extra);
+    }
+    add(extra);
+    // Head backward runs first, embedding backward last; a chunk with no layer (the ends of
+    // Llama 3's layout) is its embedding or head alone.
+    if (cc.layer_bwd_s.empty()) {
+      cc.layer_bwd_s.push_back(extra.bwd_s());
+      cc.layer_bwd_cp_s.push_back(0.0);
+      cc.layer_params.push_back(p);
+    } else if (last_v) {
+      cc.layer_bwd_s.front() += extra.bwd_s();
+      cc.layer_params.front() += p;
+    } else {
+      cc.layer_bwd_s.back() += extra.bwd_s();
+      cc.layer_params.back() += p;
+    }
+  }
+  return cc;
+}
+
+double Lowering::P2p() {
+  if (s_.pp == 1) return 0;
+  const std::array<int, 4> a = {0, 0, 0, 0};
+  const std::array<int, 4> b = {0, 0, 0, 1};
+  const int ra = RankOf(s_, a), rb = RankOf(s_, b);
+  const CommPriced direct = c_.P2pPricedOf(act_bytes_, ra, rb);
+  double t = direct.time_s;
+  // A send runs beside its stage's passes (the mix of forward and backward kernels).
+  const double bound = 0.5 * (bound_fwd_ + bound_bwd_);
+  p2p_share_ = Share(direct, bound);
+  if (s_.scatter_gather && s_.tp > 1) {
+    // Each TP rank sends 1/tp over its own NIC, the receivers all-gather on NVLink.
+    const CommPriced part = c_.P2pPricedOf(act_bytes_ / s_.tp, ra, rb);
+    const double sg = part.time_s + Comm(CommKind::kAllGather, act_bytes_, tp_group_);
+    if (sg < t) {
+      t = sg;
+      p2p_share_ = Share(part, bound);
+    }
+  }
+  return t;
+}
+
+}  // namespace train_internal
+}  // namespace ndt
