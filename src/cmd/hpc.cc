@@ -10,6 +10,7 @@
 #include "cmd/command.h"
 #include "cmd/common.h"
 #include "cmd/registry.h"
+#include "compute/compute.h"
 #include "core/units.h"
 #include "hpc/hpl.h"
 #include "hpc/micro.h"
@@ -113,10 +114,17 @@ StatusOr<CommandOutput> RunHpc(const Context& ctx, const HpcOptions& o, Diagnost
   run.fp64_flops = c.gpu_spec().fp64_flops;
   run.fp64_tensor_flops = c.gpu_spec().fp64_tensor_flops;
   run.bf16_flops = c.gpu_spec().bf16_flops;
+  // Hopper's FP64 GEMMs have their own fit (measured DGEMMs); other architectures borrow the
+  // fitted fraction of their tensor-core GEMMs, which the output says.
+  const ArchCalibration& arch_cal = ctx.compute.For(c.gpu_spec().arch);
   const std::string gemm_note =
-      "DGEMM on the FP64 tensor cores reaches the sustained fraction of peak of the "
-      "architecture's fitted tensor-core GEMMs (data/calibration/compute.yaml; no FP64 GEMM "
-      "row in calibration)";
+      arch_cal.gemm.count(Precision::kFp64) > 0
+          ? "DGEMM on the FP64 tensor cores at the " + arch_cal.arch +
+                " FP64 GEMM fit (data/calibration/compute.yaml, fitted on DGEMMs ndtwin measured "
+                "on an H200: data/measured/)"
+          : "DGEMM on the FP64 tensor cores reaches the sustained fraction of peak of the "
+            "architecture's fitted tensor-core GEMMs (data/calibration/compute.yaml; no FP64 "
+            "GEMM measurement for this architecture)";
   const std::string mpi_note =
       "MPI transfers are priced by the NCCL collective model on the cluster graph (CUDA-aware "
       "MPI stand-in)";
