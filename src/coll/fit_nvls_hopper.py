@@ -22,7 +22,8 @@ CSV = "validation/calibration/nccl_allreduce_azure_1vm_h100_h200_gb200.csv"
 
 
 def load():
-    path = os.path.join("..", "shared", CSV) if os.path.exists(os.path.join("..", "shared", CSV)) else CSV
+    shared = os.path.join("..", "shared", CSV)
+    path = shared if os.path.exists(shared) else CSV  # the repo's copy when ../shared is absent
     pts = []
     for r in csv.DictReader(open(path)):
         if not r["system"].startswith(("ND H100", "ND H200")):
