@@ -31,7 +31,8 @@ TEST(Calibration, LoadsTheFittedValuesOfTheYaml) {
   EXPECT_DOUBLE_EQ(c.blackwell_ll128_bw_ratio, 1.01);
   EXPECT_DOUBLE_EQ(c.blackwell_bw_efficiency, 0.915);
   EXPECT_DOUBLE_EQ(c.blackwell_simple_step_sync_s, 1e-6);
-  EXPECT_DOUBLE_EQ(c.hopper_nvls_efficiency, 0.894);
+  EXPECT_DOUBLE_EQ(c.hopper_nvls_efficiency, 0.982);
+  EXPECT_DOUBLE_EQ(c.hopper_nvls_loop_step_s, 6.3e-6);
   EXPECT_DOUBLE_EQ(c.grace_call_overhead_per_gpu_s, 4.05e-6);
   // Nothing fitted lives in the code: a default NcclCalibration is NCCL's own model.
   const NcclCalibration none;
@@ -82,9 +83,12 @@ TEST(Calibration, BadFilesAreOneLineErrorsWithFileAndLine) {
       {Replace(text, "ll128_bw_ratio:\n  value: 0.59\n  unit: ratio",
                "ll128_bw_ratio:\n  value: 0.59\n  unit: percent"),
        "a ratio says `unit: ratio`"},
-      {Replace(text, "hopper_nvls_efficiency:\n  value: 0.894",
+      {Replace(text, "hopper_nvls_efficiency:\n  value: 0.982",
                "hopper_nvls_efficiency:\n  value: 9"),
        "a ratio must be in (0, 2]"},
+      {Replace(text, "hopper_nvls_loop_step:\n  value: 6.3 us",
+               "hopper_nvls_loop_step:\n  value: 6.3"),
+       "hopper_nvls_loop_step"},
       {text + "colour: blue\n", "colour"},
   };
   for (const Bad& b : bad) {
@@ -104,7 +108,8 @@ TEST(Calibration, ForAppliesEachFitWhereItWasFitted) {
   EXPECT_DOUBLE_EQ(a.simple_step_sync_s, 10e-6);
   EXPECT_DOUBLE_EQ(a.call_overhead_per_gpu_s, 5.35e-6);
   EXPECT_DOUBLE_EQ(a.nvls_efficiency, 0.0);
-  t.arch = 3;  // Blackwell inside one NVLink domain, on Grace
+  EXPECT_DOUBLE_EQ(a.nvls_loop_step_s, 0.0);  // 0: NCCL's own NVLink step
+  t.arch = 3;                                 // Blackwell inside one NVLink domain, on Grace
   NcclCalibration b = CalibrationFor(Cal(), t, "2x NVIDIA Grace (72 Arm Neoverse V2 cores each)");
   EXPECT_DOUBLE_EQ(b.ll_bw_ratio, 0.84);
   EXPECT_DOUBLE_EQ(b.ll128_bw_ratio, 1.01);
@@ -117,7 +122,8 @@ TEST(Calibration, ForAppliesEachFitWhereItWasFitted) {
   EXPECT_DOUBLE_EQ(b2.simple_step_sync_s, 10e-6);
   t.arch = 2;  // Hopper on a Xeon host: NVLS efficiency only
   NcclCalibration h = CalibrationFor(Cal(), t, "Intel Xeon Platinum 8480C (Sapphire Rapids)");
-  EXPECT_DOUBLE_EQ(h.nvls_efficiency, 0.894);
+  EXPECT_DOUBLE_EQ(h.nvls_efficiency, 0.982);
+  EXPECT_DOUBLE_EQ(h.nvls_loop_step_s, 6.3e-6);  // Hopper's NVLS kernel step
   EXPECT_DOUBLE_EQ(h.call_overhead_per_gpu_s, 5.35e-6);
   EXPECT_DOUBLE_EQ(h.bw_efficiency, 1.0);
 }

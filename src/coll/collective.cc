@@ -2,8 +2,9 @@
 // TimeCollective: NCCL's tuner (coll/nccl_model.h) picks the (algorithm, protocol) of least time
 // in NCCL's own model (latency + bytes / A), as NCCL does; the calibrated constants of
 // NcclCalibration then price what that choice achieves. Device time = kernel gap + NCCL latency
-// + bytes / (A x efficiency) + the Ring/Simple per-loop step synchronisation (LoopSync) + the
-// NVLS pipeline's per-loop steps and fill (NvlsPipelineUs, one NVLink domain); LL128
+// + bytes / (A x efficiency) + the Ring/Simple per-loop step synchronisation (LoopSync); NVLS
+// all_reduce inside one NVLink domain is priced by its kernel's pipeline instead (NvlsPipelineUs:
+// loops + 2 stage-times at the achieved rate, a step per loop); LL128
 // runs at ll128_bw_ratio of NCCL's LL128 bandwidth. nccl-tests issues calls back to back, so a
 // call costs max(host call overhead, device time). NCCL's model assumes a non-blocking fabric;
 // each algorithm's own inter-node schedule (ring, double binary tree, PAT) is priced on the
@@ -230,13 +231,17 @@ StatusOr<CollResult> TimeCollective(const Cluster& c, CollOp op, double bytes,
         if (!found || model_us < best_model_us) {
           found = true;
           best_model_us = model_us;
-          const double bw_s = bytes / (AchievedAlgbwGBps(t, op, a, e, cal.nvls_efficiency) * 1e9 *
-                                       ProtoRatio(a, p, cal, t));
-          const double stretch = Stretch(c, op, a, bytes, bw_s, group, t, o, &stretch_cache);
-          best.time_s =
-              CallTime(cal, host_s,
-                       e.latency_us * 1e-6 + stretch * bw_s + LoopSync(t, op, a, p, bytes, cal) +
-                           NvlsPipelineUs(t, op, a, bytes, c.gpu_spec().memory_Bps) * 1e-6);
+          const double algbw_GBps =
+              AchievedAlgbwGBps(t, op, a, e, cal.nvls_efficiency) * ProtoRatio(a, p, cal, t);
+          double device_s = 0;
+          if (NvlsPipelined(t, op, a)) {
+            device_s = NvlsPipelineUs(t, op, a, bytes, algbw_GBps, cal.nvls_loop_step_s) * 1e-6;
+          } else {
+            const double bw_s = bytes / (algbw_GBps * 1e9);
+            const double stretch = Stretch(c, op, a, bytes, bw_s, group, t, o, &stretch_cache);
+            device_s = e.latency_us * 1e-6 + stretch * bw_s + LoopSync(t, op, a, p, bytes, cal);
+          }
+          best.time_s = CallTime(cal, host_s, device_s);
           best.algo = a;
           best.proto = p;
           best.channels = e.channels;

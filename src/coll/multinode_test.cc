@@ -308,12 +308,13 @@ TEST(NicBound, TwoNvl72RacksAreNoFasterThanOneInTheirNvlsPhase) {
   const double a1 = AchievedAlgbwGBps(t1, CollOp::kAllReduce, Algo::kNvls, e1);
   const double a2 = AchievedAlgbwGBps(t2, CollOp::kAllReduce, Algo::kNvlsTree, e2);
   EXPECT_LE(a2, a1 + 1e-9);
-  // Timed end to end, two racks move a 4 GiB buffer at most ~3% faster than one (algbw): the
-  // one-rack time also pays the NVLS kernel's per-loop pipeline (NvlsPipelineUs, 256 loops of
-  // 3.4 us at 4 GiB), which is not charged to NVLSTree (no measurement says how its loop runs).
+  // Timed end to end, two racks move a 4 GiB buffer at most ~5% faster than one (algbw; 461.8
+  // against 440.5 GB/s): the one-rack time is its NVLS kernel's pipeline (NvlsPipelineUs: 43
+  // loops of 96 MiB at 3.4 us, and a fill and drain of two 96 MiB stage-times), which is not
+  // charged to NVLSTree (no measurement says how its loop runs).
   const CollResult r1 = *testing::TimeCollectiveCal(one, CollOp::kAllReduce, 4 * kGiB, All(one));
   const CollResult r2 = *testing::TimeCollectiveCal(two, CollOp::kAllReduce, 4 * kGiB, All(two));
-  EXPECT_LE(r2.algbw_Bps, 1.04 * r1.algbw_Bps);
+  EXPECT_LE(r2.algbw_Bps, 1.05 * r1.algbw_Bps);
 }
 }  // namespace
 }  // namespace ndt

@@ -53,6 +53,7 @@ StatusOr<NcclCalibrationSet> FromMap(const YamlMap& top) {
   NDT_ASSIGN_OR_RETURN(s.blackwell_simple_step_sync_s, Time(bw, "simple_step_sync"));
   NDT_RETURN_IF_ERROR(bw.Finish());
   NDT_ASSIGN_OR_RETURN(s.hopper_nvls_efficiency, Ratio(top, "hopper_nvls_efficiency"));
+  NDT_ASSIGN_OR_RETURN(s.hopper_nvls_loop_step_s, Time(top, "hopper_nvls_loop_step"));
   NDT_ASSIGN_OR_RETURN(s.grace_call_overhead_per_gpu_s, Time(top, "grace_call_overhead_per_gpu"));
   NDT_RETURN_IF_ERROR(top.Finish());
   return s;

@@ -50,14 +50,20 @@ NvlsLoop NvlsLoops(const NcclTopo& t, double bytes) {
   return l;
 }
 
-double NvlsPipelineUs(const NcclTopo& t, CollOp op, Algo algo, double bytes, double hbm_Bps) {
-  if (algo != Algo::kNvls || op != CollOp::kAllReduce || t.nodes != 1 || bytes <= 0 || hbm_Bps <= 0)
-    return 0.0;
+bool NvlsPipelined(const NcclTopo& t, CollOp op, Algo algo) {
+  return algo == Algo::kNvls && op == CollOp::kAllReduce && t.nodes == 1;
+}
+
+double NvlsPipelineUs(const NcclTopo& t, CollOp op, Algo algo, double bytes, double algbw_GBps,
+                      double step_s) {
+  if (!NvlsPipelined(t, op, algo) || bytes <= 0 || algbw_GBps <= 0) return 0.0;
   const NvlsLoop l = NvlsLoops(t, bytes);
   const double step_us =
-      Tables(t).hw_latency_us[0][AIdx(Algo::kRing)][static_cast<int>(Proto::kSimple)];
-  const double copy_us = 2.0 * std::min(bytes, l.loop_bytes) / hbm_Bps * 1e6;
-  return l.loops * step_us + 2.0 * (copy_us + step_us);
+      step_s > 0 ? step_s * 1e6
+                 : Tables(t).hw_latency_us[0][AIdx(Algo::kRing)][static_cast<int>(Proto::kSimple)];
+  const double us_per_byte = 1.0 / (algbw_GBps * 1e3);
+  return bytes * us_per_byte + l.loops * step_us +
+         2.0 * (std::min(bytes, l.loop_bytes) * us_per_byte + step_us);
 }
 
 std::string WhyUnavailable(const AlgoEstimate& e, int nccl_version) {
@@ -329,7 +335,10 @@ NcclCalibration CalibrationFor(const NcclCalibrationSet& set, const NcclTopo& t,
     c.bw_efficiency = set.blackwell_bw_efficiency;
     c.simple_step_sync_s = set.blackwell_simple_step_sync_s;
   }
-  if (t.arch == 2) c.nvls_efficiency = set.hopper_nvls_efficiency;
+  if (t.arch == 2) {
+    c.nvls_efficiency = set.hopper_nvls_efficiency;
+    c.nvls_loop_step_s = set.hopper_nvls_loop_step_s;
+  }
   if (host_cpu.find("Grace") != std::string::npos)
     c.call_overhead_per_gpu_s = set.grace_call_overhead_per_gpu_s;
   return c;

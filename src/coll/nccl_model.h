@@ -78,6 +78,9 @@ struct NcclCalibration {
   // NVLS efficiency of the achieved bandwidth inside one NVLink domain, in place of NCCL's
   // nvlsEfficiency (0: NCCL's own, 0.85 Hopper, 0.74 Blackwell).
   double nvls_efficiency = 0;
+  // Per-loop step of the NVLS kernel inside one NVLink domain (NvlsPipelineUs; 0: NCCL's own
+  // NVLink Simple step, 3.4 us).
+  double nvls_loop_step_s = 0;
 };
 
 // data/calibration/nccl.yaml: the A100 fit (the base every group starts from) and the
@@ -93,6 +96,7 @@ struct NcclCalibrationSet {
   double blackwell_simple_step_sync_s = 0;
   // Hopper NVLS all_reduce inside one NVLink domain (H100 and H200 sweeps, NVLS forced).
   double hopper_nvls_efficiency = 0;
+  double hopper_nvls_loop_step_s = 0;
   // Host cost per GPU a thread drives on a Grace host (GB200 sweep, -g 4).
   double grace_call_overhead_per_gpu_s = 0;
 };
@@ -244,19 +248,28 @@ inline constexpr int kNvlsMaxArity = 32;  // NCCL_MAX_NVLS_ARITY (src/include/de
 // REQUIRES: t.nvls_channels > 0, t.n > 0.
 NvlsLoop NvlsLoops(const NcclTopo& t, double bytes);
 
-// Device time (us) of the NVLS all_reduce pipeline that NCCL's tuner leaves out, inside one
-// NVLink domain; 0 for any other (op, algorithm) or across domains. The kernel runs three
-// roles per channel as a pipeline over the loops of NvlsLoops: scatter warps copy the rank's
-// buffer into the multicast-bound buffer, reduce warps multimem.ld_reduce a head's slice and
-// multimem.st the sum to every rank, gather warps copy the result out. The reduce stage sets
-// the pace (NCCL's bandwidth term); on top of it
-//   - every loop waits once on its peers' flags over NVLink: NCCL's own per-step latency of a
-//     Simple step over NVLink (hwLat[NVLINK][RING][SIMPLE] = 3.4 us), and
-//   - the first loop's scatter and the last loop's gather do not overlap anything: each copies
-//     min(bytes, loop) in and out of HBM at the GPU's peak memory bandwidth `hbm_Bps`, plus
-//     one such step.
-// So: loops x 3.4 us + 2 x (2 x min(bytes, loop) / hbm_Bps + 3.4 us). None of it is fitted.
-double NvlsPipelineUs(const NcclTopo& t, CollOp op, Algo algo, double bytes, double hbm_Bps);
+// Whether the NVLS kernel's pipeline (NvlsPipelineUs) prices the device time: NVLS all_reduce
+// inside one NVLink domain.
+bool NvlsPipelined(const NcclTopo& t, CollOp op, Algo algo);
+
+// Device time (us) of the NVLS all_reduce kernel inside one NVLink domain (NvlsPipelined), in
+// place of NCCL's tuner latency and bandwidth terms; 0 where it does not apply or for 0 bytes.
+// The kernel runs three roles per channel as a pipeline over the loops of NvlsLoops: scatter
+// warps copy the rank's buffer into the multicast-bound buffer, reduce warps multimem.ld_reduce a
+// head's slice and multimem.st the sum to every rank, gather warps copy the result out
+// (src/device/all_reduce.h, NVLS). Each stage moves one loop at a time at the achieved rate
+// `algbw_GBps` (AchievedAlgbwGBps) and every loop waits once on its peers' flags, `step_s`
+// (0: NCCL's own per-step latency of a Simple step over NVLink, hwLat[NVLINK][RING][SIMPLE] =
+// 3.4 us; Hopper's is fitted, NcclCalibration::nvls_loop_step_s). A three-stage pipeline over
+// L loops runs L + 2 stage-times: the first loop's scatter and the last loop's gather overlap
+// nothing. So: bytes / A + loops x step + 2 x (min(bytes, loop) / A + step). NCCL's tuner
+// latency for NVLS (0 us in 2.18, 23 in 2.20, 25 in 2.30) is a selection constant, not a
+// measurement; the pipeline's fill stands in for it. Azure's H100/H200 sweeps show the
+// structure (VALIDATION.md): per-loop slopes of 13.3, 20.0, 33.8 and 61.1 us at 16, 32, 64 and
+// 128 KiB chunks (loops of 2, 4, 8 and 16 MiB) fit loop / 308 GB/s + 6.5 us, and the fixed cost
+// grows with the loop as two stage-times do.
+double NvlsPipelineUs(const NcclTopo& t, CollOp op, Algo algo, double bytes, double algbw_GBps,
+                      double step_s);
 
 }  // namespace ndt
 

@@ -44,21 +44,21 @@ TEST(Coll, NvlsAllReduceMovesEachSliceOutAndBack) {
   ASSERT_TRUE(est.ok);
   EXPECT_NEAR(est.algbw_GBps, 272.0, 1e-9);
   EXPECT_NEAR(AchievedAlgbwGBps(*t, CollOp::kAllReduce, Algo::kNvls, est), 272.0, 1e-9);
-  // Hopper's fitted NVLS efficiency (0.894, data/calibration/nccl.yaml) in place of NCCL's 0.85:
-  // 272.0 x 0.894 / 0.85 = 286.08.
+  // Hopper's fitted NVLS efficiency (0.982, data/calibration/nccl.yaml) in place of NCCL's 0.85:
+  // 272.0 x 0.982 / 0.85 = 314.24.
   EXPECT_NEAR(AchievedAlgbwGBps(*t, CollOp::kAllReduce, Algo::kNvls, est,
                                 testing::BuiltinNcclCalibration().hopper_nvls_efficiency),
-              286.08, 1e-9);
+              314.24, 1e-9);
   StatusOr<CollResult> r =
       testing::TimeCollectiveCal(h100, CollOp::kAllReduce, 8.0 * (1 << 30), All(h100));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->algo, Algo::kNvls);
-  // The kernel adds its pipeline (NvlsPipelineUs): 8 GiB in 128 KiB chunks is 512 loops of
-  // 16 MiB, each paying a 3.4 us NVLink step, plus the fill and drain 2 x (2 x 16 MiB /
-  // 3.35 TB/s + 3.4) = 26.8 us. Time = 3 gap + 25 latency + 8 GiB / 286.08 GB/s (30,026.3) +
-  // 1,740.8 + 26.8 = 31,822.0 us: bus bandwidth 8 GiB / 31,822 us x 14/8 = 472.4 (the sweep:
-  // 478.9).
-  EXPECT_NEAR(r->busbw_Bps / 1e9, 472.4, 0.05);
+  // The kernel's pipeline prices the device time (NvlsPipelineUs): 8 GiB in 128 KiB chunks is
+  // 512 loops of 16 MiB, each paying Hopper's fitted 6.3 us step, and the fill and drain of two
+  // stage-times 2 x (16 MiB / 314.24 GB/s + 6.3) = 119.38 us. Time = 3 gap + 8 GiB / 314.24
+  // GB/s (27,335.8) + 3,225.6 + 119.4 = 30,683.8 us: bus bandwidth 8 GiB / 30,683.8 us x 14/8 =
+  // 489.9 (the sweep: 478.9).
+  EXPECT_NEAR(r->busbw_Bps / 1e9, 489.9, 0.05);
   // 5 ranks: 5 heads, 6 x 60 <= 370.8: 5 x 60 x 0.85 x 4/5 x 2 = 408 bus, algbw 408 x 5/8 =
   // 255.0, under the bound 370.8 x 0.85 x 5/6 = 262.65 (a user's 5-GPU run reports ~258 algbw,
   // NVIDIA/nccl #1455).
@@ -114,17 +114,25 @@ TEST(Coll, NvlsChunkFollowsNcclAndPipelineAddsStepsAndFill) {
   EXPECT_EQ(NvlsLoops(t, 128 * MiB).loop_bytes, 8 * MiB);
   EXPECT_EQ(NvlsLoops(t, 128 * MiB).loops, 16);
   EXPECT_EQ(NvlsLoops(t, 0).loops, 0);
-  // Pipeline at 128 MiB: 16 x 3.4 + 2 x (2 x 8 MiB / 3.35e12 B/s x 1e6 + 3.4) = 54.4 + 2 x
-  // (5.008 + 3.4) = 71.22 us.
-  const double hbm = h100.gpu_spec().memory_Bps;
-  ASSERT_NEAR(hbm, 3.35e12, 1e9);
-  const double want = 16 * 3.4 + 2 * (2 * 8 * MiB / hbm * 1e6 + 3.4);
-  EXPECT_NEAR(NvlsPipelineUs(t, CollOp::kAllReduce, Algo::kNvls, 128 * MiB, hbm), want, 1e-9);
-  EXPECT_NEAR(want, 71.22, 0.01);
-  // Nothing for other algorithms, ops, or 0 bytes.
-  EXPECT_EQ(NvlsPipelineUs(t, CollOp::kAllReduce, Algo::kRing, 128 * MiB, hbm), 0.0);
-  EXPECT_EQ(NvlsPipelineUs(t, CollOp::kAllGather, Algo::kNvls, 128 * MiB, hbm), 0.0);
-  EXPECT_EQ(NvlsPipelineUs(t, CollOp::kAllReduce, Algo::kNvls, 0, hbm), 0.0);
+  // Pipeline at 128 MiB and 314.24 GB/s algbw: 128 MiB / 314.24 GB/s = 427.12 us, 16 loops of
+  // a 6.3 us step (100.8), fill and drain 2 x (8 MiB / 314.24 GB/s + 6.3) = 2 x (26.695 + 6.3)
+  // = 65.99: 593.91 us. With step 0, NCCL's own NVLink Simple step (3.4 us): 427.12 + 54.4 +
+  // 2 x (26.695 + 3.4) = 541.71 us.
+  const double A = 314.24;
+  EXPECT_NEAR(NvlsPipelineUs(t, CollOp::kAllReduce, Algo::kNvls, 128 * MiB, A, 6.3e-6), 593.91,
+              0.01);
+  EXPECT_NEAR(NvlsPipelineUs(t, CollOp::kAllReduce, Algo::kNvls, 128 * MiB, A, 0), 541.71, 0.01);
+  // One partial loop (1 MiB of a 2 MiB loop): 1 MiB / A (3.337) + 6.3 + 2 x (3.337 + 6.3) =
+  // 28.91 us, three stage-times.
+  EXPECT_NEAR(NvlsPipelineUs(t, CollOp::kAllReduce, Algo::kNvls, MiB, A, 6.3e-6), 28.91, 0.01);
+  // Nothing for other algorithms, ops, across NVLink domains, or 0 bytes.
+  EXPECT_FALSE(NvlsPipelined(t, CollOp::kAllReduce, Algo::kRing));
+  EXPECT_EQ(NvlsPipelineUs(t, CollOp::kAllReduce, Algo::kRing, 128 * MiB, A, 0), 0.0);
+  EXPECT_EQ(NvlsPipelineUs(t, CollOp::kAllGather, Algo::kNvls, 128 * MiB, A, 0), 0.0);
+  EXPECT_EQ(NvlsPipelineUs(t, CollOp::kAllReduce, Algo::kNvls, 0, A, 0), 0.0);
+  NcclTopo two = t;
+  two.nodes = 2;
+  EXPECT_FALSE(NvlsPipelined(two, CollOp::kAllReduce, Algo::kNvls));
   // Smaller chunks pay more steps per byte: the bus bandwidth at 512 MiB (64 KiB chunks) is
   // below that at 1 GiB (128 KiB chunks) by more than latency alone would make it.
   const double bw512 =
@@ -162,13 +170,14 @@ TEST(Coll, Nvl72RackRunsNvlsOnThirtyTwoHeadsAtNcclsGraphSpeed) {
   EXPECT_EQ(l.chunk_bytes, 131072);
   EXPECT_EQ(l.loop_bytes, 96.0 * (1 << 20));
   EXPECT_EQ(l.loops, 86);
-  // 8 GiB: 3 gap + 25 latency + 8 GiB / 465.26 GB/s (18,462.7) + 86 x 3.4 (292.4) + fill 2 x
-  // (2 x 96 MiB / 8 TB/s + 3.4) (57.1) = 18,840 us: bus bandwidth 8 GiB / 18,840 us x 142/72 =
-  // 899.2 GB/s (the old model, 72 heads and 24 CTAs x 721.8/24: 1,002.6). Blackwell's ring
-  // efficiency (0.915) does not apply to NVLS.
+  // 8 GiB: 3 gap + 8 GiB / 465.26 GB/s (18,462.7) + 86 x 3.4 (NCCL's NVLink step: no Blackwell
+  // NVLS data to fit, 292.4) + fill and drain 2 x (96 MiB / 465.26 GB/s + 3.4) (439.5) =
+  // 19,197.6 us: bus bandwidth 8 GiB / 19,197.6 us x 142/72 = 882.5 GB/s (the old model, 72
+  // heads and 24 CTAs x 721.8/24: 1,002.6). Blackwell's ring efficiency (0.915) does not apply
+  // to NVLS.
   const CollResult r = *testing::TimeCollectiveCal(rack, CollOp::kAllReduce, 8 * G, All(rack));
   EXPECT_EQ(r.algo, Algo::kNvls);
-  EXPECT_NEAR(r.busbw_Bps / 1e9, 899.2, 0.1);
+  EXPECT_NEAR(r.busbw_Bps / 1e9, 882.5, 0.1);
 }
 
 }  // namespace
