@@ -31,7 +31,7 @@
 //   of its bytes on its partner's path (the NIC's rate split between the GPUs that share it),
 //   plus the local reduction on the GPU (a kernel launch + 3 s / HBM rate) or CPU (3 s / shm
 //   rate). No HCOLL/SHARP in-network reduction: Azure's recommended launch lines disable HCOLL
-//   (shared/reference/topology.md §5).
+//   (shared/reference/topology.md §3.3, §4.1).
 #ifndef NDTWIN_HPC_MPI_H_
 #define NDTWIN_HPC_MPI_H_
 
