@@ -122,8 +122,9 @@ StatusOr<CommandOutput> RunHpc(const Context& ctx, const HpcOptions& o, Diagnost
       "cluster graph (a CUDA-aware MPI stand-in)";
   const std::string mpi_model_note =
       "CUDA-aware MPI (HPC-X / UCX) from data/hpc.yaml's mpi constants on the cluster graph: "
-      "software overhead, CUDA IPC and staging latencies are assumptions; adapter latency "
-      "from the ConnectX-6 datasheet, switch latency from data/fabric.yaml";
+      "software overhead and CUDA IPC latency are assumptions, the staging copy measured on a "
+      "lent H100; adapter latency from the ConnectX-6 datasheet, switch latency from "
+      "data/fabric.yaml";
   if (hpl) {
     HplRequest req;
     req.n = o.n.value_or(0);
