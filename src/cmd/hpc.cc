@@ -126,8 +126,13 @@ StatusOr<CommandOutput> RunHpc(const Context& ctx, const HpcOptions& o, Diagnost
             "architecture's fitted tensor-core GEMMs (data/calibration/compute.yaml; no FP64 "
             "GEMM measurement for this architecture)";
   const std::string mpi_note =
-      "MPI transfers are priced by the NCCL collective model on the cluster graph (CUDA-aware "
-      "MPI stand-in)";
+      "HPL's panel broadcasts and row swaps are priced by the NCCL collective model on the "
+      "cluster graph (a CUDA-aware MPI stand-in)";
+  const std::string mpi_model_note =
+      "CUDA-aware MPI (HPC-X / UCX) from data/hpc.yaml's mpi constants on the cluster graph: "
+      "software overhead and CUDA IPC latency are assumptions, the staging copy measured on a "
+      "lent H100; adapter latency from the ConnectX-6 datasheet, switch latency from "
+      "data/fabric.yaml";
   if (hpl) {
     HplRequest req;
     req.n = o.n.value_or(0);
@@ -153,16 +158,20 @@ StatusOr<CommandOutput> RunHpc(const Context& ctx, const HpcOptions& o, Diagnost
         !o.grid.empty() ? o.grid : (hpcg ? params.stencil.hpcg_grid : params.stencil.halo3d_grid);
     NDT_ASSIGN_OR_RETURN(Grid3 g, ParseGrid(text));
     if (hpcg) {
-      NDT_ASSIGN_OR_RETURN(HpcgResult h, RunHpcg(c, ctx.compute, ctx.nccl, g));
+      NDT_ASSIGN_OR_RETURN(HpcgResult h, RunHpcg(c, ctx.compute, params.mpi, ctx.fabric, g));
       run.hpcg = h;
     } else {
-      NDT_ASSIGN_OR_RETURN(Halo3dResult h, RunHalo3d(c, ctx.compute, ctx.nccl, g));
+      NDT_ASSIGN_OR_RETURN(Halo3dResult h, RunHalo3d(c, ctx.compute, params.mpi, ctx.fabric, g));
       run.halo3d = h;
     }
     run.assumptions.push_back(
         "kernels stream through HBM at the fitted STREAM fraction (compute.yaml); halo exchanges "
         "cross the slowest neighbour path, nothing overlaps");
-    run.assumptions.push_back(mpi_note);
+    run.assumptions.push_back(mpi_model_note);
+    if (hpcg)
+      run.assumptions.push_back(
+          "HPCG's dot products: MPI_Allreduce of one double in host memory; halo exchanges: "
+          "one CUDA-aware MPI message of the GPU's face bytes over its slowest neighbour path");
   } else if (stream) {
     run.stream = RunStream(c, ctx.compute, params.host_memory);
     run.assumptions.push_back(
@@ -193,10 +202,7 @@ StatusOr<CommandOutput> RunHpc(const Context& ctx, const HpcOptions& o, Diagnost
     } else {
       NDT_ASSIGN_OR_RETURN(run.osu, RunOsuPairs(mpi, bytes));
     }
-    run.assumptions.push_back(
-        "CUDA-aware MPI (HPC-X / UCX) from data/hpc.yaml's mpi constants on the cluster graph: "
-        "software overhead, CUDA IPC and staging latencies are assumptions; adapter latency "
-        "from the ConnectX-6 datasheet, switch latency from data/fabric.yaml");
+    run.assumptions.push_back(mpi_model_note);
     if (ar)
       run.assumptions.push_back(
           "allreduce: recursive doubling up to data/hpc.yaml's allreduce_short, Rabenseifner "

@@ -176,7 +176,8 @@ TEST(Grid, Parses) {
 
 TEST(Hpcg, IsMemoryBoundAtAFewPercentOfPeak) {
   Cluster c = Make("Standard_ND96amsr_A100_v4", 1);
-  StatusOr<HpcgResult> r = RunHpcg(c, D().compute, D().nccl, Grid3{128, 128, 128});
+  StatusOr<HpcgResult> r =
+      RunHpcg(c, D().compute, D().params.mpi, D().fabric, Grid3{128, 128, 128});
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->bound, "memory");
   // SpMV's intensity is 2 FLOPs per 12 bytes (+ vectors): below 1/6 FLOP per byte, so at most
@@ -186,13 +187,15 @@ TEST(Hpcg, IsMemoryBoundAtAFewPercentOfPeak) {
   EXPECT_LT(r->fraction_of_peak, 0.015);
   EXPECT_NEAR(r->time_per_iteration_s, r->memory_s + r->halo_s + r->allreduce_s, 1e-12);
   // A grid whose matrix cannot fit in 80 GB: 1024^3 rows x ~400 B.
-  EXPECT_EQ(RunHpcg(c, D().compute, D().nccl, Grid3{1024, 1024, 1024}).status().code(),
-            StatusCode::kDoesNotFit);
+  EXPECT_EQ(
+      RunHpcg(c, D().compute, D().params.mpi, D().fabric, Grid3{1024, 1024, 1024}).status().code(),
+      StatusCode::kDoesNotFit);
 }
 
 TEST(Halo3d, WeakScalingDropsAcrossVmsAndStrongScalingStops) {
   Cluster c = Make("Standard_ND96isr_H100_v5", 4);
-  StatusOr<Halo3dResult> r = RunHalo3d(c, D().compute, D().nccl, Grid3{256, 256, 256});
+  StatusOr<Halo3dResult> r =
+      RunHalo3d(c, D().compute, D().params.mpi, D().fabric, Grid3{256, 256, 256});
   ASSERT_TRUE(r.ok()) << r.status().message();
   // G = 1, 2, 4, 8, 16, 32.
   ASSERT_EQ(r->rows.size(), 6u);

@@ -108,15 +108,20 @@ P2pTime MpiModel::PointToPoint(int a, int b, double bytes, int nic_share) const 
     }
     t.latency_s = lat;
     t.bandwidth_Bps = bw;
+    // Eager payloads are copied into a registered bounce buffer on send and out of one on
+    // receive (UCX bcopy; gdrcopy for device buffers), each at the single-core copy rate.
+    if (t.protocol == "eager" && bytes > 0) t.copy_s = 2 * bytes / p_.shm_Bps;
   }
-  t.time_s = t.latency_s + (bytes > 0 ? bytes / t.bandwidth_Bps : 0);
+  t.time_s = t.latency_s + t.copy_s + (bytes > 0 ? bytes / t.bandwidth_Bps : 0);
   return t;
 }
 
 double MpiModel::WindowBandwidth(int a, int b, double bytes) const {
   const P2pTime t = PointToPoint(a, b, bytes);
   const double w = p_.osu_window;
-  const double per_msg = std::max(bytes / t.bandwidth_Bps, p_.software_s);
+  // The sender issues a message every software (+ its half of the bounce copies) seconds, the
+  // wire drains one every bytes / bw.
+  const double per_msg = std::max(bytes / t.bandwidth_Bps, p_.software_s + t.copy_s / 2);
   return w * bytes / (t.time_s + (w - 1) * per_msg);
 }
 

@@ -8,6 +8,8 @@
 //   inter-VM over InfiniBand, host buffers:
 //     t = software + adapter + cables x IB links + switches x switch latency (fabric.yaml)
 //         + s / bw, bw = min(IB port x payload efficiency, the route's other links)
+//         + (eager only) 2 s / shm_bandwidth: the payload copied into a registered bounce
+//         buffer on send and out of one on receive (UCX bcopy; gdrcopy for device buffers)
 //   device buffers add, with GPUDirect RDMA, gpu_buffer_overhead + the route's GPU-side PCIe /
 //   C2C hops (the NIC reads and writes GPU memory across them); without it (staging through
 //   host memory), 2 x cuda_copy_latency and the PCIe copies pipelined with the wire (bw = the
@@ -20,7 +22,7 @@
 //   latencies + s / the route's rate.
 //   inside a VM, host buffers: shared memory, software + shm_latency + s / shm_bandwidth.
 // osu_bw: a window of `osu_window` back-to-back non-blocking sends, then one acknowledgement:
-//   bw = W s / (t(s) + (W - 1) max(s / bw_path, software)).
+//   bw = W s / (t(s) + (W - 1) max(s / bw_path, software + s / shm_bandwidth)).
 // Allreduce (osu_allreduce, MPICH's / Open MPI's algorithm choice): recursive doubling up to
 //   allreduce_short_bytes, Rabenseifner (reduce-scatter by recursive halving, all-gather by
 //   recursive doubling) above; ranks are row-major (a VM's GPUs are neighbours), so the short
@@ -29,7 +31,7 @@
 //   of its bytes on its partner's path (the NIC's rate split between the GPUs that share it),
 //   plus the local reduction on the GPU (a kernel launch + 3 s / HBM rate) or CPU (3 s / shm
 //   rate). No HCOLL/SHARP in-network reduction: Azure's recommended launch lines disable HCOLL
-//   (shared/reference/topology.md §5).
+//   (shared/reference/topology.md §3.3, §4.1).
 #ifndef NDTWIN_HPC_MPI_H_
 #define NDTWIN_HPC_MPI_H_
 
@@ -53,6 +55,7 @@ StatusOr<MpiBuffer> ParseMpiBuffer(const std::string& s);
 struct P2pTime {
   double time_s = 0;
   double latency_s = 0;      // the size-independent part
+  double copy_s = 0;         // eager bounce-buffer copies (inter-VM eager only)
   double bandwidth_Bps = 0;  // the path's rate for the payload
   std::string transport;     // "ib-gdr", "ib-staged", "ib-host", "cuda-ipc", "shm"
   std::string protocol;      // "eager", "rendezvous" (IB), "ipc", "shm"

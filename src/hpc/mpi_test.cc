@@ -49,7 +49,7 @@ MpiModel Model(const Cluster& c, MpiBuffer b = MpiBuffer::kDevice) {
 }
 
 // data/hpc.yaml mpi: software 0.4 us, adapter 0.6 us, cable 0.05 us per IB link, gpu buffer
-// overhead 0.5 us, CUDA IPC 2 us, shm 0.2 us and 10 GB/s, staging copy 4 us, rendezvous above
+// overhead 0.5 us, CUDA IPC 2 us, shm 0.2 us and 10 GB/s, staging copy 6.5 us, rendezvous above
 // 8192 B, IB payload 4096 / (4096 + 26). data/fabric.yaml: switch 0.13 us, PCIe and NVLink
 // links 0.3 us each.
 constexpr double kUs = 1e-6;
@@ -67,7 +67,9 @@ TEST(MpiP2p, InterVmDeviceBuffersWithGpuDirect) {
   EXPECT_NEAR(t.latency_s, 2.93 * kUs, 1e-12);
   // 400 Gb/s NDR = 50 GB/s x the packet payload fraction.
   EXPECT_NEAR(t.bandwidth_Bps, 50e9 * kPayload, 1e3);
-  EXPECT_NEAR(t.time_s, 2.93 * kUs + 8 / (50e9 * kPayload), 1e-12);
+  // Eager: + the bounce copies, 2 x 8 B / 10 GB/s.
+  EXPECT_NEAR(t.copy_s, 16 / 10e9, 1e-18);
+  EXPECT_NEAR(t.time_s, 2.93 * kUs + 16 / 10e9 + 8 / (50e9 * kPayload), 1e-12);
 }
 
 TEST(MpiP2p, HostBuffersSkipTheGpuHops) {
@@ -93,6 +95,7 @@ TEST(MpiP2p, RendezvousAddsAControlRoundTrip) {
   P2pTime t = m.PointToPoint(0, 8, 8193);
   EXPECT_EQ(t.protocol, "rendezvous");
   EXPECT_NEAR(t.latency_s, 3.29 * kUs, 1e-12);
+  EXPECT_EQ(t.copy_s, 0);  // zero-copy: the NIC reads the sender's buffer
 }
 
 TEST(MpiP2p, CudaIpcInsideTheNvlinkDomain) {
@@ -111,13 +114,13 @@ TEST(MpiP2p, CudaIpcInsideTheNvlinkDomain) {
 }
 
 TEST(MpiP2p, StagingWithoutGpuDirectRdma) {
-  // ND40rs_v2 has no GPUDirect RDMA: two staging copies of 4 us each replace the 0.5 us GPU
-  // buffer overhead and the PCIe hops: 0.4 + 0.6 + 0.1 + 0.13 + 8 = 9.23 us.
+  // ND40rs_v2 has no GPUDirect RDMA: two staging copies of 6.5 us each replace the 0.5 us GPU
+  // buffer overhead and the PCIe hops: 0.4 + 0.6 + 0.1 + 0.13 + 13 = 14.23 us.
   Cluster c = Make("Standard_ND40rs_v2", 2);
   MpiModel m = Model(c);
   P2pTime t = m.PointToPoint(0, 8, 8);
   EXPECT_EQ(t.transport, "ib-staged");
-  EXPECT_NEAR(t.latency_s, 9.23 * kUs, 1e-12);
+  EXPECT_NEAR(t.latency_s, 14.23 * kUs, 1e-12);
   // One NIC per VM shared by its 8 GPUs.
   EXPECT_EQ(m.NicSharers(0), 8);
   EXPECT_NEAR(m.PointToPoint(0, 8, 1e6, 8).bandwidth_Bps, t.bandwidth_Bps / 8,
@@ -132,9 +135,9 @@ TEST(MpiP2p, OsuBwWindow) {
   const double s = 4194304;
   const double t = 3.29e-6 + s / bw;
   EXPECT_NEAR(m.WindowBandwidth(0, 8, s), 64 * s / (t + 63 * s / bw), 1e3);
-  // 8 B: the 0.4 us software cost per message bounds the rate: 64 x 8 / (1.23 + 63 x 0.4) us.
-  const double t8 = 1.23e-6 + 8 / bw;
-  EXPECT_NEAR(m.WindowBandwidth(0, 8, 8), 64 * 8 / (t8 + 63 * 0.4e-6), 1);
+  // 8 B (eager): the sender's 0.4 us + its 8 B / 10 GB/s copy per message bounds the rate.
+  const double t8 = 1.23e-6 + 16 / 10e9 + 8 / bw;
+  EXPECT_NEAR(m.WindowBandwidth(0, 8, 8), 64 * 8 / (t8 + 63 * (0.4e-6 + 8 / 10e9)), 1);
 }
 
 TEST(MpiReduce, GpuKernelOrCpu) {
@@ -227,7 +230,7 @@ TEST(Osu, PairsAndCurves) {
   ASSERT_EQ(p->size(), 2u);
   EXPECT_EQ((*p)[0].path, "NVLink");
   EXPECT_EQ((*p)[1].path, "InfiniBand");
-  EXPECT_NEAR((*p)[1].time_s, 2.93e-6 + 8 / (50e9 * kPayload), 1e-12);
+  EXPECT_NEAR((*p)[1].time_s, 2.93e-6 + 16 / 10e9 + 8 / (50e9 * kPayload), 1e-12);
   // OSU's sizes: 1 B .. 4 MiB in powers of two = 23 points (8 B is one of them).
   EXPECT_EQ((*p)[1].curve.size(), 23u);
   EXPECT_EQ((*p)[1].curve.front().bytes, 1);

@@ -5,8 +5,7 @@
 #include <cstdlib>
 #include <numeric>
 
-#include "coll/collective.h"
-#include "hpc/comm.h"
+#include "hpc/mpi.h"
 
 namespace ndt {
 namespace {
@@ -64,6 +63,16 @@ std::pair<int, int> SlowestPair(const Cluster& c, int g, std::string* path) {
   return {0, domain};
 }
 
+// A GPU's face exchange with its neighbours: one CUDA-aware MPI message of all its face bytes
+// over the slowest neighbour path (a, b), the NIC shared by the VM's GPUs that use it (every
+// GPU exchanges at once).
+double HaloTime(const MpiModel& m, int a, int b, double bytes) {
+  if (bytes <= 0) return 0;
+  const Cluster& c = m.cluster();
+  const int share = c.gpu(a).vm != c.gpu(b).vm ? m.NicSharers(a) : 1;
+  return m.PointToPoint(a, b, bytes, share).time_s;
+}
+
 }  // namespace
 
 StatusOr<Grid3> ParseGrid(const std::string& text) {
@@ -92,9 +101,10 @@ StatusOr<Grid3> ParseGrid(const std::string& text) {
 }
 
 StatusOr<HpcgResult> RunHpcg(const Cluster& cluster, const ComputeCalibration& compute,
-                             const NcclCalibrationSet& nccl, const Grid3& grid) {
+                             const MpiParams& mpi, const FabricParams& fabric, const Grid3& grid) {
   const GpuSpec& gpu = cluster.gpu_spec();
-  const double bw = gpu.memory_Bps * compute.For(gpu.arch).hbm_fraction;
+  const ArchCalibration& cal = compute.For(gpu.arch);
+  const double bw = gpu.memory_Bps * cal.hbm_fraction;
   const int g = cluster.num_gpus();
   // Matrix + vectors must fit: ~ (12 x 27 + 8 x 10) bytes per row at the fine level, x 8/7
   // for the coarser levels.
@@ -109,14 +119,8 @@ StatusOr<HpcgResult> RunHpcg(const Cluster& cluster, const ComputeCalibration& c
   const Grid3 procs = ProcessGrid(g);
   std::string path;
   const auto [a, b] = SlowestPair(cluster, g, &path);
-  CollOptions co;
-  co.calibration = &nccl;
-  co.host_hidden = true;
-  const double max_face = FaceBytes(grid, procs) * 1.01 + 8;
-  CommCurve halo;
-  if (g > 1) {
-    NDT_ASSIGN_OR_RETURN(halo, CommCurve::Build(cluster, CollOp::kSendRecv, {a, b}, max_face, co));
-  }
+  const MpiModel device(cluster, mpi, fabric, cal, MpiBuffer::kDevice);
+  const MpiModel host(cluster, mpi, fabric, cal, MpiBuffer::kHost);
   HpcgResult r;
   r.grid = grid;
   double flops = 0, bytes = 0, halo_s = 0;
@@ -125,7 +129,7 @@ StatusOr<HpcgResult> RunHpcg(const Cluster& cluster, const ComputeCalibration& c
     const double n = rows * f, nnz = n * kNnzPerRow;
     const Grid3 local{std::max<int64_t>(1, grid[0] >> l), std::max<int64_t>(1, grid[1] >> l),
                       std::max<int64_t>(1, grid[2] >> l)};
-    const double t_face = halo.Time(FaceBytes(local, procs));
+    const double t_face = HaloTime(device, a, b, FaceBytes(local, procs));
     const double spmv_b = kBytesPerNnz * nnz + 16 * n, symgs_b = 2 * spmv_b;
     if (l == 0) {  // CG's own SpMV
       flops += 2 * nnz;
@@ -147,9 +151,8 @@ StatusOr<HpcgResult> RunHpcg(const Cluster& cluster, const ComputeCalibration& c
   bytes += 3 * 16 * rows + 3 * 24 * rows;
   double t_dot = 0;
   if (g > 1) {
-    std::vector<int> all(g);
-    std::iota(all.begin(), all.end(), 0);
-    NDT_ASSIGN_OR_RETURN(CollResult ar, TimeCollective(cluster, CollOp::kAllReduce, 8, all, co));
+    // The dot's local sum comes back to the host; MPI_Allreduce of one double in host memory.
+    NDT_ASSIGN_OR_RETURN(MpiAllreduce ar, TimeMpiAllreduce(host, g, 8));
     t_dot = ar.time_s;
   }
   r.memory_s = bytes / bw;
@@ -167,9 +170,11 @@ StatusOr<HpcgResult> RunHpcg(const Cluster& cluster, const ComputeCalibration& c
 }
 
 StatusOr<Halo3dResult> RunHalo3d(const Cluster& cluster, const ComputeCalibration& compute,
-                                 const NcclCalibrationSet& nccl, const Grid3& grid) {
+                                 const MpiParams& mpi, const FabricParams& fabric,
+                                 const Grid3& grid) {
   const GpuSpec& gpu = cluster.gpu_spec();
-  const double bw = gpu.memory_Bps * compute.For(gpu.arch).hbm_fraction;
+  const ArchCalibration& cal = compute.For(gpu.arch);
+  const double bw = gpu.memory_Bps * cal.hbm_fraction;
   const double cells = static_cast<double>(grid[0]) * grid[1] * grid[2];
   if (cells * 16 > gpu.memory_bytes)
     return Status::DoesNotFit(
@@ -181,9 +186,7 @@ StatusOr<Halo3dResult> RunHalo3d(const Cluster& cluster, const ComputeCalibratio
   std::vector<int> counts;
   for (int g = 1; g < total; g *= 2) counts.push_back(g);
   counts.push_back(total);
-  CollOptions co;
-  co.calibration = &nccl;
-  co.host_hidden = true;
+  const MpiModel device(cluster, mpi, fabric, cal, MpiBuffer::kDevice);
   const double t1 = cells * 16 / bw;
   for (int g : counts) {
     Halo3dRow row;
@@ -197,12 +200,10 @@ StatusOr<Halo3dResult> RunHalo3d(const Cluster& cluster, const ComputeCalibratio
                                std::max<int64_t>(1, grid[2] / procs[2])};
       const double weak_face = FaceBytes(grid, procs);
       const double strong_face = FaceBytes(strong_local, procs);
-      NDT_ASSIGN_OR_RETURN(CommCurve curve, CommCurve::Build(cluster, CollOp::kSendRecv, {a, b},
-                                                             std::max(weak_face, strong_face), co));
-      t_weak = t1 + curve.Time(weak_face);
+      t_weak = t1 + HaloTime(device, a, b, weak_face);
       const double local_cells =
           static_cast<double>(strong_local[0]) * strong_local[1] * strong_local[2];
-      t_strong = local_cells * 16 / bw + curve.Time(strong_face);
+      t_strong = local_cells * 16 / bw + HaloTime(device, a, b, strong_face);
     } else {
       row.path = "-";
     }

@@ -8,12 +8,14 @@
 //   SpMV (2 nnz), the coarsest a SymGS; vectors 3 dots and 3 WAXPBYs. Each kernel streams its
 //   matrix (12 B per nonzero) and vectors through HBM at compute/'s fitted STREAM fraction; each
 //   SpMV and SymGS first exchanges the 6 faces of its level's grid with the neighbours; each dot
-//   is an 8-byte all-reduce over every GPU. Nothing overlaps (the reference code's order).
+//   is an 8-byte MPI all-reduce over every GPU. Nothing overlaps (the reference code's order).
 //   halo3d: a 7-point FP64 stencil sweep (16 B per cell: read and write) and a 6-face exchange per
 //   iteration, weak scaling (the grid is per GPU) and strong scaling (the grid of one GPU split
 //   over more) from 1 GPU to all of the cluster's.
-// Face exchanges are priced as one send_recv of the GPU's face bytes over the slowest path its
-// neighbours use: NVLink inside a VM, the NVL72 rack, InfiniBand beyond (the collective model).
+// Face exchanges are priced as one CUDA-aware MPI message of the GPU's face bytes over the
+// slowest path its neighbours use: NVLink (CUDA IPC) inside a VM or an NVL72 rack, InfiniBand
+// beyond (hpc/mpi.h); HPCG's dot products are MPI allreduces of one double in host memory (the
+// local sum comes back to the host, as the reference code's ComputeDotProduct does).
 #ifndef NDTWIN_HPC_STENCIL_H_
 #define NDTWIN_HPC_STENCIL_H_
 
@@ -21,10 +23,11 @@
 #include <string>
 #include <vector>
 
-#include "coll/nccl_model.h"
 #include "compute/compute.h"
 #include "core/status.h"
+#include "hpc/params.h"
 #include "topo/cluster.h"
+#include "topo/fabric_params.h"
 
 namespace ndt {
 
@@ -43,7 +46,7 @@ struct HpcgResult {
   std::string bound;            // "memory", "halo" or "allreduce"
 };
 StatusOr<HpcgResult> RunHpcg(const Cluster& cluster, const ComputeCalibration& compute,
-                             const NcclCalibrationSet& nccl, const Grid3& grid);
+                             const MpiParams& mpi, const FabricParams& fabric, const Grid3& grid);
 
 struct Halo3dRow {
   int gpus = 0;
@@ -60,7 +63,8 @@ struct Halo3dResult {
   int strong_stops_at = 0;      // the first G whose strong efficiency is below 50% (0: none)
 };
 StatusOr<Halo3dResult> RunHalo3d(const Cluster& cluster, const ComputeCalibration& compute,
-                                 const NcclCalibrationSet& nccl, const Grid3& grid);
+                                 const MpiParams& mpi, const FabricParams& fabric,
+                                 const Grid3& grid);
 
 }  // namespace ndt
 

@@ -248,6 +248,10 @@ std::string HpcText(const HpcRun& run) {
     t += F("%-11s %.0f B over %d GPUs (%s buffers): %.2f us (busbw %.2f GB/s, %s, %zu steps)\n",
            "allreduce", a.bytes, run.gpus, run.buffer.c_str(), a.time_s * 1e6, a.busbw_Bps / 1e9,
            a.algorithm.c_str(), a.steps.size());
+    t += F("%-15s %9s %12s %-10s %12s\n", "step", "distance", "bytes", "transport", "time(us)");
+    for (const MpiAllreduceStep& st : a.steps)
+      t += F("%-15s %9d %12.0f %-10s %12.2f\n", st.phase.c_str(), st.distance, st.bytes,
+             st.transport.c_str(), st.time_s * 1e6);
   }
   if (run.hpcg) {
     const HpcgResult& h = *run.hpcg;
