@@ -55,6 +55,16 @@ struct Zero3Traits {
   // kPerTensor: the gathered tensor is copied out of NCCL's flat buffer in one copy kernel per
   // rank (torch.distributed.all_gather into a list of world-size tensors, PyTorch <= 1.10).
   bool copy_out_per_rank = false;
+  // kPerTensor: the gradients are reduce-scattered one parameter tensor at a time over every DP
+  // rank (DeepSpeed 2021 partition_parameters._reduce_scatter_gradients), each from a list of
+  // world-size input views that PyTorch <= 1.10 first copies into NCCL's flat buffer, one copy
+  // kernel per rank (with copy_out_per_rank); false: one reduce-scatter per layer.
+  bool reduce_per_tensor = false;
+  // kPerTensor: host time of one Python-issued view op. Before each all-gather DeepSpeed 2021
+  // synchronizes the device and builds the list of world-size narrow views of the flat buffer in
+  // a Python loop, so the GPU waits world-size of them; the copy-out loop that follows is issued
+  // from C++ while the all-gather runs. 0: no host cost.
+  double host_view_s = 0;
   // kPerBlock: the gathered block is copied out of the flat all-gather buffer into the
   // parameters by one memory-bound kernel on the compute stream, before the block runs
   // (FSDP2's foreach_all_gather_copy_out, in wait_for_unshard).
