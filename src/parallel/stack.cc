@@ -132,6 +132,10 @@ Status ParseTraining(const YamlMap& knobs, const YamlMap& traits, SoftwareStack*
   st->tp_ub.comm_sms = static_cast<int>(std::min(sms, 1e6));
   NDT_ASSIGN_OR_RETURN(st->tp_ub.ag_copy_engine,
                        BoolEntry(traits, "traits", "tp_overlap_ag_copy_engine", st));
+  NDT_ASSIGN_OR_RETURN(st->tp_ub.gemm_pieces,
+                       BoolEntry(traits, "traits", "tp_overlap_gemm_pieces", st));
+  NDT_ASSIGN_OR_RETURN(double splits, CountEntry(traits, "traits", "tp_overlap_rs_splits", st));
+  st->tp_ub.rs_splits = static_cast<int>(std::min(splits, 1024.0));
   return traits.Finish();
 }
 

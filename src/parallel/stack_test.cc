@@ -37,6 +37,8 @@ traits:
   zero3_grad_reduce_dtype: {value: fp16, source: "s"}
   tp_overlap_comm_sms: {value: 16, source: "s"}
   tp_overlap_ag_copy_engine: {value: true, source: "s"}
+  tp_overlap_gemm_pieces: {value: true, source: "s"}
+  tp_overlap_rs_splits: {value: 4, source: "s"}
 )";
 
 std::string Replace(std::string text, const std::string& from, const std::string& to) {
@@ -61,6 +63,8 @@ TEST(Stacks, EveryFileLoadsAndTheNamedOnesExist) {
   ASSERT_TRUE(mc.ok());
   EXPECT_EQ(mc->tp_ub.comm_sms, 16);
   EXPECT_TRUE(mc->tp_ub.ag_copy_engine);
+  EXPECT_TRUE(mc->tp_ub.gemm_pieces);
+  EXPECT_EQ(mc->tp_ub.rs_splits, 4);
   StatusOr<SoftwareStack> ds = FindStack(*all, "deepspeed-zero3-2021", StackKind::kTraining);
   ASSERT_TRUE(ds.ok());
   EXPECT_EQ(ds->zero3.gather, Zero3Gather::kPerTensor);
@@ -86,7 +90,7 @@ TEST(Stacks, EveryFileLoadsAndTheNamedOnesExist) {
 TEST(Stacks, GoodTextParses) {
   StatusOr<SoftwareStack> st = Parse(kGood);
   ASSERT_TRUE(st.ok()) << st.status().message();
-  EXPECT_EQ(st->sources.size(), 18u);  // 9 knobs + 9 traits
+  EXPECT_EQ(st->sources.size(), 20u);  // 9 knobs + 11 traits
 }
 
 TEST(Stacks, BadFilesErrWithFileAndLine) {

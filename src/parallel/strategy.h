@@ -76,9 +76,15 @@ struct Zero3Traits {
 // GEMM beside them runs (TE's num_sm), and whether the all-gathers (TE's ring_exchange) move by
 // copy engine instead (TE's use_ce), taking no SMs; the reduce-scatters (TE's pipeline and bulk
 // methods) always run on SMs. 0 SMs: the GEMMs are not slowed (a Strategy built without a stack).
+// gemm_pieces: the overlapped GEMMs run in pieces, each its own kernel priced at its own shape:
+// those beside a ring-exchange all-gather (the column-parallel forward GEMMs, the row-parallel
+// data-gradient GEMMs) as tp GEMMs of tokens/tp rows, those beside the pipelined reduce-scatter
+// (the row-parallel forward GEMMs) as rs_splits GEMMs of tokens/rs_splits rows.
 struct TpOverlapTraits {
   int comm_sms = 0;
   bool ag_copy_engine = true;
+  bool gemm_pieces = false;
+  int rs_splits = 1;
 };
 
 struct Strategy {

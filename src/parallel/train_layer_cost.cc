@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "parallel/context_parallel.h"
@@ -110,13 +111,45 @@ double Lowering::CopyOut(double bytes) {
   return copy_cache_.emplace(bytes, c_.OpsTime(copies)).first->second;
 }
 
+std::vector<Op> Lowering::TpOverlapPieces(std::vector<Op> ops) const {
+  if (!s_.tp_overlap || s_.tp < 2 || !s_.tp_ub.gemm_pieces) return ops;
+  auto pieces_of = [&](const Op& op) -> int {
+    if (op.kind != OpKind::kGemm || op.batch != 1) return 1;
+    const std::string& n = op.name;
+    // Ring-exchange all-gather: TE's qkv_fprop, fc1_fprop, proj_dgrad, fc2_dgrad.
+    if (n == "qkv_proj" || n == "mlp_up" || n == "mlp_gate_up" || n == "out_proj_dgrad" ||
+        n == "mlp_down_dgrad") {
+      return s_.tp;
+    }
+    // Pipelined reduce-scatter: proj_fprop, fc2_fprop.
+    if (n == "out_proj" || n == "mlp_down") return std::max(1, s_.tp_ub.rs_splits);
+    return 1;
+  };
+  std::vector<Op> out;
+  out.reserve(ops.size() + 16);
+  for (const Op& op : ops) {
+    const int k = static_cast<int>(std::min<int64_t>(pieces_of(op), std::max<int64_t>(1, op.m)));
+    if (k <= 1) {
+      out.push_back(op);
+      continue;
+    }
+    // Each piece computes 1/k of the rows (tokens) and reads the whole weight.
+    Op piece = op;
+    piece.m = (op.m + k - 1) / k;
+    piece.flop = op.flop / k;
+    piece.bytes = (op.bytes - op.weight_bytes) / k + op.weight_bytes;
+    for (int i = 0; i < k; ++i) out.push_back(piece);
+  }
+  return out;
+}
+
 const LayerCost& Lowering::Layer(int64_t l) {
   const bool moe = m_.IsMoeLayer(l);
   auto it = layer_cache_.find(moe);
   if (it != layer_cache_.end()) return it->second;
   LayerCost lc;
-  const std::vector<Op> fwd = LayerForwardOps(m_, l, shape_);
-  const std::vector<Op> bwd = LayerBackwardOps(m_, l, shape_);
+  const std::vector<Op> fwd = TpOverlapPieces(LayerForwardOps(m_, l, shape_));
+  const std::vector<Op> bwd = TpOverlapPieces(LayerBackwardOps(m_, l, shape_));
   std::vector<Op> attn;
   for (const Op& op : fwd) {
     if (IsAttentionCore(op)) attn.push_back(op);

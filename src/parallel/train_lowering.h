@@ -76,6 +76,10 @@ class Lowering {
   // The fraction of `ops`' time in compute-bound kernels (GEMMs and the attention core).
   double BoundFraction(const std::vector<Op>& ops) const;
   double TpPass();  // TP communication of one layer pass (fwd or bwd)
+  // With TP overlap run by TE userbuffers in pieces (TpOverlapTraits::gemm_pieces): `ops` with
+  // each overlapped GEMM replaced by its pieces (the ring-exchange ones tp GEMMs of tokens/tp
+  // rows, the pipelined reduce-scatter ones rs_splits GEMMs), each reading the whole weight.
+  std::vector<Op> TpOverlapPieces(std::vector<Op> ops) const;
   // Unfused gradient accumulation of `params` weights, averaged over the micro-batches: fp16
   // gradients accumulate in place in fp16 (read the new gradient and the sum, write the sum:
   // 6 B/param), every micro-batch but the first (AccumulateGrad takes the first as is); other

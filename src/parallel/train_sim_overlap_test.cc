@@ -191,6 +191,48 @@ TEST(TrainSim, TpOverlapHidesCommunicationUnderGemmsButOneChunk) {
   }
 }
 
+// FakeCosts plus a fixed 1 ms per kernel, so a GEMM run in pieces costs one more per piece.
+class KernelCosts : public FakeCosts {
+ public:
+  double OpsTime(const std::vector<Op>& ops) const override {
+    return FakeCosts::OpsTime(ops) + 1e-3 * static_cast<double>(ops.size());
+  }
+};
+
+TEST(TrainSim, TpOverlapRunsTheOverlappedGemmsInPieces) {
+  // tp 2 with sp and TE's overlap run in pieces (rs_splits 3): per layer the forward runs
+  // qkv_proj and mlp_up in 2 pieces (ring exchange) and out_proj and mlp_down in 3 (pipelined
+  // reduce-scatter), the backward out_proj_dgrad and mlp_down_dgrad in 2: 1 + 1 + 2 + 2 + 1 + 1
+  // = 8 more kernels per layer. The pieces do the same FLOPs, each reads the whole weight, and
+  // FakeCosts' GEMMs here are compute-bound, so only the kernels add time: 8 layers x 8 x 1 ms
+  // per micro-batch, all compute (no recompute, one stage).
+  TransformerSpec m = SmallGpt();
+  Strategy s;
+  s.gbs = 4;
+  s.tp = 2;
+  s.sp = true;
+  s.tp_overlap = true;
+  s = Resolve(m, s, 2);
+  Strategy p = s;
+  p.tp_ub.gemm_pieces = true;
+  p.tp_ub.rs_splits = 3;
+  auto whole = SimulateTrainingStep(m, s, KernelCosts(), {});
+  auto pieces = SimulateTrainingStep(m, p, KernelCosts(), {});
+  ASSERT_TRUE(whole.ok() && pieces.ok());
+  const double mm = static_cast<double>(s.micro_batches());
+  EXPECT_NEAR(pieces->breakdown.compute_s - whole->breakdown.compute_s, mm * 8 * 8 * 1e-3, 1e-9);
+  EXPECT_DOUBLE_EQ(pieces->hardware_flop, whole->hardware_flop);
+  // Without TP overlap nothing is split.
+  Strategy off = p;
+  off.tp_overlap = false;
+  Strategy off_whole = s;
+  off_whole.tp_overlap = false;
+  auto a = SimulateTrainingStep(m, off, KernelCosts(), {});
+  auto b = SimulateTrainingStep(m, off_whole, KernelCosts(), {});
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_DOUBLE_EQ(a->step_time_s, b->step_time_s);
+}
+
 // FakeCosts whose every call takes a share x of the GPU from overlapped compute (its SMs and
 // its HBM alike, so the op mix does not matter).
 class FootprintCosts : public FakeCosts {
