@@ -106,6 +106,20 @@ Status ParseTraining(const YamlMap& knobs, const YamlMap& traits, SoftwareStack*
                          CountEntry(traits, "traits", "zero3_prefetch_bucket", st));
     NDT_ASSIGN_OR_RETURN(z3.copy_out_per_rank,
                          BoolEntry(traits, "traits", "zero3_copy_out_per_rank", st));
+    NDT_ASSIGN_OR_RETURN(z3.reduce_per_tensor,
+                         BoolEntry(traits, "traits", "zero3_reduce_per_tensor", st));
+    NDT_ASSIGN_OR_RETURN(Sourced view, traits.Quantity("zero3_host_view_op", Dim::kTime));
+    if (view.source.empty()) {
+      return traits.Error("zero3_host_view_op",
+                          "no source; write {value: \"2.8 us\", source: \"where it comes from\"}");
+    }
+    if (view.value < 0 || view.value > 1e-3) {
+      return traits.Error(
+          "zero3_host_view_op",
+          "expected a host time between 0 and 1 ms (microseconds, e.g. \"2.8 us\")");
+    }
+    st->sources[Key("traits", "zero3_host_view_op")] = view.source;
+    z3.host_view_s = view.value;
   }
   if (z3.gather == Zero3Gather::kPerBlock) {
     NDT_ASSIGN_OR_RETURN(z3.block_copy_out,
@@ -118,6 +132,10 @@ Status ParseTraining(const YamlMap& knobs, const YamlMap& traits, SoftwareStack*
   st->tp_ub.comm_sms = static_cast<int>(std::min(sms, 1e6));
   NDT_ASSIGN_OR_RETURN(st->tp_ub.ag_copy_engine,
                        BoolEntry(traits, "traits", "tp_overlap_ag_copy_engine", st));
+  NDT_ASSIGN_OR_RETURN(st->tp_ub.gemm_pieces,
+                       BoolEntry(traits, "traits", "tp_overlap_gemm_pieces", st));
+  NDT_ASSIGN_OR_RETURN(double splits, CountEntry(traits, "traits", "tp_overlap_rs_splits", st));
+  st->tp_ub.rs_splits = static_cast<int>(std::min(splits, 1024.0));
   return traits.Finish();
 }
 

@@ -32,9 +32,13 @@ traits:
   zero3_persistence_threshold: {value: 100000, source: "s"}
   zero3_prefetch_bucket: {value: 50000000, source: "s"}
   zero3_copy_out_per_rank: {value: true, source: "s"}
+  zero3_reduce_per_tensor: {value: true, source: "s"}
+  zero3_host_view_op: {value: "2.8 us", source: "s"}
   zero3_grad_reduce_dtype: {value: fp16, source: "s"}
   tp_overlap_comm_sms: {value: 16, source: "s"}
   tp_overlap_ag_copy_engine: {value: true, source: "s"}
+  tp_overlap_gemm_pieces: {value: true, source: "s"}
+  tp_overlap_rs_splits: {value: 4, source: "s"}
 )";
 
 std::string Replace(std::string text, const std::string& from, const std::string& to) {
@@ -59,12 +63,16 @@ TEST(Stacks, EveryFileLoadsAndTheNamedOnesExist) {
   ASSERT_TRUE(mc.ok());
   EXPECT_EQ(mc->tp_ub.comm_sms, 16);
   EXPECT_TRUE(mc->tp_ub.ag_copy_engine);
+  EXPECT_TRUE(mc->tp_ub.gemm_pieces);
+  EXPECT_EQ(mc->tp_ub.rs_splits, 4);
   StatusOr<SoftwareStack> ds = FindStack(*all, "deepspeed-zero3-2021", StackKind::kTraining);
   ASSERT_TRUE(ds.ok());
   EXPECT_EQ(ds->zero3.gather, Zero3Gather::kPerTensor);
   EXPECT_EQ(ds->zero3.persistence_threshold_params, 1e5);
   EXPECT_EQ(ds->zero3.prefetch_bucket_params, 5e7);
   EXPECT_TRUE(ds->zero3.copy_out_per_rank);
+  EXPECT_TRUE(ds->zero3.reduce_per_tensor);
+  EXPECT_DOUBLE_EQ(ds->zero3.host_view_s, 2.8e-6);
   EXPECT_EQ(*ds->knobs.zero, 3);
   StatusOr<SoftwareStack> trt = FindStack(*all, "tensorrt-llm-2025", StackKind::kServing);
   ASSERT_TRUE(trt.ok());
@@ -82,7 +90,7 @@ TEST(Stacks, EveryFileLoadsAndTheNamedOnesExist) {
 TEST(Stacks, GoodTextParses) {
   StatusOr<SoftwareStack> st = Parse(kGood);
   ASSERT_TRUE(st.ok()) << st.status().message();
-  EXPECT_EQ(st->sources.size(), 16u);  // 9 knobs + 7 traits
+  EXPECT_EQ(st->sources.size(), 20u);  // 9 knobs + 11 traits
 }
 
 TEST(Stacks, BadFilesErrWithFileAndLine) {
@@ -105,6 +113,10 @@ TEST(Stacks, BadFilesErrWithFileAndLine) {
       {"kind: training", "kind: trainin", "bad.yaml:3"},
       // date not a month
       {"date: \"2021-04\"", "date: 2021", "bad.yaml:2"},
+      // a host view op without its unit, and one of 5 ms (line 21 of the text)
+      {"{value: \"2.8 us\", source: \"s\"}", "{value: 2.8, source: \"s\"}", "bad.yaml:21"},
+      {"{value: \"2.8 us\", source: \"s\"}", "{value: \"5 ms\", source: \"s\"}",
+       "between 0 and 1 ms"},
   };
   for (const Case& c : cases) {
     StatusOr<SoftwareStack> st = Parse(Replace(kGood, c.from, c.to));

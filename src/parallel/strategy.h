@@ -55,6 +55,16 @@ struct Zero3Traits {
   // kPerTensor: the gathered tensor is copied out of NCCL's flat buffer in one copy kernel per
   // rank (torch.distributed.all_gather into a list of world-size tensors, PyTorch <= 1.10).
   bool copy_out_per_rank = false;
+  // kPerTensor: the gradients are reduce-scattered one parameter tensor at a time over every DP
+  // rank (DeepSpeed 2021 partition_parameters._reduce_scatter_gradients), each from a list of
+  // world-size input views that PyTorch <= 1.10 first copies into NCCL's flat buffer, one copy
+  // kernel per rank (with copy_out_per_rank); false: one reduce-scatter per layer.
+  bool reduce_per_tensor = false;
+  // kPerTensor: host time of one Python-issued view op. Before each all-gather DeepSpeed 2021
+  // synchronizes the device and builds the list of world-size narrow views of the flat buffer in
+  // a Python loop, so the GPU waits world-size of them; the copy-out loop that follows is issued
+  // from C++ while the all-gather runs. 0: no host cost.
+  double host_view_s = 0;
   // kPerBlock: the gathered block is copied out of the flat all-gather buffer into the
   // parameters by one memory-bound kernel on the compute stream, before the block runs
   // (FSDP2's foreach_all_gather_copy_out, in wait_for_unshard).
@@ -66,9 +76,15 @@ struct Zero3Traits {
 // GEMM beside them runs (TE's num_sm), and whether the all-gathers (TE's ring_exchange) move by
 // copy engine instead (TE's use_ce), taking no SMs; the reduce-scatters (TE's pipeline and bulk
 // methods) always run on SMs. 0 SMs: the GEMMs are not slowed (a Strategy built without a stack).
+// gemm_pieces: the overlapped GEMMs run in pieces, each its own kernel priced at its own shape:
+// those beside a ring-exchange all-gather (the column-parallel forward GEMMs, the row-parallel
+// data-gradient GEMMs) as tp GEMMs of tokens/tp rows, those beside the pipelined reduce-scatter
+// (the row-parallel forward GEMMs) as rs_splits GEMMs of tokens/rs_splits rows.
 struct TpOverlapTraits {
   int comm_sms = 0;
   bool ag_copy_engine = true;
+  bool gemm_pieces = false;
+  int rs_splits = 1;
 };
 
 struct Strategy {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "parallel/context_parallel.h"
@@ -49,14 +50,17 @@ double Lowering::OptimizerBytesPerParam() const {
   return 38.0 + (s_.precision == Dtype::kFp16 ? 14.0 : 0.0);
 }
 
-void Lowering::ZeroPerTensor(const std::vector<double>& tensors, double fwd_busy_s,
-                             double bwd_busy_s, double scatter_s, double scatter_share,
-                             int bwd_passes, LayerCost* lc) {
+void Lowering::ZeroPerTensor(const std::vector<double>& tensors, const std::vector<double>& grads,
+                             double fwd_busy_s, double bwd_busy_s, double scatter_s,
+                             double scatter_share, int bwd_passes, LayerCost* lc) {
   double exposed = 0, hidden = 0, hidden_share = 0;
+  // The host builds the world-size list of views before each all-gather, after a device
+  // synchronize (Zero3Traits::host_view_s): the GPU waits for it.
+  const double list_s = s_.zero3.host_view_s * static_cast<double>(dp_group_.size());
   for (double t : tensors) {
     if (t < s_.zero3.persistence_threshold_params) continue;
     const CommPriced ag = Priced(CommKind::kAllGather, t * 2.0, dp_group_);
-    const double g = ag.time_s + CopyOut(t * 2.0);
+    const double g = list_s + ag.time_s + CopyOut(t * 2.0);
     if (t <= s_.zero3.prefetch_bucket_params) {
       hidden += g;
       hidden_share += ag.time_s * Share(ag, bound_fwd_);  // time-weighted below
@@ -65,6 +69,26 @@ void Lowering::ZeroPerTensor(const std::vector<double>& tensors, double fwd_busy
     }
   }
   if (hidden > 0) hidden_share /= hidden;
+  if (s_.zero3.reduce_per_tensor) {
+    // One reduce-scatter per gathered tensor, its list copied into NCCL's flat buffer first (one
+    // copy kernel per rank, as CopyOut), and one for the small tensors together.
+    const double grad = s_.zero3.grad_reduce_bytes_per_param;
+    double small = 0, time = 0, weighted = 0;
+    for (double t : grads) {
+      if (t < s_.zero3.persistence_threshold_params) {
+        small += t;
+        continue;
+      }
+      const CommPriced rs = Priced(CommKind::kReduceScatter, t * grad, dp_group_);
+      time += rs.time_s + CopyOut(t * grad);
+      weighted += rs.time_s * Share(rs, bound_bwd_);
+    }
+    const CommPriced rest = Priced(CommKind::kReduceScatter, small * grad, dp_group_);
+    time += rest.time_s;
+    weighted += rest.time_s * Share(rest, bound_bwd_);
+    scatter_s = time;
+    scatter_share = time > 0 ? weighted / time : 0.0;
+  }
   lc->fwd_zero_s = exposed + std::max(0.0, hidden - fwd_busy_s);
   lc->bwd_zero_s = bwd_passes * (exposed + std::max(0.0, hidden - bwd_busy_s / bwd_passes)) +
                    (s_.overlap_dp ? std::max(0.0, scatter_s - bwd_busy_s) : scatter_s);
@@ -87,13 +111,45 @@ double Lowering::CopyOut(double bytes) {
   return copy_cache_.emplace(bytes, c_.OpsTime(copies)).first->second;
 }
 
+std::vector<Op> Lowering::TpOverlapPieces(std::vector<Op> ops) const {
+  if (!s_.tp_overlap || s_.tp < 2 || !s_.tp_ub.gemm_pieces) return ops;
+  auto pieces_of = [&](const Op& op) -> int {
+    if (op.kind != OpKind::kGemm || op.batch != 1) return 1;
+    const std::string& n = op.name;
+    // Ring-exchange all-gather: TE's qkv_fprop, fc1_fprop, proj_dgrad, fc2_dgrad.
+    if (n == "qkv_proj" || n == "mlp_up" || n == "mlp_gate_up" || n == "out_proj_dgrad" ||
+        n == "mlp_down_dgrad") {
+      return s_.tp;
+    }
+    // Pipelined reduce-scatter: proj_fprop, fc2_fprop.
+    if (n == "out_proj" || n == "mlp_down") return std::max(1, s_.tp_ub.rs_splits);
+    return 1;
+  };
+  std::vector<Op> out;
+  out.reserve(ops.size() + 16);
+  for (const Op& op : ops) {
+    const int k = static_cast<int>(std::min<int64_t>(pieces_of(op), std::max<int64_t>(1, op.m)));
+    if (k <= 1) {
+      out.push_back(op);
+      continue;
+    }
+    // Each piece computes 1/k of the rows (tokens) and reads the whole weight.
+    Op piece = op;
+    piece.m = (op.m + k - 1) / k;
+    piece.flop = op.flop / k;
+    piece.bytes = (op.bytes - op.weight_bytes) / k + op.weight_bytes;
+    for (int i = 0; i < k; ++i) out.push_back(piece);
+  }
+  return out;
+}
+
 const LayerCost& Lowering::Layer(int64_t l) {
   const bool moe = m_.IsMoeLayer(l);
   auto it = layer_cache_.find(moe);
   if (it != layer_cache_.end()) return it->second;
   LayerCost lc;
-  const std::vector<Op> fwd = LayerForwardOps(m_, l, shape_);
-  const std::vector<Op> bwd = LayerBackwardOps(m_, l, shape_);
+  const std::vector<Op> fwd = TpOverlapPieces(LayerForwardOps(m_, l, shape_));
+  const std::vector<Op> bwd = TpOverlapPieces(LayerBackwardOps(m_, l, shape_));
   std::vector<Op> attn;
   for (const Op& op : fwd) {
     if (IsAttentionCore(op)) attn.push_back(op);
@@ -189,7 +245,7 @@ const LayerCost& Lowering::Layer(int64_t l) {
       for (const ParamTensor& t : LayerTensors(m_, l)) {
         tensors.push_back(t.params / (t.tp_split ? s_.tp : 1) / (t.expert ? s_.ep : 1));
       }
-      ZeroPerTensor(tensors, fwd_busy, bwd_busy, scatter, Share(rs, bound_bwd_),
+      ZeroPerTensor(tensors, tensors, fwd_busy, bwd_busy, scatter, Share(rs, bound_bwd_),
                     s_.recompute == Recompute::kFull ? 2 : 1, &lc);
     } else {
       // Per block: the layer's 16-bit weights are all-gathered over DP before its forward and
@@ -299,9 +355,12 @@ ChunkCost Lowering::Chunk(int stage, int chunk) {
         tensors.push_back((m_.tied_embeddings ? static_cast<double>(m_.vocab) * h : pc_.lm_head) /
                           s_.tp);
       }
+      // The gradients: a tied head on the embedding's own stage is the same tensor.
+      std::vector<double> grads = tensors;
+      if (v == 0 && last_v && m_.tied_embeddings) grads.pop_back();
       const CommPriced rs =
           Priced(CommKind::kReduceScatter, p * s_.zero3.grad_reduce_bytes_per_param, dp_group_);
-      ZeroPerTensor(tensors, extra.fwd_compute_s + extra.fwd_tp_s,
+      ZeroPerTensor(tensors, grads, extra.fwd_compute_s + extra.fwd_tp_s,
                     extra.bwd_compute_s + extra.bwd_tp_s, rs.time_s, Share(rs, bound_bwd_), 1,
                     &extra);
     }

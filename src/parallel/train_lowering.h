@@ -76,6 +76,10 @@ class Lowering {
   // The fraction of `ops`' time in compute-bound kernels (GEMMs and the attention core).
   double BoundFraction(const std::vector<Op>& ops) const;
   double TpPass();  // TP communication of one layer pass (fwd or bwd)
+  // With TP overlap run by TE userbuffers in pieces (TpOverlapTraits::gemm_pieces): `ops` with
+  // each overlapped GEMM replaced by its pieces (the ring-exchange ones tp GEMMs of tokens/tp
+  // rows, the pipelined reduce-scatter ones rs_splits GEMMs), each reading the whole weight.
+  std::vector<Op> TpOverlapPieces(std::vector<Op> ops) const;
   // Unfused gradient accumulation of `params` weights, averaged over the micro-batches: fp16
   // gradients accumulate in place in fp16 (read the new gradient and the sum, write the sum:
   // 6 B/param), every micro-batch but the first (AccumulateGrad takes the first as is); other
@@ -96,9 +100,12 @@ class Lowering {
   // the backward (2 for a layer under full recompute: the recomputed forward gathers again). The
   // gradients' reduce-scatter (`scatter_s`) overlaps the backward compute with overlap_dp, and
   // waits on the critical path without it (DeepSpeed's overlap_comm false). What hides behind
-  // compute slows it (scatter_share: the reduce-scatter's Share beside the backward).
-  void ZeroPerTensor(const std::vector<double>& tensors, double fwd_busy_s, double bwd_busy_s,
-                     double scatter_s, double scatter_share, int bwd_passes, LayerCost* lc);
+  // compute slows it (scatter_share: the reduce-scatter's Share beside the backward). With
+  // Zero3Traits::reduce_per_tensor the reduce-scatter is priced here per tensor instead.
+  // `grads`: the tensors whose gradients it reduces (`tensors` less a tied head's duplicate).
+  void ZeroPerTensor(const std::vector<double>& tensors, const std::vector<double>& grads,
+                     double fwd_busy_s, double bwd_busy_s, double scatter_s, double scatter_share,
+                     int bwd_passes, LayerCost* lc);
   // Copying a gathered tensor of `bytes` out of the flat receive buffer into the world-size
   // output tensors (Zero3Traits::copy_out_per_rank): one memory-bound copy kernel of bytes / n
   // per DP rank, each read and written once.

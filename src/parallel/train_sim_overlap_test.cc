@@ -116,6 +116,51 @@ TEST(TrainSim, ZeroThreePerTensorGathersEachLargeTensorOnTheCriticalPath) {
             bytes->breakdown.dp_comm_s - bytes->breakdown.compute_s - 1e-9);
 }
 
+// Reduce-scatters cost `alpha_s` each; every other collective is free.
+class ScatterOnlyCosts : public FakeCosts {
+ public:
+  explicit ScatterOnlyCosts(double alpha_s) : alpha_s_(alpha_s) {}
+  double CommTime(CommKind k, double, std::span<const int>) const override {
+    return k == CommKind::kReduceScatter ? alpha_s_ : 0.0;
+  }
+
+ private:
+  double alpha_s_;
+};
+
+TEST(TrainSim, ZeroThreePerTensorReducesEachTensorAndWaitsForTheHostsViewList) {
+  // The setting of ZeroThreePerTensorGathersEachLargeTensorOnTheCriticalPath (102 all-gathers
+  // per step, dp 8). Host views: each gather first waits for 8 views of 1 us on the host
+  // (free collectives, no copy-out): 102 x 8 us = 816 us.
+  TransformerSpec m = SmallGpt();
+  Strategy s;
+  s.gbs = 8;
+  s.zero = 3;
+  s.recompute = Recompute::kFull;
+  s.zero3.gather = Zero3Gather::kPerTensor;
+  s.zero3.persistence_threshold_params = 1e5;
+  s.zero3.prefetch_bucket_params = 1;
+  s = Resolve(m, s, 8);
+  Strategy hv = s;
+  hv.zero3.host_view_s = 1e-6;
+  auto views = SimulateTrainingStep(m, hv, GatherOnlyCosts(0.0, 1e30), {});
+  ASSERT_TRUE(views.ok());
+  EXPECT_NEAR(views->breakdown.dp_comm_s, 102 * 8 * 1e-6, 1e-12);
+  // Reduce-scatters of 1 s each, not overlapped: one per layer and one for the embedding stage
+  // (9 s) before; per tensor, each layer reduces QKV, proj, fc1, fc2 and then its small tensors
+  // (biases, norms) together: 5 calls; the embedding stage the word embedding, the positions,
+  // and the final norm (the tied head is the word embedding, reduced once): 3. 8 x 5 + 3 = 43.
+  s.overlap_dp = false;  // DeepSpeed's overlap_comm false
+  auto layer = SimulateTrainingStep(m, s, ScatterOnlyCosts(1.0), {});
+  ASSERT_TRUE(layer.ok());
+  EXPECT_NEAR(layer->breakdown.dp_comm_s, 9.0, 1e-6);
+  Strategy pt = s;
+  pt.zero3.reduce_per_tensor = true;
+  auto tensor = SimulateTrainingStep(m, pt, ScatterOnlyCosts(1.0), {});
+  ASSERT_TRUE(tensor.ok());
+  EXPECT_NEAR(tensor->breakdown.dp_comm_s, 43.0, 1e-6);
+}
+
 TEST(TrainSim, TpOverlapHidesCommunicationUnderGemmsButOneChunk) {
   // tp 4 with sp. Slow bus (1 GB/s): TP communication far exceeds the GEMMs, so overlap hides
   // only the GEMM time: exposed = comm - gemm, between comm/4 and comm. Fast bus (1 TB/s): the
@@ -144,6 +189,48 @@ TEST(TrainSim, TpOverlapHidesCommunicationUnderGemmsButOneChunk) {
     }
     EXPECT_LT(over->step_time_s, plain->step_time_s);
   }
+}
+
+// FakeCosts plus a fixed 1 ms per kernel, so a GEMM run in pieces costs one more per piece.
+class KernelCosts : public FakeCosts {
+ public:
+  double OpsTime(const std::vector<Op>& ops) const override {
+    return FakeCosts::OpsTime(ops) + 1e-3 * static_cast<double>(ops.size());
+  }
+};
+
+TEST(TrainSim, TpOverlapRunsTheOverlappedGemmsInPieces) {
+  // tp 2 with sp and TE's overlap run in pieces (rs_splits 3): per layer the forward runs
+  // qkv_proj and mlp_up in 2 pieces (ring exchange) and out_proj and mlp_down in 3 (pipelined
+  // reduce-scatter), the backward out_proj_dgrad and mlp_down_dgrad in 2: 1 + 1 + 2 + 2 + 1 + 1
+  // = 8 more kernels per layer. The pieces do the same FLOPs, each reads the whole weight, and
+  // FakeCosts' GEMMs here are compute-bound, so only the kernels add time: 8 layers x 8 x 1 ms
+  // per micro-batch, all compute (no recompute, one stage).
+  TransformerSpec m = SmallGpt();
+  Strategy s;
+  s.gbs = 4;
+  s.tp = 2;
+  s.sp = true;
+  s.tp_overlap = true;
+  s = Resolve(m, s, 2);
+  Strategy p = s;
+  p.tp_ub.gemm_pieces = true;
+  p.tp_ub.rs_splits = 3;
+  auto whole = SimulateTrainingStep(m, s, KernelCosts(), {});
+  auto pieces = SimulateTrainingStep(m, p, KernelCosts(), {});
+  ASSERT_TRUE(whole.ok() && pieces.ok());
+  const double mm = static_cast<double>(s.micro_batches());
+  EXPECT_NEAR(pieces->breakdown.compute_s - whole->breakdown.compute_s, mm * 8 * 8 * 1e-3, 1e-9);
+  EXPECT_DOUBLE_EQ(pieces->hardware_flop, whole->hardware_flop);
+  // Without TP overlap nothing is split.
+  Strategy off = p;
+  off.tp_overlap = false;
+  Strategy off_whole = s;
+  off_whole.tp_overlap = false;
+  auto a = SimulateTrainingStep(m, off, KernelCosts(), {});
+  auto b = SimulateTrainingStep(m, off_whole, KernelCosts(), {});
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_DOUBLE_EQ(a->step_time_s, b->step_time_s);
 }
 
 // FakeCosts whose every call takes a share x of the GPU from overlapped compute (its SMs and
