@@ -19,6 +19,14 @@
 //     sizes x 16, 128 VMs x tp 1-8 x pp 1-16 x vpp 1-2 x mbs 1-4 x 2 recompute), as the issue's
 //     full space gives them; items/s = configurations per CPU-second. Arg 0: estimate, 1:
 //     analytical.
+//   BM_SweepSlice: the same end to end over the 32,256-point slice of the full space (2 sizes x
+//     8, 64, 512 VMs x every tp/pp/vpp/mbs/ZeRO/recompute; 86% of the points are errors, as in
+//     the full space). BM_SweepSliceEvaluating: the same run, counting the CPU of the evaluating
+//     thread only (SQLite runs on the sweep's writer thread): the rate without the store.
+//   BM_SweepStore: the SQLite store alone (sweep/store.h): the slice's rows, read back from a
+//     sweep of it, written into a fresh database as `ndtwin sweep` writes them (2,048 per
+//     commit, the indexes kept on insert). items/s = rows per second: the store's share of the
+//     end-to-end rate.
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
@@ -31,6 +39,7 @@
 #include "model/transformer.h"
 #include "parallel/cluster_costs.h"
 #include "parallel/train.h"
+#include "sweep/store.h"
 #include "sweep/sweep.h"
 #include "topo/builders.h"
 
@@ -240,7 +249,123 @@ void BM_SweepCommand(benchmark::State& state) {
   std::filesystem::remove(spec);
   state.SetItemsProcessed(static_cast<int64_t>(points));
 }
-BENCHMARK(BM_SweepCommand)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+// The process's CPU: the writer thread (SQLite) included.
+BENCHMARK(BM_SweepCommand)->Arg(0)->Arg(1)->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
+
+constexpr const char* kSliceSpec =
+    "command: train\nfixed: {model: gpt3-175b, gbs: 1536, tokens: 300e9}\n"
+    "grid:\n  sku: [Standard_ND96amsr_A100_v4, Standard_ND96isr_H100_v5]\n"
+    "  vms: [8, 64, 512]\n  tp: [1, 2, 4, 8]\n  pp: [1, 2, 4, 8, 16, 32, 64]\n"
+    "  vpp: [1, 2, 3, 4]\n  mbs: [1, 2, 4, 8]\n  zero: [0, 1, 2, 3]\n"
+    "  recompute: [none, selective, full]\nfidelity: estimate\n";
+
+struct TempFiles {
+  std::string spec, out;
+  TempFiles(const char* name, const char* text) {
+    const std::string base = std::filesystem::temp_directory_path().string() + "/ndt_" + name +
+                             "_" + std::to_string(getpid());
+    spec = base + ".yaml";
+    out = base + ".sqlite";
+    std::FILE* f = std::fopen(spec.c_str(), "w");
+    NDT_CHECK(f != nullptr, "spec");
+    std::fputs(text, f);
+    std::fclose(f);
+    Clear();
+  }
+  void Clear() const {
+    for (const char* x : {"", "-wal", "-shm"}) std::filesystem::remove(out + x);
+  }
+  ~TempFiles() {
+    Clear();
+    std::filesystem::remove(spec);
+  }
+};
+
+uint64_t RunSweepSummary(const TempFiles& t) {
+  Diagnostics d;
+  StatusOr<CommandOutput> r =
+      RunJson(*FindCommand("sweep"), Ctx(),
+              Json{{"spec", t.spec}, {"out", t.out}, {"store", "summary"}, {"threads", 1}}, &d);
+  NDT_CHECK(r.ok(), r.status().message());
+  return r->json["points"].get<uint64_t>();
+}
+
+void SweepSlice(benchmark::State& state) {
+  const TempFiles t("sweep_slice", kSliceSpec);
+  uint64_t points = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    t.Clear();
+    state.ResumeTiming();
+    points += RunSweepSummary(t);
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(points));
+}
+// The process's CPU (end to end), and the evaluating thread's alone (the store runs on the writer
+// thread: this is the rate without it, the batches' hand-over included).
+void BM_SweepSlice(benchmark::State& state) { SweepSlice(state); }
+BENCHMARK(BM_SweepSlice)->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
+void BM_SweepSliceEvaluating(benchmark::State& state) { SweepSlice(state); }
+BENCHMARK(BM_SweepSliceEvaluating)->Unit(benchmark::kMillisecond);
+
+void BM_SweepStore(benchmark::State& state) {
+  const TempFiles t("sweep_store", kSliceSpec);
+  RunSweepSummary(t);
+  const std::vector<HeadlineColumn> cols = HeadlineColumns("train");
+  std::vector<SweepRow> rows;
+  {
+    sqlite3* db = nullptr;
+    NDT_CHECK(sqlite3_open(t.out.c_str(), &db) == SQLITE_OK, "open");
+    sqlite3_stmt* s = nullptr;
+    NDT_CHECK(
+        sqlite3_prepare_v2(db, "SELECT * FROM results ORDER BY id", -1, &s, nullptr) == SQLITE_OK,
+        "select");
+    auto text = [&](int c) {
+      const unsigned char* p = sqlite3_column_text(s, c);
+      return p == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(p));
+    };
+    while (sqlite3_step(s) == SQLITE_ROW) {
+      SweepRow r;
+      r.id = static_cast<uint64_t>(sqlite3_column_int64(s, 0));
+      r.params = text(1);
+      r.ok = text(2) == "ok";
+      r.error = text(3);
+      for (size_t c = 0; c < cols.size(); ++c) {
+        if (sqlite3_column_type(s, static_cast<int>(5 + c)) != SQLITE_NULL) {
+          r.values.push_back(sqlite3_column_double(s, static_cast<int>(5 + c)));
+        } else {
+          r.values.push_back(std::nullopt);
+        }
+      }
+      rows.push_back(std::move(r));
+    }
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+  }
+  StatusOr<SweepSpec> spec = ParseSweepSpec(kSliceSpec, Options);
+  NDT_CHECK(spec.ok(), spec.status().message());
+  std::vector<std::vector<SweepRow>> batches;
+  for (size_t i = 0; i < rows.size(); i += 2048) {
+    batches.emplace_back(rows.begin() + static_cast<int64_t>(i),
+                         rows.begin() + static_cast<int64_t>(std::min(rows.size(), i + 2048)));
+  }
+  for (auto _ : state) {
+    state.PauseTiming();
+    t.Clear();
+    state.ResumeTiming();
+    StatusOr<std::unique_ptr<sweep_detail::Store>> st =
+        sweep_detail::Store::Open(t.out, *spec, cols, SweepStore::kSummary, false);
+    NDT_CHECK(st.ok(), st.status().message());
+    for (const std::vector<SweepRow>& b : batches) {
+      const Status w = (*st)->Write(b);
+      NDT_CHECK(w.ok(), w.message());
+    }
+    NDT_CHECK((*st)->Finish(cols).ok(), "finish");
+    st->reset();  // closed: the last checkpoint counts
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(rows.size() * state.iterations()));
+}
+BENCHMARK(BM_SweepStore)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace ndt

@@ -224,16 +224,26 @@ std::vector<std::optional<double>> TrainHeadline(const SimulatedTrainJob& run) {
   return v;
 }
 
-// `train` points for --store summary: bound as above, simulated with the shared cache, and the
-// headline numbers taken from the report. The steps are RunTrain's (cmd/train.cc) that can fail
-// or that the columns depend on: the prices, the simulation, the placement.
-class TrainSummaryRunner : public CommandRunner {
+// `train` points, bound as above and simulated with the shared cache. --store summary takes the
+// headline numbers from the report, following the steps of RunTrain (cmd/train.cc) that can fail
+// or that the columns depend on: the prices, the simulation, the placement. --store full renders
+// the document with train's own code (TrainJobJson) after the same prices.
+class TrainRunner : public CommandRunner {
  public:
-  TrainSummaryRunner(const Command& cmd, const Context& ctx, const SweepSpec& spec,
-                     const SweepParams& params, SweepShared* shared)
+  TrainRunner(const Command& cmd, const Context& ctx, const SweepSpec& spec,
+              const SweepParams& params, SweepShared* shared)
       : CommandRunner(cmd, ctx, spec, params),
         shared_(shared),
         typed_(cmd, std::make_unique<TrainPointRequest>(), spec, params) {}
+  StatusOr<Json> Run(uint64_t id) override {
+    Status bind;
+    if (!typed_.Bind(id, &bind)) return CommandRunner::Run(id);
+    NDT_RETURN_IF_ERROR(bind);
+    const TrainPointRequest& f = typed_.as<TrainPointRequest>();
+    NDT_ASSIGN_OR_RETURN(const Context* ctx, shared_->Priced(f.job.prices));
+    Diagnostics d;  // a point's warnings are not kept
+    return TrainJobJson(*ctx, f.job, &d, &shared_->cache);
+  }
   bool Summary(uint64_t id, std::vector<std::optional<double>>* values, Status* error) override {
     Status bind;
     if (!typed_.Bind(id, &bind)) return false;
@@ -261,14 +271,14 @@ class TrainSummaryRunner : public CommandRunner {
 
 // The runners of a sweep: the typed train path where it applies, else the general one.
 RunnerFactory Runners(const Command& cmd, const Context& ctx, const SweepSpec& spec,
-                      const SweepParams& params, SweepStore store, SweepShared* shared) {
+                      const SweepParams& params, SweepShared* shared) {
   bool typed = false;
-  if (cmd.name == "train" && store == SweepStore::kSummary) {
+  if (cmd.name == "train") {
     TrainPointRequest mine;
     typed = SameOptions(mine, *cmd.new_request());
   }
   return [&cmd, &ctx, &spec, &params, shared, typed]() -> std::unique_ptr<PointRunner> {
-    if (typed) return std::make_unique<TrainSummaryRunner>(cmd, ctx, spec, params, shared);
+    if (typed) return std::make_unique<TrainRunner>(cmd, ctx, spec, params, shared);
     return std::make_unique<CommandRunner>(cmd, ctx, spec, params);
   };
 }
@@ -352,7 +362,7 @@ StatusOr<CommandOutput> RunSweepCommand(const Context& ctx, const SweepRequest& 
   const Command* cmd = FindCommand(spec.command);
   const SweepParams params(spec);
   SweepShared shared(ctx);
-  const RunnerFactory runners = Runners(*cmd, ctx, spec, params, store, &shared);
+  const RunnerFactory runners = Runners(*cmd, ctx, spec, params, &shared);
   SweepOptions opt;
   opt.threads = f.threads;
   opt.store = store;

@@ -41,6 +41,25 @@ struct TrainRequest : CommandRequest {
   }
 };
 
+// The document (and, when `text`, the text) of a simulated job: RunTrain's, and a sweep's
+// points' through TrainJobJson.
+StatusOr<CommandOutput> Render(const Context& ctx, const SimulatedTrainJob& run,
+                               const std::string& stack, bool text) {
+  const SkuSpec* sku = run.sku;
+  const TrainJob& job = run.job;
+  const TrainReport& r = run.report;
+  // ZeRO-3 runs have their own class: their parameter gathers are a mechanism of their own.
+  const IntervalClass iv =
+      IntervalFor(ctx, *sku, r.strategy.zero == 3 ? "training-zero3" : "training");
+  // Azure's placement limits (fleet/fleet.h): in the JSON for sizes with InfiniBand, in the text
+  // where they bind (more VMs than a scale set holds by default, or NVL72 racks).
+  const PlacementData& limits = ctx.fleet.placement;
+  const int vms = job.num_gpus / job.gpus_per_vm;
+  NDT_ASSIGN_OR_RETURN(Placement place, PlanPlacement(limits, *sku, vms, 0, false));
+  const TrainView v{job, stack, *sku, r, iv, place, limits, run.cluster_ref().fabric_layout().nics};
+  return CommandOutput{TrainJson(v), text ? TrainText(v) : std::string()};
+}
+
 StatusOr<CommandOutput> RunTrain(const Context& base, const TrainRequest& f, Diagnostics* diag) {
   std::optional<Context> priced;
   NDT_ASSIGN_OR_RETURN(const Context* c, f.job.prices.Apply(base, &priced));
@@ -51,25 +70,21 @@ StatusOr<CommandOutput> RunTrain(const Context& base, const TrainRequest& f, Dia
   if (f.trace.has_value()) NDT_RETURN_IF_ERROR(CheckWritablePath(*f.trace, "--trace"));
   NDT_ASSIGN_OR_RETURN(SimulatedTrainJob run,
                        SimulateTrainJob(ctx, f.job, f.trace.has_value() || f.timeline, diag));
-  const SkuSpec* sku = run.sku;
-  const TrainJob& job = run.job;
   const TrainReport& r = run.report;
   if (f.trace.has_value()) NDT_RETURN_IF_ERROR(WriteTrace(TrainTrace(r), *f.trace));
-  // ZeRO-3 runs have their own class: their parameter gathers are a mechanism of their own.
-  const IntervalClass iv =
-      IntervalFor(ctx, *sku, r.strategy.zero == 3 ? "training-zero3" : "training");
-  // Azure's placement limits (fleet/fleet.h): in the JSON for sizes with InfiniBand, in the text
-  // where they bind (more VMs than a scale set holds by default, or NVL72 racks).
-  const PlacementData& limits = ctx.fleet.placement;
-  const int vms = job.num_gpus / job.gpus_per_vm;
-  NDT_ASSIGN_OR_RETURN(Placement place, PlanPlacement(limits, *sku, vms, 0, false));
-  const TrainView v{job, f.job.stack, *sku, r, iv, place, limits, run.cluster.fabric_layout().nics};
-  CommandOutput out{TrainJson(v), TrainText(v)};
+  NDT_ASSIGN_OR_RETURN(CommandOutput out, Render(ctx, run, f.job.stack, true));
   if (f.timeline) out.json["timeline"] = TrainTimelineJson(r.sim, r.strategy.pp);
   return out;
 }
 
 }  // namespace
+
+StatusOr<Json> TrainJobJson(const Context& ctx, const TrainJobArgs& f, Diagnostics* diag,
+                            TrainJobCache* cache) {
+  NDT_ASSIGN_OR_RETURN(SimulatedTrainJob run, SimulateTrainJob(ctx, f, false, diag, cache));
+  NDT_ASSIGN_OR_RETURN(CommandOutput out, Render(ctx, run, f.stack, false));
+  return std::move(out.json);
+}
 
 Command TrainCommand() {
   return MakeCommand<TrainRequest>(

@@ -118,6 +118,13 @@ StatusOr<SimulatedTrainJob> SimulateTrainJob(const Context& ctx, const TrainJobA
                                              bool want_trace, Diagnostics* diag,
                                              TrainJobCache* cache = nullptr);
 
+// train's --json document for the job `f` on `ctx` (its --price-per-hour already applied), as
+// `ndtwin train --json` prints it without --trace or --timeline, the model and cluster from
+// `cache`: what a sweep stores for a train point with --store full. Defined in cmd/train.cc
+// beside the command, which renders through the same code.
+StatusOr<Json> TrainJobJson(const Context& ctx, const TrainJobArgs& f, Diagnostics* diag,
+                            TrainJobCache* cache);
+
 }  // namespace ndt
 
 #endif  // NDTWIN_CMD_TRAIN_JOB_H_

@@ -1,0 +1,386 @@
+// File: sweep/sweep_run_test.cc
+// Sweeps run with the registry: rows equal to the command's JSON, 1 and N threads, kill -9 and
+// --resume, the database queries, and `ndtwin sweep`'s fast paths against the general one.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+
+#include "cmd/command.h"
+#include "cmd/train_job.h"
+#include "sweep/sweep.h"
+
+namespace ndt {
+namespace {
+
+// ---- With the registry: a small train sweep ------------------------------------------------
+
+const Context& Ctx() {
+  static const Context ctx = [] {
+    StatusOr<Context> c = Context::Load("");
+    NDT_CHECK(c.ok(), c.status().message());
+    return std::move(*c);
+  }();
+  return ctx;
+}
+
+StatusOr<std::vector<std::string>> RegistryOptions(const std::string& name) {
+  const Command* c = FindCommand(name);
+  if (c == nullptr) return Status::NotFound("unknown command '" + name + "'");
+  auto req = c->new_request();
+  OptionList o;
+  req->Declare(&o);
+  std::vector<std::string> names;
+  for (const Option& x : o.options()) names.push_back(x.name);
+  return names;
+}
+
+PointFn TrainFn() {
+  return [](const Json& args) -> StatusOr<Json> {
+    Diagnostics d;
+    NDT_ASSIGN_OR_RETURN(CommandOutput out, RunJson(*FindCommand("train"), Ctx(), args, &d));
+    return std::move(out.json);
+  };
+}
+
+// 2 x 3 x 2 x 2 = 24 points; tp 16 exceeds the 8-GPU NVLink domain and pp 7 does not divide
+// GPT-3's 96 layers: some points are errors, and the table keeps them.
+const char* kSpec =
+    "command: train\n"
+    "fixed: {model: gpt3-175b, gbs: 1536, tokens: 3.0e11}\n"
+    "grid:\n"
+    "  sku: [Standard_ND96amsr_A100_v4, Standard_ND96isr_H100_v5]\n"
+    "  vms: [16, 64, 128]\n"
+    "  tp: [8, 16]\n"
+    "zip: {pp: [8, 7], recompute: [full, selective]}\n"
+    "fidelity: estimate\n";  // the closed form: milliseconds per point
+
+SweepSpec TrainSpec(const std::string& y = kSpec) {
+  StatusOr<SweepSpec> s = ParseSweepSpec(y, RegistryOptions);
+  NDT_CHECK(s.ok(), s.status().message());
+  return *s;
+}
+
+std::string TempPath(const std::string& name) {
+  const std::string p = testing::TempDir() + "/ndt_sweep_" + std::to_string(getpid()) + "_" + name;
+  std::filesystem::remove(p);
+  std::filesystem::remove(p + "-wal");
+  std::filesystem::remove(p + "-shm");
+  return p;
+}
+
+// The whole results table, row by row, every column.
+std::vector<std::string> Dump(const std::string& path) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* s = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, "SELECT * FROM results ORDER BY id", -1, &s, nullptr),
+            SQLITE_OK);
+  std::vector<std::string> rows;
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    std::string r;
+    for (int c = 0; c < sqlite3_column_count(s); ++c) {
+      const unsigned char* t = sqlite3_column_text(s, c);
+      r += (t ? reinterpret_cast<const char*>(t) : "NULL") + std::string("|");
+    }
+    rows.push_back(r);
+  }
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return rows;
+}
+
+// The whole results table with every REAL exactly (hex), for equality to the last bit.
+std::vector<std::string> DumpExact(const std::string& path) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* s = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, "SELECT * FROM results ORDER BY id", -1, &s, nullptr),
+            SQLITE_OK);
+  std::vector<std::string> rows;
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    std::string r;
+    for (int c = 0; c < sqlite3_column_count(s); ++c) {
+      if (sqlite3_column_type(s, c) == SQLITE_FLOAT) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%a", sqlite3_column_double(s, c));
+        r += buf;
+      } else {
+        const unsigned char* t = sqlite3_column_text(s, c);
+        r += t ? reinterpret_cast<const char*>(t) : "NULL";
+      }
+      r += "|";
+    }
+    rows.push_back(r);
+  }
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return rows;
+}
+
+TEST(SweepRunTest, RowsAreTheCommandsJson) {
+  const SweepSpec spec = TrainSpec();
+  ASSERT_EQ(spec.points, 24u);
+  const std::string path = TempPath("rows.sqlite");
+  SweepOptions o;
+  o.threads = 2;
+  StatusOr<SweepStats> st = RunSweep(spec, TrainFn(), path, o);
+  ASSERT_TRUE(st.ok()) << st.status().message();
+  EXPECT_EQ(st->evaluated, 24u);
+  EXPECT_EQ(st->ok + st->errors, 24u);
+  EXPECT_GT(st->ok, 0u);
+  EXPECT_GT(st->errors, 0u);  // tp 16 > the 8-GPU NVLink domain, at least
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* s = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db,
+                               "SELECT id, params, status, error, result, step_time_s, cost_usd "
+                               "FROM results ORDER BY id",
+                               -1, &s, nullptr),
+            SQLITE_OK);
+  uint64_t n = 0;
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    const uint64_t id = sqlite3_column_int64(s, 0);
+    EXPECT_EQ(id, n++);
+    const Json args = SweepPoint(spec, id);
+    EXPECT_EQ(reinterpret_cast<const char*>(sqlite3_column_text(s, 1)), CanonicalJson(args));
+    Diagnostics d;
+    StatusOr<CommandOutput> one = RunJson(*FindCommand("train"), Ctx(), args, &d);
+    const std::string status = reinterpret_cast<const char*>(sqlite3_column_text(s, 2));
+    if (one.ok()) {
+      EXPECT_EQ(status, "ok");
+      // Exactly the CLI's --json document (dump(2), without the trailing newline).
+      EXPECT_EQ(reinterpret_cast<const char*>(sqlite3_column_text(s, 4)), one->json.dump(2));
+      EXPECT_EQ(sqlite3_column_double(s, 5), one->json["step_time_s"].get<double>());
+      EXPECT_EQ(sqlite3_column_double(s, 6), one->json["cost_usd"].get<double>());
+    } else {
+      EXPECT_EQ(status, "error");
+      EXPECT_EQ(reinterpret_cast<const char*>(sqlite3_column_text(s, 3)), one.status().message());
+      EXPECT_EQ(sqlite3_column_type(s, 4), SQLITE_NULL);
+    }
+  }
+  EXPECT_EQ(n, 24u);
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  // Without --resume an existing file is refused; with it and another spec too.
+  StatusOr<SweepStats> again = RunSweep(spec, TrainFn(), path, o);
+  EXPECT_FALSE(again.ok());
+  EXPECT_NE(again.status().message().find("use --resume"), std::string::npos);
+  o.resume = true;
+  SweepSpec other = spec;
+  other.fixed["gbs"] = 768;
+  StatusOr<SweepStats> wrong = RunSweep(other, TrainFn(), path, o);
+  EXPECT_FALSE(wrong.ok());
+  // Resuming a finished sweep runs nothing.
+  StatusOr<SweepStats> nothing = RunSweep(spec, TrainFn(), path, o);
+  ASSERT_TRUE(nothing.ok());
+  EXPECT_EQ(nothing->evaluated, 0u);
+  EXPECT_EQ(nothing->resumed, 24u);
+}
+
+TEST(SweepRunTest, OneThreadEqualsManyAndSummaryDropsResult) {
+  const SweepSpec spec = TrainSpec();
+  const std::string one = TempPath("t1.sqlite"), four = TempPath("t4.sqlite");
+  SweepOptions o;
+  o.threads = 1;
+  ASSERT_TRUE(RunSweep(spec, TrainFn(), one, o).ok());
+  o.threads = 4;
+  o.batch = 5;  // several batches, not a multiple of the threads
+  ASSERT_TRUE(RunSweep(spec, TrainFn(), four, o).ok());
+  EXPECT_EQ(Dump(one), Dump(four));
+  const std::string sum = TempPath("sum.sqlite");
+  o.store = SweepStore::kSummary;
+  ASSERT_TRUE(RunSweep(spec, TrainFn(), sum, o).ok());
+  const std::vector<std::string> a = Dump(one), b = Dump(sum);
+  ASSERT_EQ(a.size(), b.size());
+  for (const std::string& r : b) {
+    EXPECT_NE(r.find("|NULL|"), std::string::npos);  // result is NULL
+  }
+  o.store = SweepStore::kFull;
+  o.resume = true;
+  StatusOr<SweepStats> mixed = RunSweep(spec, TrainFn(), sum, o);
+  EXPECT_FALSE(mixed.ok());
+  EXPECT_NE(mixed.status().message().find("--store summary"), std::string::npos);
+}
+
+TEST(SweepRunTest, KillNineThenResumeEqualsUninterrupted) {
+  const SweepSpec spec = TrainSpec();
+  const std::string whole = TempPath("whole.sqlite"), killed = TempPath("killed.sqlite");
+  SweepOptions o;
+  o.threads = 2;
+  o.batch = 4;
+  ASSERT_TRUE(RunSweep(spec, TrainFn(), whole, o).ok());
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // The child kills itself with SIGKILL after its third committed batch: no destructor, no
+    // close, the WAL as the kill left it.
+    SweepOptions k = o;
+    k.threads = 1;  // libgomp's thread pool does not survive fork()
+    int batches = 0;
+    k.progress = [&](uint64_t, uint64_t) {
+      if (++batches == 3) raise(SIGKILL);
+    };
+    (void)RunSweep(spec, TrainFn(), killed, k);
+    _exit(0);
+  }
+  int wstatus = 0;
+  ASSERT_EQ(waitpid(child, &wstatus, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(wstatus));
+  EXPECT_EQ(WTERMSIG(wstatus), SIGKILL);
+  const std::vector<std::string> partial = Dump(killed);
+  EXPECT_EQ(partial.size(), 12u);  // 3 batches of 4 committed
+  o.resume = true;
+  StatusOr<SweepStats> st = RunSweep(spec, TrainFn(), killed, o);
+  ASSERT_TRUE(st.ok()) << st.status().message();
+  EXPECT_EQ(st->resumed, 12u);
+  EXPECT_EQ(st->evaluated, 12u);
+  EXPECT_EQ(Dump(killed), Dump(whole));
+}
+
+TEST(SweepRunTest, ParetoAndTopFromTheDatabase) {
+  const SweepSpec spec = TrainSpec();
+  const std::string path = TempPath("pareto.sqlite");
+  ASSERT_TRUE(RunSweep(spec, TrainFn(), path, SweepOptions{}).ok());
+  StatusOr<std::vector<SweepPick>> front = QueryPareto(path, {"step_time_s", "cost_usd"});
+  ASSERT_TRUE(front.ok()) << front.status().message();
+  ASSERT_FALSE(front->empty());
+  // Sorted by step time ascending, so cost must fall along the frontier.
+  for (size_t i = 1; i < front->size(); ++i) {
+    EXPECT_LE((*front)[i - 1].values[0], (*front)[i].values[0]);
+    EXPECT_GT((*front)[i - 1].values[1], (*front)[i].values[1]);
+  }
+  StatusOr<std::vector<SweepPick>> top = QueryTop(path, "tokens_per_s", 3);
+  ASSERT_TRUE(top.ok());
+  ASSERT_EQ(top->size(), 3u);
+  EXPECT_GE((*top)[0].values[0], (*top)[1].values[0]);  // maximized: best first
+  EXPECT_EQ((*front)[0].id, (*top)[0].id);              // the fastest step is the most tokens/s
+  StatusOr<std::vector<SweepPick>> bad = QueryTop(path, "speed", 3);
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("'speed' is not a column of a train sweep"),
+            std::string::npos);
+}
+
+// `ndtwin sweep` binds only the varied keys per point, and for train --store summary takes the
+// headline numbers from the report with the models and clusters shared (cmd/sweep.cc): its
+// tables equal the library's over RunJson of every whole point, to the last bit. The spec
+// reaches every branch: a required option left null (the general path), a value that does not
+// bind and one out of range (errors), null for the default (vpp), a price list varied, the
+// micro-batch and VPP searches, points that fit and points that do not.
+TEST(SweepRunTest, CommandFastPathsEqualTheGeneralPath) {
+  const std::string y =
+      "command: train\n"
+      "fixed: {model: gpt3-175b, gbs: 1536, tokens: 3.0e11, pp: 8}\n"
+      "grid:\n"
+      "  sku: [Standard_ND96amsr_A100_v4, null, Standard_ND96isr_H100_v5]\n"
+      "  vms: [16, 64]\n"
+      "  tp: [8, x, 0, 4]\n"
+      "  vpp: [null, 2]\n"
+      "  price-per-hour: [[], [Standard_ND96isr_H100_v5=50]]\n"
+      "  recompute: [full, selective]\n"
+      "fidelity: estimate\n";
+  const SweepSpec spec = TrainSpec(y);
+  ASSERT_EQ(spec.points, 192u);
+  const std::string general = TempPath("general.sqlite");
+  SweepOptions o;
+  o.threads = 2;
+  ASSERT_TRUE(RunSweep(spec, TrainFn(), general, o).ok());
+  const std::string spec_file = TempPath("fast.yaml");
+  {
+    std::FILE* f = std::fopen(spec_file.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(y.c_str(), f);
+    std::fclose(f);
+  }
+  auto command = [&](const std::string& store) {
+    const std::string out = TempPath(store + ".sqlite");
+    Diagnostics d;
+    StatusOr<CommandOutput> r =
+        RunJson(*FindCommand("sweep"), Ctx(),
+                Json{{"spec", spec_file}, {"out", out}, {"store", store}, {"threads", 2}}, &d);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return DumpExact(out);
+  };
+  const std::vector<std::string> want = DumpExact(general);
+  ASSERT_EQ(want.size(), 192u);
+  size_t ok = 0, errors = 0;
+  for (const std::string& r : want) (r.find("|ok|") != std::string::npos ? ok : errors)++;
+  EXPECT_GT(ok, 10u);
+  EXPECT_GT(errors, 10u);
+  EXPECT_EQ(command("full"), want);
+  // Summary: the same rows with the result NULL (the fifth column).
+  std::vector<std::string> no_result;
+  for (const std::string& r : want) {
+    size_t at = 0;
+    for (int k = 0; k < 4; ++k) at = r.find('|', at) + 1;
+    no_result.push_back(r.substr(0, at) + "NULL" + r.substr(r.find('|', at)));
+  }
+  EXPECT_EQ(command("summary"), no_result);
+}
+
+// fleet sweeps (issue 21: fleet joins as it lands): the headline columns are the numbers of
+// fleet's own JSON document (goodput, step time, median time to train and cost, lost GPU-hours).
+TEST(SweepRunTest, FleetColumnsAreItsJsonNumbers) {
+  const SweepSpec spec = TrainSpec(
+      "command: fleet\n"
+      "fixed: {model: gpt3-175b, gbs: 1536, tokens: 1.0e11, runs: 20, tp: 8, pp: 8}\n"
+      "grid: {sku: [Standard_ND96isr_H100_v5, Standard_ND96isr_H200_v5], vms: [16, 32]}\n"
+      "fidelity: estimate\n");
+  const std::string path = TempPath("fleet.sqlite");
+  const PointFn fn = [](const Json& args) -> StatusOr<Json> {
+    Diagnostics d;
+    NDT_ASSIGN_OR_RETURN(CommandOutput out, RunJson(*FindCommand("fleet"), Ctx(), args, &d));
+    return std::move(out.json);
+  };
+  ASSERT_TRUE(RunSweep(spec, fn, path, SweepOptions{}).ok());
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* s = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db,
+                               "SELECT id, status, goodput, step_time_s, time_to_train_days, "
+                               "cost_usd, lost_gpu_hours FROM results ORDER BY id",
+                               -1, &s, nullptr),
+            SQLITE_OK);
+  int rows = 0, priced = 0;
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    ++rows;
+    Diagnostics d;
+    StatusOr<CommandOutput> one =
+        RunJson(*FindCommand("fleet"), Ctx(), SweepPoint(spec, sqlite3_column_int64(s, 0)), &d);
+    ASSERT_TRUE(one.ok()) << one.status().message();
+    const Json& j = one->json;
+    EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(s, 1)), "ok");
+    EXPECT_EQ(sqlite3_column_double(s, 2), j["goodput"].get<double>());
+    EXPECT_GT(sqlite3_column_double(s, 2), 0.5);  // a goodput, not a time
+    EXPECT_EQ(sqlite3_column_double(s, 3), j["step_time_s"].get<double>());
+    EXPECT_EQ(sqlite3_column_double(s, 4), j["time_to_train_days"]["p50"].get<double>());
+    EXPECT_EQ(sqlite3_column_double(s, 6), j["lost_gpu_hours"].get<double>());
+    if (j["cost_usd"].is_null()) {
+      EXPECT_EQ(sqlite3_column_type(s, 5), SQLITE_NULL);  // H200 has no price in data/
+    } else {
+      ++priced;
+      EXPECT_EQ(sqlite3_column_double(s, 5), j["cost_usd"]["p50"].get<double>());
+    }
+  }
+  EXPECT_EQ(rows, 4);
+  EXPECT_EQ(priced, 2);
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  StatusOr<std::vector<SweepPick>> top = QueryTop(path, "goodput", 1);
+  ASSERT_TRUE(top.ok()) << top.status().message();
+  EXPECT_EQ(top->size(), 1u);
+}
+
+// The typed path's request declares train's options exactly (else the sweep would not use it).
+TEST(SweepRunTest, TrainPointRequestDeclaresTrainsOptions) {
+  TrainPointRequest mine;
+  EXPECT_TRUE(SameOptions(mine, *FindCommand("train")->new_request()));
+  EXPECT_FALSE(SameOptions(mine, *FindCommand("infer")->new_request()));
+}
+
+}  // namespace
+}  // namespace ndt
