@@ -79,10 +79,23 @@ StatusOr<DeploymentPlan> MakeDeploymentPlan(const InferContext& ctx, const Infer
     p.cost.overhead_per_seq_s = fit->overhead_per_seq_s;
   }
   p.cost.host_overlap = o.host_overlap;
+  p.cost.overhead_reference_layers = ctx.params.host_overhead_reference_layers;
+  const double launch_s = ctx.calibration->For(ctx.gpu->arch).kernel_overhead_s;
+  if (o.cuda_graphs) {
+    p.cost.cuda_graph_max_batch = ctx.params.cuda_graph_max_batch;
+    p.cost.graph_launch_s = launch_s;
+  }
   if (k.tp > 1 && ctx.comm.tp_allreduce_s) {
     auto fn = ctx.comm.tp_allreduce_s;
     int tp = k.tp;
-    p.cost.tp_allreduce_s = [fn, tp](double bytes) { return fn(tp, bytes); };
+    NvlinkPath path = ctx.comm.tp_path;
+    path.launch_s = launch_s;
+    const TpAllReduceImpl impl = path.bw_Bps > 0 ? o.tp_allreduce : TpAllReduceImpl::kNccl;
+    const CustomAllReduceParams ar = ctx.params.custom_allreduce;
+    p.cost.tp_allreduce_s = [fn, tp, path, impl, ar](double bytes, int tokens) {
+      const TpAllReduceAlgo a = ChooseTpAllReduce(impl, tp, bytes, tokens, ar);
+      return a == TpAllReduceAlgo::kNccl ? fn(tp, bytes) : CustomAllReduceTime(a, tp, bytes, path);
+    };
   }
   if (k.pp > 1 && ctx.comm.pp_sends_s) {
     auto fn = ctx.comm.pp_sends_s;
