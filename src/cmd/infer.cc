@@ -43,7 +43,8 @@ struct InferFlags : CommandRequest {
   ModelArgs mf;
   std::string sku, weights = "fp16", kv, scenario = "offline";
   std::string trace_file, disaggregate, ttft_p99, tpot_p99, stack;
-  std::optional<bool> no_host_overlap;
+  std::optional<bool> no_host_overlap, no_cuda_graphs;
+  std::string tp_allreduce;
   std::optional<std::string> trace;
   bool timeline = false;
   int vms = 1, ep = 1;
@@ -95,6 +96,11 @@ struct InferFlags : CommandRequest {
     o->Add("no-host-overlap", &no_host_overlap,
            "Host work between GPU iterations (TensorRT-LLM's C++ executor), even if the stack "
            "overlaps it");
+    o->Add("tp-allreduce", &tp_allreduce,
+           "TP all-reduce of the engine: nccl, trtllm-2024, trtllm-2025 (TensorRT-LLM's own "
+           "kernels below a size; default: the stack's, else trtllm-2025)");
+    o->Add("no-cuda-graphs", &no_cuda_graphs,
+           "Launch every kernel of every iteration (no CUDA graphs for decode-only batches)");
     prices.Declare(o);
   }
 };
@@ -182,8 +188,15 @@ Status BuildOptions(const Context& ctx, const InferFlags& f, InferOptions* o) {
       o->max_num_tokens = *st.serve.max_num_tokens;
     }
     o->host_overlap = st.host_overlap;
+    o->cuda_graphs = st.cuda_graphs;
+    ParseTpAllReduce(st.tp_allreduce, &o->tp_allreduce);  // a name the stack parser checked
   }
   if (f.no_host_overlap.value_or(false)) o->host_overlap = false;
+  if (f.no_cuda_graphs.value_or(false)) o->cuda_graphs = false;
+  if (!f.tp_allreduce.empty() && !ParseTpAllReduce(f.tp_allreduce, &o->tp_allreduce)) {
+    return Status::InvalidInput("--tp-allreduce '" + f.tp_allreduce +
+                                "' is not one of nccl, trtllm-2024, trtllm-2025");
+  }
   return Status::Ok();
 }
 

@@ -68,11 +68,15 @@ StatusOr<std::vector<ValidationRow>> RunSuite(const std::string& suite, const Co
   }
   const ServeData data{&ctx.catalog, &ctx.fabric, &ctx.compute,
                        &ctx.engine,  &ctx.nccl,   ctx.data_dir};
-  std::map<std::string, bool> overlap;  // each serving stack's host_overlap trait
+  std::map<std::string, ServingTraits> traits;  // each serving stack's engine traits
   for (const SoftwareStack& st : ctx.stacks) {
-    if (st.kind == StackKind::kServing) overlap[st.name] = st.host_overlap;
+    if (st.kind != StackKind::kServing) continue;
+    ServingTraits& t = traits[st.name];
+    t.host_overlap = st.host_overlap;
+    t.cuda_graphs = st.cuda_graphs;
+    ParseTpAllReduce(st.tp_allreduce, &t.tp_allreduce);  // a name the stack parser checked
   }
-  return ValidateInference(data, shared_dir, overlap);
+  return ValidateInference(data, shared_dir, traits);
 }
 
 StatusOr<CommandOutput> RunValidate(const Context& ctx, const ValidateOptions& opts,

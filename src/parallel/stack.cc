@@ -165,6 +165,9 @@ Status ParseServing(const YamlMap& knobs, const YamlMap& traits, SoftwareStack* 
                        BoolEntry(traits, "traits", "in_flight_batching", st));
   NDT_ASSIGN_OR_RETURN(st->chunked_prefill, BoolEntry(traits, "traits", "chunked_prefill", st));
   NDT_ASSIGN_OR_RETURN(st->host_overlap, BoolEntry(traits, "traits", "host_overlap", st));
+  NDT_ASSIGN_OR_RETURN(st->tp_allreduce, ChoiceEntry(traits, "traits", "tp_allreduce",
+                                                     {"nccl", "trtllm-2024", "trtllm-2025"}, st));
+  NDT_ASSIGN_OR_RETURN(st->cuda_graphs, BoolEntry(traits, "traits", "cuda_graphs", st));
   // serve/engine.h schedules in flight with chunked prefill and nothing else: a stack that ran
   // otherwise would be predicted with an engine it did not have.
   if (!st->in_flight_batching) {

@@ -63,6 +63,11 @@ struct SoftwareStack {
   // iteration while the GPU runs the next (TensorRT-LLM's PyTorch-backend overlap scheduler);
   // serve/cost.h prices an iteration as max(host, GPU) + the fixed host part when it does.
   bool host_overlap = false;
+  // Which TP all-reduce the engine runs (serve/allreduce.h): "nccl", "trtllm-2024" (the TensorRT
+  // backend's AllReduce plugin), "trtllm-2025" (the PyTorch backend's AllreduceOp).
+  std::string tp_allreduce = "nccl";
+  // Whether decode-only iterations run as captured CUDA graphs (serve/cost.h).
+  bool cuda_graphs = false;
   // "knobs.precision" / "traits.zero3_gather" -> where the value comes from.
   std::map<std::string, std::string> sources;
   std::string file;  // the YAML it came from

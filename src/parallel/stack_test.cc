@@ -85,6 +85,10 @@ TEST(Stacks, EveryFileLoadsAndTheNamedOnesExist) {
   StatusOr<SoftwareStack> trt24 = FindStack(*all, "tensorrt-llm-2024", StackKind::kServing);
   ASSERT_TRUE(trt24.ok());
   EXPECT_FALSE(trt24->host_overlap);
+  EXPECT_EQ(trt24->tp_allreduce, "trtllm-2024");
+  EXPECT_FALSE(trt24->cuda_graphs);
+  EXPECT_EQ(trt->tp_allreduce, "trtllm-2025");
+  EXPECT_TRUE(trt->cuda_graphs);
 }
 
 TEST(Stacks, GoodTextParses) {
@@ -146,6 +150,8 @@ traits:
   in_flight_batching: {value: true, source: "s"}
   chunked_prefill: {value: true, source: "s"}
   host_overlap: {value: false, source: "s"}
+  tp_allreduce: {value: "nccl", source: "s"}
+  cuda_graphs: {value: false, source: "s"}
 )";
   StatusOr<SoftwareStack> st = Parse(text);
   ASSERT_FALSE(st.ok());

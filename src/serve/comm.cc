@@ -1,5 +1,6 @@
 #include "serve/comm.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "coll/collective.h"
+#include "topo/summary.h"
 
 namespace ndt {
 namespace {
@@ -54,6 +56,25 @@ CommFns MakeCommFns(const Cluster& cluster, const NcclCalibrationSet& nccl) {
     }
     return t;
   };
+  // The custom all-reduce kernels' path: GPU 0 -> GPU 1 (inside the NVLink domain of a VM or
+  // rack), at the achieved fraction of SM-driven NVLink copies coll/ fitted for the arch.
+  if (c->num_gpus() >= 2) {
+    const Route route = c->GpuRoute(0, 1);
+    double bw = 0, lat = 0;
+    bool nvlink = !route.empty();
+    for (const Path& p : route) {
+      for (LinkId l : p.links) nvlink = nvlink && c->link(l).kind == LinkKind::kNvlink;
+      // A route splits a transfer over paths (NVSwitch planes): it ends when the slowest ends.
+      const double path_bw = PathBottleneckBps(*c, p) / p.fraction;
+      bw = bw == 0 ? path_bw : std::min(bw, path_bw);
+      lat = std::max(lat, PathLatency(*c, p));
+    }
+    const bool blackwell = c->gpu_spec().arch.rfind("blackwell", 0) == 0;
+    // TensorRT-LLM runs its own kernels only over NVLink (allreduceOp.cpp ifFallbackToNCCL).
+    if (!nvlink) bw = 0;
+    f.tp_path.bw_Bps = bw * (blackwell ? cal->blackwell_bw_efficiency : cal->base.bw_efficiency);
+    f.tp_path.latency_s = lat;
+  }
   f.kv_transfer_s = [c, cal, memo](double bytes) {
     if (c->num_gpus() < 2 || bytes <= 0) return 0.0;
     return Collective(*c, *cal, memo.get(), CollOp::kSendRecv, {0, c->num_gpus() - 1}, bytes);

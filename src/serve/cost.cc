@@ -46,7 +46,7 @@ double IterationCostModel::CommTerms(int tokens) {
         tokens * static_cast<double>(spec_.model->hidden) * DtypeBytes(spec_.activations);
     double t = 0;
     if (spec_.tp > 1 && spec_.tp_allreduce_s) {
-      t += 2.0 * static_cast<double>(spec_.model->layers) * spec_.tp_allreduce_s(act_bytes);
+      t += 2.0 * static_cast<double>(spec_.model->layers) * spec_.tp_allreduce_s(act_bytes, tokens);
     }
     if (spec_.pp > 1 && spec_.pp_sends_s) t += spec_.pp_sends_s(act_bytes);
     return t;
@@ -98,10 +98,19 @@ IterationTime IterationCostModel::Detail(const BatchShape& b) {
   int outputs = b.decode_seqs + static_cast<int>(b.chunks.size());
   t.head_s = HeadTerms(outputs);
   const double per_seq = spec_.overhead_per_seq_s * outputs;
-  t.host_s = spec_.overhead_s + per_seq;
-  t.overhead_s =
-      spec_.host_overlap ? spec_.overhead_s + std::max(0.0, per_seq - t.gpu()) : t.host_s;
+  double fixed = spec_.overhead_s;
+  if (spec_.overhead_reference_layers > 0) fixed *= layers / spec_.overhead_reference_layers;
+  t.graph = b.chunks.empty() && GraphCaptured(b.decode_seqs, spec_.cuda_graph_max_batch);
+  if (t.graph) fixed = spec_.graph_launch_s;
+  t.host_s = fixed + per_seq;
+  t.overhead_s = spec_.host_overlap ? fixed + std::max(0.0, per_seq - t.gpu()) : t.host_s;
   return t;
+}
+
+bool IterationCostModel::GraphCaptured(int seqs, int max_batch) {
+  if (seqs < 1 || seqs > max_batch) return false;
+  // TensorRT-LLM's default sizes without padding: 1..31, then powers of two, then the maximum.
+  return seqs <= 31 || (seqs & (seqs - 1)) == 0 || seqs == max_batch;
 }
 
 }  // namespace ndt

@@ -15,6 +15,14 @@
 //   host_overlap trait) the per-sequence work of one iteration runs while the GPU runs the next:
 //   iteration = max(GPU, per-sequence host) + fixed, the fixed part (the loop's launch and
 //   synchronisation) staying serial. IterationTime::overhead_s is the host time left exposed.
+//   The fixed part is launch-bound: the fitted value is that of a reference model
+//   (overhead_reference_layers layers, data/serve/engine.yaml) and scales with the model's layers,
+//   as the kernels an iteration launches do. With CUDA graphs (the PyTorch backend's, the stack's
+//   cuda_graphs trait) a decode-only iteration whose batch size has a captured graph (1..31 and
+//   the powers of two up to cuda_graph_max_batch, TensorRT-LLM's default sizes without padding)
+//   launches one graph: its fixed part is one launch (graph_launch_s) instead.
+//   The TP all-reduce is priced by a callback given the bytes and the tokens (serve/allreduce.h:
+//   TensorRT-LLM picks its kernels by both).
 // Operator times come from compute/compute.h (roofline calibrated on microbenchmarks);
 // communication times from callbacks (serve/deployment.cc uses coll/). With pipeline
 // parallelism, one micro-batch group's iteration runs through all stages, so the iteration time
@@ -48,9 +56,12 @@ struct CostSpec {
   double overhead_s = 0;          // per iteration
   double overhead_per_seq_s = 0;  // per sequence the iteration carries (decoders + prompt chunks)
   bool host_overlap = false;      // per-sequence host work hidden behind the GPU's (see above)
-  // Time of one all-reduce of `bytes` over the TP group; of the pp - 1 sends of `bytes`
-  // from stage to stage. Empty: no such communication (tp == 1, pp == 1).
-  std::function<double(double bytes)> tp_allreduce_s;
+  int overhead_reference_layers = 0;  // overhead_s is for this many layers; 0 = not scaled
+  int cuda_graph_max_batch = 0;       // 0 = no CUDA graphs
+  double graph_launch_s = 0;          // fixed host cost of a graph-launched iteration
+  // Time of one all-reduce of `bytes` (`tokens` tokens) over the TP group; of the pp - 1 sends of
+  // `bytes` from stage to stage. Empty: no such communication (tp == 1, pp == 1).
+  std::function<double(double bytes, int tokens)> tp_allreduce_s;
   std::function<double(double bytes)> pp_sends_s;
 };
 
@@ -62,6 +73,7 @@ struct IterationTime {
   double comm_s = 0;       // TP all-reduce + PP sends
   double overhead_s = 0;   // host time not hidden behind GPU work
   double host_s = 0;       // all host work of the iteration (fixed + per sequence)
+  bool graph = false;      // launched as one CUDA graph
   double gpu() const { return layers_s + attention_s + head_s + comm_s; }
   double total() const { return layers_s + attention_s + head_s + comm_s + overhead_s; }
 };
@@ -77,6 +89,8 @@ class IterationCostModel {
     return [this](const BatchShape& s) { return Time(s); };
   }
   const CostSpec& spec() const { return spec_; }
+  // Whether a decode-only batch of `seqs` sequences has a captured CUDA graph (see above).
+  static bool GraphCaptured(int seqs, int max_batch);
 
  private:
   double TokenTerms(int tokens);  // layer ops + embedding for `tokens` tokens (cached)

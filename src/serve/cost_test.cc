@@ -112,5 +112,53 @@ TEST(IterationCost, HostOverlapHidesPerSequenceWork) {
   EXPECT_NEAR(h.total(), 10.2 + 3e-3, 1e-9);
 }
 
+// The fixed host cost scales with the layers (kernel launches) and collapses to one graph launch
+// for a decode-only batch of a captured size. llama2-7b has 32 layers; the fit's reference 80:
+// 5 ms x 32 / 80 = 2 ms. With graphs up to 128: a decode-only batch of 5 (captured: 1..31) costs
+// the 4 us launch; 40 sequences (not 1..31, not a power of two) or a batch with a prompt chunk
+// still launch every kernel (2 ms); 64 and 128 are captured, 256 is above the maximum.
+TEST(IterationCost, FixedHostCostScalesWithLayersAndGraphs) {
+  StatusOr<Catalog> cat = Catalog::Load(Catalog::DefaultDataDir());
+  ASSERT_TRUE(cat.ok()) << cat.status().message();
+  StatusOr<const GpuSpec*> gpu = cat->FindGpu("H100-SXM5-80GB");
+  ASSERT_TRUE(gpu.ok());
+  StatusOr<TransformerSpec> model = LoadModel("llama2-7b", ModelsDir(""));
+  ASSERT_TRUE(model.ok());
+  ASSERT_EQ(model->layers, 32);
+  StatusOr<ComputeCalibration> cal = LoadComputeCalibration("");
+  ASSERT_TRUE(cal.ok());
+  CostSpec spec;
+  spec.model = &*model;
+  spec.gpu = *gpu;
+  spec.calibration = &*cal;
+  spec.overhead_s = 5e-3;
+  spec.overhead_reference_layers = 80;
+  BatchShape five;
+  five.decode_seqs = 5;
+  five.decode_context_tokens = 5.0 * 300;
+  IterationCostModel eager(spec);
+  EXPECT_NEAR(eager.Detail(five).overhead_s, 2e-3, 1e-15);
+  EXPECT_FALSE(eager.Detail(five).graph);
+  spec.cuda_graph_max_batch = 128;
+  spec.graph_launch_s = 4e-6;
+  IterationCostModel graphs(spec);
+  EXPECT_TRUE(graphs.Detail(five).graph);
+  EXPECT_NEAR(graphs.Detail(five).overhead_s, 4e-6, 1e-15);
+  BatchShape forty = five;
+  forty.decode_seqs = 40;
+  EXPECT_NEAR(graphs.Detail(forty).overhead_s, 2e-3, 1e-15);
+  BatchShape mixed = five;
+  mixed.chunks = {{100, 100}};
+  mixed.prefill_tokens = 100;
+  EXPECT_NEAR(graphs.Detail(mixed).overhead_s, 2e-3, 1e-15);
+  EXPECT_TRUE(IterationCostModel::GraphCaptured(31, 128));
+  EXPECT_TRUE(IterationCostModel::GraphCaptured(64, 128));
+  EXPECT_TRUE(IterationCostModel::GraphCaptured(128, 128));
+  EXPECT_FALSE(IterationCostModel::GraphCaptured(33, 128));
+  EXPECT_FALSE(IterationCostModel::GraphCaptured(256, 128));
+  EXPECT_FALSE(IterationCostModel::GraphCaptured(0, 128));
+  EXPECT_TRUE(IterationCostModel::GraphCaptured(100, 100));  // the maximum itself
+}
+
 }  // namespace
 }  // namespace ndt

@@ -24,7 +24,25 @@ StatusOr<EngineParams> LoadEngineParams(const std::string& data_dir) {
   NDT_ASSIGN_OR_RETURN(Sourced f, m.Quantity("kv_free_memory_fraction", Dim::kFraction));
   NDT_ASSIGN_OR_RETURN(Sourced w, m.Quantity("activation_workspace", Dim::kBytes));
   NDT_ASSIGN_OR_RETURN(Sourced b, m.Count("kv_block_tokens"));
+  NDT_ASSIGN_OR_RETURN(YamlMap ar, m.Map("custom_allreduce"));
+  NDT_ASSIGN_OR_RETURN(Sourced ws2, ar.Quantity("workspace_tp2", Dim::kBytes));
+  NDT_ASSIGN_OR_RETURN(Sourced ws, ar.Quantity("workspace", Dim::kBytes));
+  NDT_ASSIGN_OR_RETURN(Sourced os4, ar.Quantity("oneshot_below_tp4", Dim::kBytes));
+  NDT_ASSIGN_OR_RETURN(Sourced os, ar.Quantity("oneshot_below", Dim::kBytes));
+  NDT_ASSIGN_OR_RETURN(Sourced ot, ar.Count("min_latency_oneshot_max_tokens"));
+  NDT_RETURN_IF_ERROR(ar.Finish());
+  NDT_ASSIGN_OR_RETURN(Sourced rl, m.Count("host_overhead_reference_layers"));
+  NDT_ASSIGN_OR_RETURN(Sourced gb, m.Count("cuda_graph_max_batch"));
   NDT_RETURN_IF_ERROR(m.Finish());
+  if (rl.value < 1) return m.Error("host_overhead_reference_layers", "must be >= 1");
+  if (gb.value < 1) return m.Error("cuda_graph_max_batch", "must be >= 1");
+  p.custom_allreduce.workspace_tp2_bytes = ws2.value;
+  p.custom_allreduce.workspace_bytes = ws.value;
+  p.custom_allreduce.oneshot_below_tp4_bytes = os4.value;
+  p.custom_allreduce.oneshot_below_bytes = os.value;
+  p.custom_allreduce.min_latency_oneshot_max_tokens = static_cast<int>(ot.value);
+  p.host_overhead_reference_layers = static_cast<int>(rl.value);
+  p.cuda_graph_max_batch = static_cast<int>(gb.value);
   if (f.value <= 0 || f.value > 1)
     return m.Error("kv_free_memory_fraction", "must be in (0, 100%]");
   if (b.value < 1) return m.Error("kv_block_tokens", "must be >= 1");

@@ -14,6 +14,7 @@
 #include "core/status.h"
 #include "hw/spec.h"
 #include "model/transformer.h"
+#include "serve/allreduce.h"
 
 namespace ndt {
 
@@ -23,6 +24,12 @@ struct EngineParams {
   double kv_free_memory_frac = 0.9;
   double workspace_bytes = 2.0 * (1 << 30);
   int block_tokens = 32;
+  CustomAllReduceParams custom_allreduce;
+  // The fitted fixed host cost per iteration is that of a model of this many layers (its
+  // kernel-launch part scales with the layers; serve/cost.h).
+  int host_overhead_reference_layers = 80;
+  // Largest decode batch the PyTorch backend captures in a CUDA graph (serve/cost.h).
+  int cuda_graph_max_batch = 128;
 };
 StatusOr<EngineParams> LoadEngineParams(const std::string& data_dir);  // "" = NDT_DATA_DIR
 

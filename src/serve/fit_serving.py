@@ -32,9 +32,10 @@ Each row runs with the serving stack of its source and year (data/stacks/): MLPe
 2024) and TensorRT-LLM v0.14 (October 2024) with tensorrt-llm-2024 (C++ executor, host work
 between GPU iterations); MLPerf v5.0 (2025), TensorRT-LLM v0.20 / v1.0 (PyTorch backend, 'starting
 with v0.19') and Azure's 2025 trtllm-bench runs with tensorrt-llm-2025 (overlap scheduler on by
-default). Only the stack's host_overlap trait is applied (`--no-host-overlap` when the stack file
-says false): every row states its own engine settings or took trtllm-bench's tuned ones, so the
-stacks' build-default knobs (max batch, block size) do not describe them.
+default). Only the stack's engine traits are applied (`--no-host-overlap`, `--no-cuda-graphs` where
+the stack file says false, `--tp-allreduce` its all-reduce selection): every row states its own
+engine settings or took trtllm-bench's tuned ones, so the stacks' build-default knobs (max batch,
+block size) do not describe them. FIT_JOBS=N runs N cases at once (default 2).
 Objective: the weighted sum of squared log residuals (throughput rows: output tokens/s per GPU,
 weight 1; Server/Interactive mean TPOT, weight 0.5: near saturation TPOT swings with capacity,
 and the Interactive config is SECONDARY in serving.csv).
@@ -205,17 +206,24 @@ def stack_of(name):
     return STACK_2024 if ("v4.1" in name or "v0.14" in name) else STACK_2025
 
 
-def host_overlap(data, stack):
-    """The stack file's traits.host_overlap value (true/false)."""
+def trait(data, stack, name):
+    """The stack file's traits.NAME value, as written (true, false, "trtllm-2024", ...)."""
     text = open(os.path.join(data, "stacks", stack + ".yaml")).read()
-    return re.search(r"^  host_overlap: \{value: (true|false)", text, flags=re.M).group(1) == "true"
+    return re.search(r'^  %s: \{value: "?([\w.-]+)"?' % name, text, flags=re.M).group(1)
+
+
+def stack_flags(data, stack):
+    """The infer flags that give a run the stack's engine traits (not its knobs)."""
+    flags = [] if trait(data, stack, "host_overlap") == "true" else ["--no-host-overlap"]
+    flags += [] if trait(data, stack, "cuda_graphs") == "true" else ["--no-cuda-graphs"]
+    return flags + ["--tp-allreduce", trait(data, stack, "tp_allreduce")]
 
 
 def with_stacks(data, cases_):
-    """Each case's args with its stack's host overlap (`--no-host-overlap` where it is false)."""
+    """Each case's args with its stack's engine traits: host overlap, CUDA graphs, TP all-reduce."""
     out = []
     for c in cases_:
-        args = list(c[2]) + ([] if host_overlap(data, stack_of(c[0])) else ["--no-host-overlap"])
+        args = list(c[2]) + stack_flags(data, stack_of(c[0]))
         out.append((c[0], c[1], args) + tuple(c[3:]))
     return out
 
@@ -421,7 +429,7 @@ def report(ev, arch, v):
               (arch, len(errs), 100 * sum(errs) / len(errs), 100 * max(errs)))
 
 
-JOBS = 2
+JOBS = int(os.environ.get("FIT_JOBS", "2"))
 TIMING = os.environ.get("FIT_TIMING") == "1"
 
 

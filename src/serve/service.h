@@ -30,6 +30,7 @@
 #include "core/status.h"
 #include "hw/spec.h"
 #include "model/transformer.h"
+#include "serve/allreduce.h"
 #include "serve/deployment.h"
 #include "serve/engine.h"
 #include "serve/metrics.h"
@@ -43,9 +44,19 @@ bool ParseScenario(const std::string& s, Scenario* out);
 
 // Communication times a replica needs (built from coll/ by serve/comm.h).
 struct CommFns {
-  std::function<double(int tp, double bytes)> tp_allreduce_s;      // over one replica's TP group
+  std::function<double(int tp, double bytes)> tp_allreduce_s;      // NCCL, one replica's TP group
   std::function<double(int tp, int pp, double bytes)> pp_sends_s;  // all pp-1 stage sends
   std::function<double(double bytes)> kv_transfer_s;               // prefill -> decode replica
+  // The NVLink path between two GPUs of a TP group, for the engine's own all-reduce kernels
+  // (serve/allreduce.h; launch_s unset here). bw_Bps 0: none (one GPU).
+  NvlinkPath tp_path;
+};
+
+// What a serving stack's engine does that the model follows (data/stacks/, its traits).
+struct ServingTraits {
+  bool host_overlap = true;
+  TpAllReduceImpl tp_allreduce = TpAllReduceImpl::kTrtllm2025;
+  bool cuda_graphs = true;
 };
 
 // The KV-cache precision a deployment uses unless told: fp8 with 8- or 4-bit weights, else fp16.
@@ -72,6 +83,11 @@ struct InferOptions {
   // Host work overlapped with the GPU's (serve/cost.h): the serving stack's host_overlap trait;
   // true = today's stack (tensorrt-llm-2025, the PyTorch backend's overlap scheduler).
   bool host_overlap = true;
+  // The engine's TP all-reduce selection (serve/allreduce.h): the stack's tp_allreduce trait;
+  // default today's (tensorrt-llm-2025).
+  TpAllReduceImpl tp_allreduce = TpAllReduceImpl::kTrtllm2025;
+  // CUDA graphs for decode-only iterations (serve/cost.h): the stack's cuda_graphs trait.
+  bool cuda_graphs = true;
   // Called with a line as the deployment search proceeds (for a progress display); may be empty.
   std::function<void(const std::string&)> progress;
 };

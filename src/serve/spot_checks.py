@@ -4,7 +4,8 @@ Never fitted: none of these figures is in ../shared/validation/calibration/servi
 GB200 FP4 row (fitted since the serving fit; listed for its before -> after).
 
 Usage (repo root): python3 src/serve/spot_checks.py [--bin build/ndtwin] [--old]
-  --old: the binary predates `--no-host-overlap` (a baseline build): the flag is left out.
+  --old: the binary predates `--no-host-overlap` (a baseline build): the 2024 stack's trait flags
+  (--no-host-overlap, --no-cuda-graphs, --tp-allreduce trtllm-2024) are left out.
 
 Each line: case, measured, predicted, error. Measured values are the published ones:
 - TensorRT-LLM v1.0 perf-overview (docs/source/performance/perf-overview.md @00f37686, Total Output
@@ -15,7 +16,8 @@ Each line: case, measured, predicted, error. Measured values are the published o
   the VM / T); predicted per TP group = per-GPU tokens/s x TP.
 - Azure's ~1.1M tokens/s of Llama 2 70B per ND GB300 v6 NVL72 rack (18 VMs), default dataset.
 - MLPerf v4.1 NVIDIA 8x H200 Offline, 118.5 samples/s (requests/s), TP1 x 8, batch 806, 4,096
-  tokens per iteration, 291.2 generated tokens per request; the 2024 stack (no host overlap).
+  tokens per iteration, 291.2 generated tokens per request; the 2024 stack's traits (no host
+  overlap, no CUDA graphs, the TensorRT backend's all-reduce).
 - Mixtral-8x7B on H200 (MoE): predictions only (no public figure in the repo to compare with).
 """
 import argparse
@@ -75,7 +77,8 @@ def main():
     line("GB300 NVL72 rack llama2-70b fp4 offline", 1.1e6, j["output_tokens_per_s"])
     v41 = ["--sku", H200, "--vms", "1", "--model", "llama2-70b", "--weights", "fp8", "--kv", "fp8",
            "--tp", "1", "--pp", "1", "--max-batch", "806", "--max-num-tokens", "4096",
-           "--output-tokens-mean", "291.2"] + ([] if a.old else ["--no-host-overlap"])
+           "--output-tokens-mean", "291.2"] + ([] if a.old else [
+               "--no-host-overlap", "--no-cuda-graphs", "--tp-allreduce", "trtllm-2024"])
     j = infer(a.bin, v41)
     line("MLPerf v4.1 8x H200 Offline (requests/s x 1000)", 118.5e3, j["requests_per_s"] * 1e3)
     for isl, osl in ((128, 128), (1000, 1000)):

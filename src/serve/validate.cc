@@ -54,7 +54,7 @@ std::string ServingStackOfRound(const std::string& round) {
 
 StatusOr<std::vector<ValidationRow>> ValidateInference(
     const ServeData& data, const std::string& shared_dir,
-    const std::map<std::string, bool>& host_overlap) {
+    const std::map<std::string, ServingTraits>& traits) {
   const Catalog& catalog = *data.catalog;
   const std::string dir = shared_dir.empty() ? std::string(NDT_SHARED_DIR) : shared_dir;
   const std::string path = dir + "/validation/inference/mlperf_llama2_70b.csv";
@@ -138,8 +138,10 @@ StatusOr<std::vector<ValidationRow>> ValidateInference(
     NDT_ASSIGN_OR_RETURN(o.lengths,
                          LoadLengthsCsv(dir + "/validation/inference/" + get("dataset")));
     RescaleOutputs(mean, &o.lengths);
-    if (auto it = host_overlap.find(ServingStackOfRound(get("round"))); it != host_overlap.end()) {
-      o.host_overlap = it->second;
+    if (auto it = traits.find(ServingStackOfRound(get("round"))); it != traits.end()) {
+      o.host_overlap = it->second.host_overlap;
+      o.tp_allreduce = it->second.tp_allreduce;
+      o.cuda_graphs = it->second.cuda_graphs;
     }
     StatusOr<InferResult> r = RunInferenceOn(data, sku->name, model, o);
     if (!r.ok()) return r.status().WithPrefix(where);

@@ -6,8 +6,9 @@
 // predicted output tokens/s (Offline throughput, or Server's highest rate meeting the row's p99
 // TTFT/TPOT limits) is compared with the measured one. Validation only: nothing is fitted here.
 // Each row runs with the serving stack of its year (MLPerf v4.x: August 2024 -> tensorrt-llm-2024;
-// v5.x: 2025 -> tensorrt-llm-2025): the stack's host_overlap trait, looked up by name in
-// `host_overlap` (stack name -> trait; a missing name keeps InferOptions' default). The row's own
+// v5.x: 2025 -> tensorrt-llm-2025): the stack's traits (host overlap, TP all-reduce, CUDA
+// graphs), looked up by name in `traits` (stack name -> traits; a missing name keeps
+// InferOptions' defaults). The row's own
 // engine settings (batch, tokens) are its deployment, so the stack's knobs are not applied.
 #ifndef NDTWIN_SERVE_VALIDATE_H_
 #define NDTWIN_SERVE_VALIDATE_H_
@@ -27,7 +28,7 @@ namespace ndt {
 // cannot run is an error too (it names the row).
 StatusOr<std::vector<ValidationRow>> ValidateInference(
     const ServeData& data, const std::string& shared_dir,
-    const std::map<std::string, bool>& host_overlap = {});
+    const std::map<std::string, ServingTraits>& traits = {});
 
 // The serving stack of an MLPerf round ("inference v4.1" -> "tensorrt-llm-2024").
 std::string ServingStackOfRound(const std::string& round);

@@ -1,0 +1,56 @@
+#include "serve/allreduce.h"
+
+#include "core/check.h"
+
+namespace ndt {
+
+const char* TpAllReduceName(TpAllReduceImpl impl) {
+  switch (impl) {
+    case TpAllReduceImpl::kNccl:
+      return "nccl";
+    case TpAllReduceImpl::kTrtllm2024:
+      return "trtllm-2024";
+    case TpAllReduceImpl::kTrtllm2025:
+      return "trtllm-2025";
+  }
+  return "nccl";
+}
+
+bool ParseTpAllReduce(const std::string& s, TpAllReduceImpl* out) {
+  for (TpAllReduceImpl i :
+       {TpAllReduceImpl::kNccl, TpAllReduceImpl::kTrtllm2024, TpAllReduceImpl::kTrtllm2025}) {
+    if (s == TpAllReduceName(i)) {
+      *out = i;
+      return true;
+    }
+  }
+  return false;
+}
+
+TpAllReduceAlgo ChooseTpAllReduce(TpAllReduceImpl impl, int tp, double bytes, int tokens,
+                                  const CustomAllReduceParams& p) {
+  if (impl == TpAllReduceImpl::kNccl || tp < 2) return TpAllReduceAlgo::kNccl;
+  const double workspace = tp <= 2 ? p.workspace_tp2_bytes : p.workspace_bytes;
+  if (bytes > workspace) return TpAllReduceAlgo::kNccl;
+  const double small = tp <= 4 ? p.oneshot_below_tp4_bytes : p.oneshot_below_bytes;
+  if (impl == TpAllReduceImpl::kTrtllm2024) {
+    if (tp <= 2 || bytes < small) return TpAllReduceAlgo::kOneShot;
+    return TpAllReduceAlgo::kTwoShot;
+  }
+  // 2025: MIN_LATENCY at TP 2 and below the size limit, NCCL above it.
+  if (tp > 2 && bytes >= small) return TpAllReduceAlgo::kNccl;
+  return tokens <= p.min_latency_oneshot_max_tokens ? TpAllReduceAlgo::kOneShot
+                                                    : TpAllReduceAlgo::kTwoShot;
+}
+
+double CustomAllReduceTime(TpAllReduceAlgo algo, int tp, double bytes, const NvlinkPath& path) {
+  NDT_CHECK(algo != TpAllReduceAlgo::kNccl && tp >= 2 && path.bw_Bps > 0,
+            "CustomAllReduceTime: not a custom all-reduce");
+  const double n = tp;
+  if (algo == TpAllReduceAlgo::kOneShot) {
+    return path.launch_s + 3 * path.latency_s + (n - 1) * bytes / path.bw_Bps;
+  }
+  return path.launch_s + 6 * path.latency_s + 2 * (n - 1) / n * bytes / path.bw_Bps;
+}
+
+}  // namespace ndt
