@@ -41,10 +41,28 @@ bool TopLevel() {
 
 // One phase: every candidate scored by the closed form, the best kSimulated simulated; the index
 // of the fastest feasible one, or nullopt (failures appended).
+// The job's strategy with dp 0 ("derived") replaced by the value ResolveStrategy derives, when it
+// derives one: the two then resolve alike (ResolveStrategy's checks before the derivation read
+// dp only for degrees < 1, excluded here; after it they see the same dp), so RunTraining gives
+// the same status for both. Otherwise the strategy unchanged.
+Strategy WithDerivedDp(const Strategy& s, int num_gpus) {
+  Strategy out = s;
+  const int64_t mp = static_cast<int64_t>(s.tp) * s.pp * s.cp;
+  if (s.dp == 0 && s.tp >= 1 && s.pp >= 1 && s.cp >= 1 && s.ep >= 1 && s.vpp >= 1 &&
+      num_gpus % mp == 0) {
+    out.dp = static_cast<int>(num_gpus / mp);
+  }
+  return out;
+}
+
+// `as_given` (ChooseTrainStrategy): the job's own failed status, taken by a candidate that is the
+// job as given and would be scored exactly as the job was run.
 std::optional<size_t> Best(const TrainJob& job, const TrainCosts& costs,
-                           const std::vector<Strategy>& cands, std::vector<Status>* failures) {
+                           const std::vector<Strategy>& cands, std::vector<Status>* failures,
+                           const Status* as_given) {
   const int64_t n = static_cast<int64_t>(cands.size());
   std::vector<Scored> scored(cands.size());
+  const Strategy given = WithDerivedDp(job.strategy, job.num_gpus);
   auto score = [&](int64_t i, bool closed_form) {
     TrainJob j;
     j.model = job.model;
@@ -58,6 +76,14 @@ std::optional<size_t> Best(const TrainJob& job, const TrainCosts& costs,
     j.closed_form_search = closed_form;
     Scored s;
     s.index = static_cast<size_t>(i);
+    // RunTraining reads of the job only what j copies, want_trace and closed_form_search: equal
+    // fields and the same costs give the same status.
+    if (as_given != nullptr && !as_given->ok() && closed_form == job.closed_form_search &&
+        !job.want_trace && j.vpp_given == job.vpp_given && j.mbs_given == job.mbs_given &&
+        cands[i] == given) {
+      s.status = *as_given;
+      return s;
+    }
     StatusOr<TrainReport> r = RunTraining(j, costs);
     if (r.ok()) {
       s.step_time_s = r->sim.step_time_s;
@@ -147,7 +173,7 @@ bool NeedsChoice(const TrainSearchSpace& space) {
 
 StatusOr<TrainChoice> ChooseTrainStrategy(const TrainJob& job, const TrainCosts& costs,
                                           const TrainSearchSpace& space, const SoftwareStack& stack,
-                                          const StrategyKnobs& user) {
+                                          const StrategyKnobs& user, const Status* as_given) {
   // Phase 1: the stack's ZeRO stage and recompute where it sets them (the user's where given).
   TrainSearchSpace first = space;
   if (!first.zero && stack.knobs.zero) first.zero = *stack.knobs.zero;
@@ -156,7 +182,7 @@ StatusOr<TrainChoice> ChooseTrainStrategy(const TrainJob& job, const TrainCosts&
   if (!first.tp_overlap) first.tp_overlap = false;
   std::vector<Status> failures;
   std::vector<Strategy> cands = Candidates(job, first, stack, user);
-  std::optional<size_t> best = Best(job, costs, cands, &failures);
+  std::optional<size_t> best = Best(job, costs, cands, &failures, as_given);
   int64_t evaluated = static_cast<int64_t>(cands.size());
   bool widened = false;
   // Phase 2: nothing fits with the stack's knobs: search every ZeRO stage and recompute left out.
@@ -169,7 +195,7 @@ StatusOr<TrainChoice> ChooseTrainStrategy(const TrainJob& job, const TrainCosts&
     loose.knobs.zero.reset();
     loose.knobs.recompute.reset();
     std::vector<Strategy> more = Candidates(job, second, loose, user);
-    best = Best(job, costs, more, &failures);
+    best = Best(job, costs, more, &failures, as_given);
     evaluated += static_cast<int64_t>(more.size());
     cands.insert(cands.end(), more.begin(), more.end());
     if (best) {
@@ -192,6 +218,7 @@ StatusOr<TrainChoice> ChooseTrainStrategy(const TrainJob& job, const TrainCosts&
     }
     // What the user would get without the search: the error of the job as given (tp, pp 1
     // where left out), which names the flag to change.
+    if (as_given != nullptr && !as_given->ok() && job.closed_form_search) return *as_given;
     TrainJob plain = job;
     plain.closed_form_search = true;
     StatusOr<TrainReport> r = RunTraining(plain, costs);
