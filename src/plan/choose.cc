@@ -64,26 +64,26 @@ std::optional<size_t> Best(const TrainJob& job, const TrainCosts& costs,
   std::vector<Scored> scored(cands.size());
   const Strategy given = WithDerivedDp(job.strategy, job.num_gpus);
   auto score = [&](int64_t i, bool closed_form) {
+    Scored s;
+    s.index = static_cast<size_t>(i);
+    const bool vpp_given = job.vpp_given || cands[i].pp == 1;
+    // RunTraining reads of the job only what j below copies, want_trace and closed_form_search:
+    // equal fields and the same costs give the same status (checked before j copies the model).
+    if (as_given != nullptr && !as_given->ok() && closed_form == job.closed_form_search &&
+        !job.want_trace && vpp_given == job.vpp_given && cands[i] == given) {
+      s.status = *as_given;
+      return s;
+    }
     TrainJob j;
     j.model = job.model;
     j.strategy = cands[i];
     j.mbs_given = job.mbs_given;
-    j.vpp_given = job.vpp_given || cands[i].pp == 1;
+    j.vpp_given = vpp_given;
     j.num_gpus = job.num_gpus;
     j.nvlink_domain_gpus = job.nvlink_domain_gpus;
     j.gpu_memory_bytes = job.gpu_memory_bytes;
     j.gpus_per_vm = job.gpus_per_vm;
     j.closed_form_search = closed_form;
-    Scored s;
-    s.index = static_cast<size_t>(i);
-    // RunTraining reads of the job only what j copies, want_trace and closed_form_search: equal
-    // fields and the same costs give the same status.
-    if (as_given != nullptr && !as_given->ok() && closed_form == job.closed_form_search &&
-        !job.want_trace && j.vpp_given == job.vpp_given && j.mbs_given == job.mbs_given &&
-        cands[i] == given) {
-      s.status = *as_given;
-      return s;
-    }
     StatusOr<TrainReport> r = RunTraining(j, costs);
     if (r.ok()) {
       s.step_time_s = r->sim.step_time_s;
