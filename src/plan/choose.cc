@@ -39,8 +39,6 @@ bool TopLevel() {
 #endif
 }
 
-// One phase: every candidate scored by the closed form, the best kSimulated simulated; the index
-// of the fastest feasible one, or nullopt (failures appended).
 // The job's strategy with dp 0 ("derived") replaced by the value ResolveStrategy derives, when it
 // derives one: the two then resolve alike (ResolveStrategy's checks before the derivation read
 // dp only for degrees < 1, excluded here; after it they see the same dp), so RunTraining gives
@@ -55,6 +53,8 @@ Strategy WithDerivedDp(const Strategy& s, int num_gpus) {
   return out;
 }
 
+// One phase: every candidate scored by the closed form, the best kSimulated simulated; the index
+// of the fastest feasible one, or nullopt (failures appended).
 // `as_given` (ChooseTrainStrategy): the job's own failed status, taken by a candidate that is the
 // job as given and would be scored exactly as the job was run.
 std::optional<size_t> Best(const TrainJob& job, const TrainCosts& costs,
