@@ -358,24 +358,27 @@ StatusOr<SimulatedTrainJob> SimulateTrainJob(const Context& ctx, const TrainJobA
     // Omitted knobs: the fastest feasible, chosen on analytical costs (plan/choose.h), then run
     // at the fidelity asked. With tp and pp given the job runs as given first, and the search
     // (ZeRO and recompute beyond the stack's) only runs when that does not fit.
-    auto choose = [&]() -> Status {
+    // `as_given`: the job's own failed run on `costs`, when the search scores on `costs` too.
+    auto choose = [&](const Status* as_given) -> Status {
       std::optional<ClusterCosts> fast;
       if (fidelity != Fidelity::kAnalytical) {
         fast.emplace(cluster, ctx.compute, ctx.nccl, job.strategy.precision, Fidelity::kAnalytical);
       }
       NDT_ASSIGN_OR_RETURN(TrainChoice choice,
-                           ChooseTrainStrategy(job, fast ? *fast : costs, space, *stack, user));
+                           ChooseTrainStrategy(job, fast ? *fast : costs, space, *stack, user,
+                                               fast ? nullptr : as_given));
       job.strategy = choice.strategy;
       job.vpp_given = f.vpp.has_value() || job.strategy.pp == 1;
       chosen = choice.chosen;
       return Status::Ok();
     };
     const bool shape_given = space.tp.has_value() && space.pp.has_value();
-    if (!shape_given) NDT_RETURN_IF_ERROR(choose());
+    if (!shape_given) NDT_RETURN_IF_ERROR(choose(nullptr));
     StatusOr<TrainReport> run = RunTraining(job, costs);
     if (shape_given && !run.ok() && run.status().code() == StatusCode::kDoesNotFit &&
         NeedsChoice(space)) {
-      NDT_RETURN_IF_ERROR(choose());
+      const Status as_given = run.status();
+      NDT_RETURN_IF_ERROR(choose(&as_given));
       run = RunTraining(job, costs);
     }
     if (!run.ok()) return run.status();

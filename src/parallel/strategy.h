@@ -69,6 +69,7 @@ struct Zero3Traits {
   // parameters by one memory-bound kernel on the compute stream, before the block runs
   // (FSDP2's foreach_all_gather_copy_out, in wait_for_unshard).
   bool block_copy_out = false;
+  friend bool operator==(const Zero3Traits&, const Zero3Traits&) = default;
 };
 
 // How TP communication overlapped with the GEMMs (tp_overlap; Transformer Engine userbuffers)
@@ -85,6 +86,7 @@ struct TpOverlapTraits {
   bool ag_copy_engine = true;
   bool gemm_pieces = false;
   int rs_splits = 1;
+  friend bool operator==(const TpOverlapTraits&, const TpOverlapTraits&) = default;
 };
 
 struct Strategy {
@@ -137,6 +139,8 @@ struct Strategy {
   int weight_replicas() const { return dp * cp; }
   int gpus() const { return tp * pp * dp * cp; }
   int degree(Axis d) const;
+  // Every field equal (doubles compared exactly): the same strategy for every model of the twin.
+  friend bool operator==(const Strategy&, const Strategy&) = default;
 };
 
 // Layers of virtual pipeline stage v (v = chunk * pp + stage, 0 .. pp * vpp - 1): {first, count}.

@@ -5,23 +5,16 @@
 #include <array>
 #include <map>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
+#include "parallel/cluster_costs.h"
 #include "parallel/context_parallel.h"
 #include "parallel/memory.h"
 #include "parallel/train_lowering.h"
 
 namespace ndt {
 namespace train_internal {
-
-double Lowering::BoundFraction(const std::vector<Op>& ops) const {
-  std::vector<Op> bound;
-  for (const Op& op : ops) {
-    if (op.kind == OpKind::kGemm || IsAttentionCore(op)) bound.push_back(op);
-  }
-  const double all = c_.OpsTime(ops);
-  return all > 0 ? std::min(1.0, c_.OpsTime(bound) / all) : 1.0;
-}
 
 double Lowering::TpPass() {
   if (s_.tp == 1) return 0;
@@ -143,6 +136,44 @@ std::vector<Op> Lowering::TpOverlapPieces(std::vector<Op> ops) const {
   return out;
 }
 
+namespace {
+
+// The time of each op of `ops` alone, when the costs are ClusterCosts itself, whose OpsTime is
+// ndt::OpsTime: a sum from 0 of each op's time in order, so a sum of these in the same order
+// equals OpsTime of those ops bit for bit (and OpsTime of one op is that op's time). Empty for
+// other costs (a test's may charge per call).
+std::vector<double> OpTimes(const TrainCosts& c, const std::vector<Op>& ops) {
+  std::vector<double> t;
+  if (typeid(c) != typeid(ClusterCosts)) return t;
+  t.reserve(ops.size());
+  std::vector<Op> one(1);
+  for (const Op& op : ops) {
+    one[0] = op;
+    t.push_back(c.OpsTime(one));
+  }
+  return t;
+}
+
+}  // namespace
+
+// OpsTime of the ops of `ops` for which keep(op) holds, from `times` (OpTimes) when known.
+template <typename Keep>
+double Lowering::OpsTimeOf(const std::vector<Op>& ops, const std::vector<double>& times,
+                           Keep keep) const {
+  if (times.size() == ops.size()) {
+    double t = 0;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (keep(ops[i])) t += times[i];
+    }
+    return t;
+  }
+  std::vector<Op> kept;
+  for (const Op& op : ops) {
+    if (keep(op)) kept.push_back(op);
+  }
+  return c_.OpsTime(kept);
+}
+
 const LayerCost& Lowering::Layer(int64_t l) {
   const bool moe = m_.IsMoeLayer(l);
   auto it = layer_cache_.find(moe);
@@ -150,16 +181,19 @@ const LayerCost& Lowering::Layer(int64_t l) {
   LayerCost lc;
   const std::vector<Op> fwd = TpOverlapPieces(LayerForwardOps(m_, l, shape_));
   const std::vector<Op> bwd = TpOverlapPieces(LayerBackwardOps(m_, l, shape_));
-  std::vector<Op> attn;
-  for (const Op& op : fwd) {
-    if (IsAttentionCore(op)) attn.push_back(op);
-  }
-  const double attn_s = c_.OpsTime(attn);
-  lc.fwd_compute_s = c_.OpsTime(fwd);
-  lc.bwd_compute_s = c_.OpsTime(bwd);
-  if (!moe || bound_fwd_ < 0) {  // the dense layer's mix stands for the step's
-    bound_fwd_ = BoundFraction(fwd);
-    bound_bwd_ = BoundFraction(bwd);
+  // Each op priced once where the costs allow (OpTimes), every sum below taken from those.
+  const std::vector<double> fwd_t = OpTimes(c_, fwd), bwd_t = OpTimes(c_, bwd);
+  auto all = [](const Op&) { return true; };
+  auto is_attn = [](const Op& op) { return IsAttentionCore(op); };
+  auto is_bound = [](const Op& op) { return op.kind == OpKind::kGemm || IsAttentionCore(op); };
+  const double attn_s = OpsTimeOf(fwd, fwd_t, is_attn);
+  lc.fwd_compute_s = OpsTimeOf(fwd, fwd_t, all);
+  lc.bwd_compute_s = OpsTimeOf(bwd, bwd_t, all);
+  if (!moe || bound_fwd_ < 0) {  // the dense layer's mix stands for the step's:
+    // the fraction of its time in compute-bound kernels (GEMMs and the attention core)
+    const double f = lc.fwd_compute_s, b = lc.bwd_compute_s;
+    bound_fwd_ = f > 0 ? std::min(1.0, OpsTimeOf(fwd, fwd_t, is_bound) / f) : 1.0;
+    bound_bwd_ = b > 0 ? std::min(1.0, OpsTimeOf(bwd, bwd_t, is_bound) / b) : 1.0;
   }
   lc.fwd_flop = TotalFlop(fwd);
   lc.bwd_flop = TotalFlop(bwd);
@@ -167,16 +201,10 @@ const LayerCost& Lowering::Layer(int64_t l) {
   lc.bwd_tp_s = TpPass();
   if (s_.tp_overlap && s_.tp > 1) {
     // Each chunked collective hides under the GEMM it feeds; one chunk (1/tp) stays exposed.
-    auto gemm_s = [&](const std::vector<Op>& ops) {
-      std::vector<Op> g;
-      for (const Op& op : ops) {
-        if (op.kind == OpKind::kGemm && !IsAttentionCore(op)) g.push_back(op);
-      }
-      return c_.OpsTime(g);
-    };
+    auto is_gemm = [](const Op& op) { return op.kind == OpKind::kGemm && !IsAttentionCore(op); };
     const double fwd_all = lc.fwd_tp_s, bwd_all = lc.bwd_tp_s;
-    lc.fwd_tp_s = std::max(lc.fwd_tp_s / s_.tp, lc.fwd_tp_s - gemm_s(fwd));
-    lc.bwd_tp_s = std::max(lc.bwd_tp_s / s_.tp, lc.bwd_tp_s - gemm_s(bwd));
+    lc.fwd_tp_s = std::max(lc.fwd_tp_s / s_.tp, lc.fwd_tp_s - OpsTimeOf(fwd, fwd_t, is_gemm));
+    lc.bwd_tp_s = std::max(lc.bwd_tp_s / s_.tp, lc.bwd_tp_s - OpsTimeOf(bwd, bwd_t, is_gemm));
     // Overlap slowdown: while the hidden part runs, the GEMMs lack the SMs of the
     // communication kernels (TE userbuffers' num_sm); all-gathers by copy engine take none, so
     // only the reduce-scatters' share of the communication time counts then. Each pass has 2
@@ -201,13 +229,9 @@ const LayerCost& Lowering::Layer(int64_t l) {
     lc.bwd_ep_s = lc.fwd_ep_s;
   }
   if (s_.cp > 1) {
-    std::vector<Op> attn_bwd;
-    for (const Op& op : bwd) {
-      if (IsAttentionCore(op)) attn_bwd.push_back(op);
-    }
     const CpLayerComm cp =
         CpLayerCost(s_.cp_comm, CpKvBytes(m_, static_cast<double>(s_.mbs), s_.tp, s_.cp), attn_s,
-                    c_.OpsTime(attn_bwd), cp_group_, c_);
+                    OpsTimeOf(bwd, bwd_t, is_attn), cp_group_, c_);
     lc.fwd_cp_s = cp.fwd_exposed_s;
     lc.bwd_cp_s = cp.bwd_exposed_s;
     if (s_.cp_comm == CpComm::kRing) {
@@ -227,7 +251,11 @@ const LayerCost& Lowering::Layer(int64_t l) {
     lc.bwd_cp_s += lc.fwd_cp_s;
   } else if (s_.recompute == Recompute::kSelective) {
     lc.bwd_compute_s += attn_s;
-    lc.bwd_flop += TotalFlop(attn);
+    double attn_flop = 0;  // TotalFlop of the attention core's ops, in order
+    for (const Op& op : fwd) {
+      if (IsAttentionCore(op)) attn_flop += op.flop;
+    }
+    lc.bwd_flop += attn_flop;
   }
   double p = pc_.attention_per_layer / s_.tp + pc_.norms_per_layer;
   p += moe ? pc_.moe_mlp_per_layer / (static_cast<double>(s_.ep) * s_.tp)

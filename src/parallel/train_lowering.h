@@ -73,8 +73,10 @@ class Lowering {
   static double Share(const CommPriced& c, double bound) {
     return bound * c.sm_share + (1.0 - bound) * c.hbm_share;
   }
-  // The fraction of `ops`' time in compute-bound kernels (GEMMs and the attention core).
-  double BoundFraction(const std::vector<Op>& ops) const;
+  // OpsTime of the ops kept by `keep`, summed from per-op `times` when they are known
+  // (train_layer_cost.cc OpTimes: the same number, each op priced once).
+  template <typename Keep>
+  double OpsTimeOf(const std::vector<Op>& ops, const std::vector<double>& times, Keep keep) const;
   double TpPass();  // TP communication of one layer pass (fwd or bwd)
   // With TP overlap run by TE userbuffers in pieces (TpOverlapTraits::gemm_pieces): `ops` with
   // each overlapped GEMM replaced by its pieces (the ring-exchange ones tp GEMMs of tokens/tp

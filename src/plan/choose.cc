@@ -39,25 +39,51 @@ bool TopLevel() {
 #endif
 }
 
+// The job's strategy with dp 0 ("derived") replaced by the value ResolveStrategy derives, when it
+// derives one: the two then resolve alike (ResolveStrategy's checks before the derivation read
+// dp only for degrees < 1, excluded here; after it they see the same dp), so RunTraining gives
+// the same status for both. Otherwise the strategy unchanged.
+Strategy WithDerivedDp(const Strategy& s, int num_gpus) {
+  Strategy out = s;
+  const int64_t mp = static_cast<int64_t>(s.tp) * s.pp * s.cp;
+  if (s.dp == 0 && s.tp >= 1 && s.pp >= 1 && s.cp >= 1 && s.ep >= 1 && s.vpp >= 1 &&
+      num_gpus % mp == 0) {
+    out.dp = static_cast<int>(num_gpus / mp);
+  }
+  return out;
+}
+
 // One phase: every candidate scored by the closed form, the best kSimulated simulated; the index
 // of the fastest feasible one, or nullopt (failures appended).
+// `as_given` (ChooseTrainStrategy): the job's own failed status, taken by a candidate that is the
+// job as given and would be scored exactly as the job was run.
 std::optional<size_t> Best(const TrainJob& job, const TrainCosts& costs,
-                           const std::vector<Strategy>& cands, std::vector<Status>* failures) {
+                           const std::vector<Strategy>& cands, std::vector<Status>* failures,
+                           const Status* as_given) {
   const int64_t n = static_cast<int64_t>(cands.size());
   std::vector<Scored> scored(cands.size());
+  const Strategy given = WithDerivedDp(job.strategy, job.num_gpus);
   auto score = [&](int64_t i, bool closed_form) {
+    Scored s;
+    s.index = static_cast<size_t>(i);
+    const bool vpp_given = job.vpp_given || cands[i].pp == 1;
+    // RunTraining reads of the job only what j below copies, want_trace and closed_form_search:
+    // equal fields and the same costs give the same status (checked before j copies the model).
+    if (as_given != nullptr && !as_given->ok() && closed_form == job.closed_form_search &&
+        !job.want_trace && vpp_given == job.vpp_given && cands[i] == given) {
+      s.status = *as_given;
+      return s;
+    }
     TrainJob j;
     j.model = job.model;
     j.strategy = cands[i];
     j.mbs_given = job.mbs_given;
-    j.vpp_given = job.vpp_given || cands[i].pp == 1;
+    j.vpp_given = vpp_given;
     j.num_gpus = job.num_gpus;
     j.nvlink_domain_gpus = job.nvlink_domain_gpus;
     j.gpu_memory_bytes = job.gpu_memory_bytes;
     j.gpus_per_vm = job.gpus_per_vm;
     j.closed_form_search = closed_form;
-    Scored s;
-    s.index = static_cast<size_t>(i);
     StatusOr<TrainReport> r = RunTraining(j, costs);
     if (r.ok()) {
       s.step_time_s = r->sim.step_time_s;
@@ -66,10 +92,17 @@ std::optional<size_t> Best(const TrainJob& job, const TrainCosts& costs,
     }
     return s;
   };
+  // Threads only for several candidates at the top level: even with its `if` false, an OpenMP
+  // region costs the runtime's set-up (libgomp's team of one, system calls included), which a
+  // sweep's single-candidate points paid for every point.
+  if (n > 1 && TopLevel()) {
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) if (TopLevel())
+#pragma omp parallel for schedule(dynamic, 1)
 #endif
-  for (int64_t i = 0; i < n; ++i) scored[i] = score(i, true);
+    for (int64_t i = 0; i < n; ++i) scored[i] = score(i, true);
+  } else {
+    for (int64_t i = 0; i < n; ++i) scored[i] = score(i, true);
+  }
   std::vector<Scored> ok;
   for (Scored& s : scored) {
     if (s.status.ok()) {
@@ -87,10 +120,14 @@ std::optional<size_t> Best(const TrainJob& job, const TrainCosts& costs,
   if (ok.size() > kSimulated) ok.resize(kSimulated);
   const int64_t k = static_cast<int64_t>(ok.size());
   std::vector<Scored> sim(ok.size());
+  if (k > 1 && TopLevel()) {
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) if (TopLevel())
+#pragma omp parallel for schedule(dynamic, 1)
 #endif
-  for (int64_t i = 0; i < k; ++i) sim[i] = score(static_cast<int64_t>(ok[i].index), false);
+    for (int64_t i = 0; i < k; ++i) sim[i] = score(static_cast<int64_t>(ok[i].index), false);
+  } else {
+    for (int64_t i = 0; i < k; ++i) sim[i] = score(static_cast<int64_t>(ok[i].index), false);
+  }
   std::vector<Scored> good;
   for (const Scored& s : sim) {
     if (s.status.ok()) good.push_back(s);
@@ -147,7 +184,7 @@ bool NeedsChoice(const TrainSearchSpace& space) {
 
 StatusOr<TrainChoice> ChooseTrainStrategy(const TrainJob& job, const TrainCosts& costs,
                                           const TrainSearchSpace& space, const SoftwareStack& stack,
-                                          const StrategyKnobs& user) {
+                                          const StrategyKnobs& user, const Status* as_given) {
   // Phase 1: the stack's ZeRO stage and recompute where it sets them (the user's where given).
   TrainSearchSpace first = space;
   if (!first.zero && stack.knobs.zero) first.zero = *stack.knobs.zero;
@@ -156,7 +193,7 @@ StatusOr<TrainChoice> ChooseTrainStrategy(const TrainJob& job, const TrainCosts&
   if (!first.tp_overlap) first.tp_overlap = false;
   std::vector<Status> failures;
   std::vector<Strategy> cands = Candidates(job, first, stack, user);
-  std::optional<size_t> best = Best(job, costs, cands, &failures);
+  std::optional<size_t> best = Best(job, costs, cands, &failures, as_given);
   int64_t evaluated = static_cast<int64_t>(cands.size());
   bool widened = false;
   // Phase 2: nothing fits with the stack's knobs: search every ZeRO stage and recompute left out.
@@ -169,7 +206,7 @@ StatusOr<TrainChoice> ChooseTrainStrategy(const TrainJob& job, const TrainCosts&
     loose.knobs.zero.reset();
     loose.knobs.recompute.reset();
     std::vector<Strategy> more = Candidates(job, second, loose, user);
-    best = Best(job, costs, more, &failures);
+    best = Best(job, costs, more, &failures, as_given);
     evaluated += static_cast<int64_t>(more.size());
     cands.insert(cands.end(), more.begin(), more.end());
     if (best) {
@@ -192,6 +229,7 @@ StatusOr<TrainChoice> ChooseTrainStrategy(const TrainJob& job, const TrainCosts&
     }
     // What the user would get without the search: the error of the job as given (tp, pp 1
     // where left out), which names the flag to change.
+    if (as_given != nullptr && !as_given->ok() && job.closed_form_search) return *as_given;
     TrainJob plain = job;
     plain.closed_form_search = true;
     StatusOr<TrainReport> r = RunTraining(plain, costs);

@@ -37,9 +37,13 @@ bool NeedsChoice(const TrainSearchSpace& space);
 // leaves them out), on `costs` (analytical is enough: the caller re-runs the chosen one at its
 // fidelity). Fails with kDoesNotFit when nothing fits (the smallest footprint and a fix), else
 // with the error of the configuration a user would get without the search (tp, pp 1).
+// `as_given`, when not null, is the failed status of RunTraining(job, costs) the caller already
+// ran on these same `costs`: a candidate equal to the job as given (the same Strategy, scored as
+// the job was: closed form, no trace, the same vpp_given) takes it instead of running again.
 StatusOr<TrainChoice> ChooseTrainStrategy(const TrainJob& job, const TrainCosts& costs,
                                           const TrainSearchSpace& space, const SoftwareStack& stack,
-                                          const StrategyKnobs& user);
+                                          const StrategyKnobs& user,
+                                          const Status* as_given = nullptr);
 
 }  // namespace ndt
 

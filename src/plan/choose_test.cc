@@ -154,5 +154,82 @@ TEST(ChooseTrainStrategy, NothingFitsNamesTheSmallestFootprint) {
   EXPECT_NE(c.status().message().find("more --vms"), std::string::npos);
 }
 
+TEST(Strategy, EqualityComparesEveryField) {
+  const SoftwareStack stack = Stack("megatron-core-2024");
+  Strategy a;
+  ApplyTrainStack(stack, {}, &a);
+  const Strategy b = a;
+  EXPECT_TRUE(a == b);
+  // One field apart, each kind of member (int, enum, double inside a trait, the order array).
+  Strategy c = a;
+  c.dp = 4;
+  EXPECT_FALSE(a == c);
+  c = a;
+  c.recompute = Recompute::kFull;
+  EXPECT_FALSE(a == c);
+  c = a;
+  c.zero3.host_view_s += 1e-6;
+  EXPECT_FALSE(a == c);
+  c = a;
+  c.tp_ub.rs_splits += 1;
+  EXPECT_FALSE(a == c);
+  c = a;
+  std::swap(c.order[0], c.order[1]);
+  EXPECT_FALSE(a == c);
+}
+
+TEST(ChooseTrainStrategy, TheJobAsGivenTakesItsOwnErrorOnlyWhenItIsTheCandidate) {
+  // 175B-class on 8 GPUs with tp 8, pp 1, ZeRO 1 and no recompute given, dp left out: the one
+  // candidate is the job as given (dp 0 derived as 8 / 8 = 1), which does not fit. The chooser
+  // must return the job's own error, the same with and without `as_given`.
+  const TransformerSpec m = Llama(96, 12288, 96);
+  const SoftwareStack stack = Stack("megatron-core-2024");
+  auto vm = MakeVm(m, 64, stack);
+  StrategyKnobs user;
+  user.zero = 1;
+  user.recompute = Recompute::kNone;
+  TrainJob job = vm->job;
+  job.strategy.tp = 8;
+  job.strategy.pp = 1;
+  job.strategy.dp = 0;
+  job.vpp_given = true;
+  job.closed_form_search = true;
+  ApplyTrainStack(stack, user, &job.strategy);
+  TrainSearchSpace space;
+  space.tp = 8;
+  space.pp = 1;
+  space.zero = 1;
+  space.recompute = Recompute::kNone;
+  space.allow_uneven = false;
+  const StatusOr<TrainReport> run = RunTraining(job, *vm->costs);
+  ASSERT_FALSE(run.ok());
+  ASSERT_EQ(run.status().code(), StatusCode::kDoesNotFit);
+  const Status own = run.status();
+  StatusOr<TrainChoice> plain = ChooseTrainStrategy(job, *vm->costs, space, stack, user);
+  StatusOr<TrainChoice> taken = ChooseTrainStrategy(job, *vm->costs, space, stack, user, &own);
+  ASSERT_FALSE(plain.ok());
+  ASSERT_FALSE(taken.ok());
+  EXPECT_EQ(plain.status().code(), own.code());
+  EXPECT_EQ(plain.status().message(), own.message());
+  EXPECT_EQ(taken.status().code(), own.code());
+  EXPECT_EQ(taken.status().message(), own.message());
+  // A marker shows which runs take `as_given` instead of running the candidate again.
+  const Status marker = Status::DoesNotFit("marker");
+  StatusOr<TrainChoice> c = ChooseTrainStrategy(job, *vm->costs, space, stack, user, &marker);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message(), "marker");
+  // Not taken: the job's strategy is not the candidate (dp given as 2, tp 4 against the space's 8),
+  // or the job was not scored as the candidate is (simulated, or with a trace).
+  for (int k = 0; k < 4; ++k) {
+    TrainJob other = job;
+    if (k == 0) other.strategy.dp = 2;
+    if (k == 1) other.strategy.tp = 4;
+    if (k == 2) other.closed_form_search = false;
+    if (k == 3) other.want_trace = true;
+    StatusOr<TrainChoice> o = ChooseTrainStrategy(other, *vm->costs, space, stack, user, &marker);
+    EXPECT_TRUE(o.ok() || o.status().message() != "marker") << k;
+  }
+}
+
 }  // namespace
 }  // namespace ndt
