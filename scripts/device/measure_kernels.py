@@ -149,6 +149,38 @@ def attention():
     torch.cuda.empty_cache()
 
 
+def attention_train():
+    """Causal SDPA forward and backward at training shapes (bf16, d 128, 16k tokens per call).
+
+    FLOPs as FlashAttention's benchmark counts them: forward 4 b h s^2 d / 2 (causal), backward
+    2.5 x forward (the recomputed QK^T plus four GEMMs)."""
+    import torch.nn.functional as F
+    for s_len in (2048, 4096, 8192):
+        b = 16384 // s_len
+        h = 32
+        q = torch.randn(b, h, s_len, 128, device=dev, dtype=torch.bfloat16, requires_grad=True)
+        k = torch.randn(b, h, s_len, 128, device=dev, dtype=torch.bfloat16, requires_grad=True)
+        v = torch.randn(b, h, s_len, 128, device=dev, dtype=torch.bfloat16, requires_grad=True)
+        fwd_flops = 4.0 * b * h * s_len * s_len * 128 / 2
+        with torch.no_grad():
+            t_f = time_fn(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True))
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        g = torch.randn_like(out)
+
+        def fb():
+            o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            o.backward(g)
+        t_fb = time_fn(fb)
+        t_b = max(t_fb - t_f, 1e-9)
+        add("attention train fwd (torch SDPA, causal)", f"b{b} h{h} d128 seq {s_len}",
+            fwd_flops / t_f / 1e12, "TFLOPS", f"{t_f * 1e6:.1f} us")
+        add("attention train bwd (torch SDPA, causal)", f"b{b} h{h} d128 seq {s_len}",
+            2.5 * fwd_flops / t_b / 1e12, "TFLOPS",
+            f"(fwd+bwd {t_fb * 1e6:.1f} us) - fwd; 2.5 x forward FLOPs")
+        del q, k, v, out, g
+    torch.cuda.empty_cache()
+
+
 def sustained(dtype, seconds, trace_rows):
     """Run one big GEMM back to back for `seconds`, sampling clocks and power."""
     m = 8192
@@ -233,6 +265,7 @@ def main():
             for (k, n) in ((8192, 10240), (28672, 8192)):
                 guard(gemm, "bf16", m, n, k, "LLM shape")
         guard(attention)
+        guard(attention_train)
         guard(sustained, "bf16", 20.0, trace)
         guard(sustained, "fp8", 15.0, trace)
         guard(sustained, "fp64", 15.0, trace)
