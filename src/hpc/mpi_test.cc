@@ -7,6 +7,7 @@
 #include "compute/compute.h"
 #include "hpc/micro.h"
 #include "hpc/params.h"
+#include "hpc/testing.h"
 #include "hw/catalog.h"
 #include "topo/builders.h"
 #include "topo/fabric_params.h"
@@ -14,35 +15,8 @@
 namespace ndt {
 namespace {
 
-struct Data {
-  Catalog cat;
-  FabricParams fabric;
-  ComputeCalibration compute;
-  HpcParams params;
-};
-
-const Data& D() {
-  static const Data d = [] {
-    Data x;
-    x.cat = *Catalog::Load(NDT_DATA_DIR);
-    x.fabric = *LoadFabricParams(NDT_DATA_DIR);
-    x.compute = *LoadComputeCalibration(NDT_DATA_DIR);
-    x.params = *LoadHpcParams(NDT_DATA_DIR);
-    return x;
-  }();
-  return d;
-}
-
-Cluster Make(const std::string& sku_name, int vms) {
-  const SkuSpec* sku = *D().cat.FindSku(sku_name);
-  ClusterSpec spec;
-  spec.sku = sku;
-  spec.gpu = &D().cat.GpuOf(*sku);
-  spec.vms = vms;
-  StatusOr<Cluster> c = BuildCluster(spec, D().fabric);
-  EXPECT_TRUE(c.ok()) << c.status().message();
-  return *std::move(c);
-}
+using hpc_testing::D;
+using hpc_testing::Make;
 
 MpiModel Model(const Cluster& c, MpiBuffer b = MpiBuffer::kDevice) {
   return MpiModel(c, D().params.mpi, D().fabric, D().compute.For(c.gpu_spec().arch), b);
