@@ -39,6 +39,22 @@ bool TopLevel() {
 #endif
 }
 
+// fn(i) for i in [0, n): on OpenMP threads for several candidates at the top level, else in
+// order on this thread. Even with its `if` false an OpenMP region costs the runtime's set-up
+// (libgomp's team of one, system calls included), which a sweep's single-candidate points paid
+// for every point.
+template <typename Fn>
+void ForEachCandidate(int64_t n, Fn fn) {
+  if (n > 1 && TopLevel()) {
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1)
+#endif
+    for (int64_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) fn(i);
+}
+
 // The job's strategy with dp 0 ("derived") replaced by the value ResolveStrategy derives, when it
 // derives one: the two then resolve alike (ResolveStrategy's checks before the derivation read
 // dp only for degrees < 1, excluded here; after it they see the same dp), so RunTraining gives
@@ -92,17 +108,7 @@ std::optional<size_t> Best(const TrainJob& job, const TrainCosts& costs,
     }
     return s;
   };
-  // Threads only for several candidates at the top level: even with its `if` false, an OpenMP
-  // region costs the runtime's set-up (libgomp's team of one, system calls included), which a
-  // sweep's single-candidate points paid for every point.
-  if (n > 1 && TopLevel()) {
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1)
-#endif
-    for (int64_t i = 0; i < n; ++i) scored[i] = score(i, true);
-  } else {
-    for (int64_t i = 0; i < n; ++i) scored[i] = score(i, true);
-  }
+  ForEachCandidate(n, [&](int64_t i) { scored[i] = score(i, true); });
   std::vector<Scored> ok;
   for (Scored& s : scored) {
     if (s.status.ok()) {
@@ -120,14 +126,7 @@ std::optional<size_t> Best(const TrainJob& job, const TrainCosts& costs,
   if (ok.size() > kSimulated) ok.resize(kSimulated);
   const int64_t k = static_cast<int64_t>(ok.size());
   std::vector<Scored> sim(ok.size());
-  if (k > 1 && TopLevel()) {
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1)
-#endif
-    for (int64_t i = 0; i < k; ++i) sim[i] = score(static_cast<int64_t>(ok[i].index), false);
-  } else {
-    for (int64_t i = 0; i < k; ++i) sim[i] = score(static_cast<int64_t>(ok[i].index), false);
-  }
+  ForEachCandidate(k, [&](int64_t i) { sim[i] = score(static_cast<int64_t>(ok[i].index), false); });
   std::vector<Scored> good;
   for (const Scored& s : sim) {
     if (s.status.ok()) good.push_back(s);
