@@ -128,6 +128,25 @@ TEST(Calibration, ForAppliesEachFitWhereItWasFitted) {
   EXPECT_DOUBLE_EQ(h.bw_efficiency, 1.0);
 }
 
+TEST(Calibration, SmCopyEfficiencyIsCalibrationForsChoiceForThePair) {
+  // serve/comm.cc prices TensorRT-LLM's custom all-reduce kernels with this (issue 15: one place
+  // decides). GPUs 0 and 1 of a GB200 VM share an NVLink domain on Blackwell: the NVLink 5 fit,
+  // 0.915. An A100 VM: the A100 fit, 1.0. A GB200 pair across two racks (GPU 0 of rack 1 and
+  // GPU 0 of rack 2, 72 GPUs apart): the NICs set the pace, so the A100 fit again, 1.0.
+  Env env;
+  const int pair[2] = {0, 1};
+  EXPECT_DOUBLE_EQ(SmCopyEfficiency(env.Build("Standard_ND128isr_NDR_GB200_v6", 1), pair, Cal()),
+                   0.915);
+  EXPECT_DOUBLE_EQ(SmCopyEfficiency(env.Build("Standard_ND96amsr_A100_v4", 1), pair, Cal()), 1.0);
+  const int racks[2] = {0, 72};
+  EXPECT_DOUBLE_EQ(SmCopyEfficiency(env.Build("Standard_ND128isr_NDR_GB200_v6", 36), racks, Cal()),
+                   1.0);
+  // Fewer than 2 ranks: nothing to analyse, the base efficiency.
+  EXPECT_DOUBLE_EQ(SmCopyEfficiency(env.Build("Standard_ND128isr_NDR_GB200_v6", 1),
+                                    std::span<const int>(pair, 1), Cal()),
+                   1.0);
+}
+
 TEST(Validate, SweepHostCostFollowsItsSource) {
   // Azure's AI-benchmarking-guide runs one process per VM (-g <GPUs of the VM>).
   EXPECT_EQ(*GpusPerThreadOf("", "github.com/Azure/AI-benchmarking-guide Azure_Results/x.md", 8),

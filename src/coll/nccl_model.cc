@@ -344,4 +344,12 @@ NcclCalibration CalibrationFor(const NcclCalibrationSet& set, const NcclTopo& t,
   return c;
 }
 
+double SmCopyEfficiency(const Cluster& cluster, std::span<const int> group,
+                        const NcclCalibrationSet& set) {
+  if (group.size() < 2) return set.base.bw_efficiency;
+  StatusOr<NcclTopo> t = AnalyzeGroup(cluster, group, set.tuning);
+  if (!t.ok()) return set.base.bw_efficiency;
+  return CalibrationFor(set, *t, cluster.sku().cpu).bw_efficiency;
+}
+
 }  // namespace ndt

@@ -116,6 +116,16 @@ struct NcclTopo;
 NcclCalibration CalibrationFor(const NcclCalibrationSet& set, const NcclTopo& t,
                                const std::string& host_cpu);
 
+// Achieved / NCCL-model bandwidth of SM-driven copies (Ring, Tree, p2p kernels) over `group`
+// (global GPU ranks) as TimeCollective prices them: CalibrationFor's bw_efficiency for what
+// NCCL's search finds there (Blackwell's NVLink 5 fit inside one NVLink domain, the A100 fit
+// elsewhere). The one place that chooses it, for coll/ and for callers that price their own
+// SM-driven NVLink kernels (serve/comm.cc: TensorRT-LLM's custom all-reduce). The base
+// efficiency where the group cannot be analysed (fewer than 2 ranks, or no network between its
+// VMs). REQUIRES: set.tuning.loaded.
+double SmCopyEfficiency(const Cluster& cluster, std::span<const int> group,
+                        const NcclCalibrationSet& set);
+
 enum class PathType { kNvl, kPci, kNet };
 
 // What NCCL's topology search sees for a group (topology.md §8.1-§8.2).

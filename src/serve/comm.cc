@@ -57,7 +57,8 @@ CommFns MakeCommFns(const Cluster& cluster, const NcclCalibrationSet& nccl) {
     return t;
   };
   // The custom all-reduce kernels' path: GPU 0 -> GPU 1 (inside the NVLink domain of a VM or
-  // rack), at the achieved fraction of SM-driven NVLink copies coll/ fitted for the arch.
+  // rack), at the achieved fraction of SM-driven NVLink copies that coll/ applies to that pair
+  // (SmCopyEfficiency: the same choice TimeCollective makes through CalibrationFor).
   if (c->num_gpus() >= 2) {
     const Route route = c->GpuRoute(0, 1);
     double bw = 0, lat = 0;
@@ -69,10 +70,10 @@ CommFns MakeCommFns(const Cluster& cluster, const NcclCalibrationSet& nccl) {
       bw = bw == 0 ? path_bw : std::min(bw, path_bw);
       lat = std::max(lat, PathLatency(*c, p));
     }
-    const bool blackwell = c->gpu_spec().arch.rfind("blackwell", 0) == 0;
     // TensorRT-LLM runs its own kernels only over NVLink (allreduceOp.cpp ifFallbackToNCCL).
     if (!nvlink) bw = 0;
-    f.tp_path.bw_Bps = bw * (blackwell ? cal->blackwell_bw_efficiency : cal->base.bw_efficiency);
+    const int pair[2] = {0, 1};
+    f.tp_path.bw_Bps = bw * SmCopyEfficiency(*c, pair, *cal);
     f.tp_path.latency_s = lat;
   }
   f.kv_transfer_s = [c, cal, memo](double bytes) {
