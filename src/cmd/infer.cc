@@ -43,7 +43,7 @@ struct InferFlags : CommandRequest {
   ModelArgs mf;
   std::string sku, weights = "fp16", kv, scenario = "offline";
   std::string trace_file, disaggregate, ttft_p99, tpot_p99, stack;
-  std::optional<bool> no_host_overlap, no_cuda_graphs;
+  std::optional<bool> no_host_overlap, no_cuda_graphs, cuda_graph_padding;
   std::string tp_allreduce;
   std::optional<std::string> trace;
   bool timeline = false;
@@ -101,6 +101,9 @@ struct InferFlags : CommandRequest {
            "kernels below a size; default: the stack's, else trtllm-2025)");
     o->Add("no-cuda-graphs", &no_cuda_graphs,
            "Launch every kernel of every iteration (no CUDA graphs for decode-only batches)");
+    o->Add("cuda-graph-padding", &cuda_graph_padding,
+           "Pad decode-only batches to the next captured CUDA graph size up to 8192 (TensorRT-LLM "
+           "perf-overview's cuda_graph_config enable_padding)");
     prices.Declare(o);
   }
 };
@@ -193,6 +196,12 @@ Status BuildOptions(const Context& ctx, const InferFlags& f, InferOptions* o) {
   }
   if (f.no_host_overlap.value_or(false)) o->host_overlap = false;
   if (f.no_cuda_graphs.value_or(false)) o->cuda_graphs = false;
+  if (f.cuda_graph_padding.value_or(false)) {
+    if (!o->cuda_graphs) {
+      return Status::InvalidInput("--cuda-graph-padding needs CUDA graphs: drop --no-cuda-graphs");
+    }
+    o->cuda_graph_padding = true;
+  }
   if (!f.tp_allreduce.empty() && !ParseTpAllReduce(f.tp_allreduce, &o->tp_allreduce)) {
     return Status::InvalidInput("--tp-allreduce '" + f.tp_allreduce +
                                 "' is not one of nccl, trtllm-2024, trtllm-2025");

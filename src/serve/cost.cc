@@ -83,8 +83,12 @@ IterationTime IterationCostModel::Detail(const BatchShape& b) {
   const GpuSpec& g = *spec_.gpu;
   const ComputeCalibration& c = *spec_.calibration;
   const double layers = static_cast<double>(spec_.model->layers);
-  t.layers_s = TokenTerms(tokens);
-  t.comm_s = CommTerms(tokens);
+  // A padded CUDA graph runs the token operators for its whole size (serve/cost.h).
+  const int padded =
+      b.chunks.empty() ? PaddedGraphSize(b.decode_seqs, spec_.cuda_graph_padded_sizes) : 0;
+  const int run_tokens = std::max(tokens, padded);
+  t.layers_s = TokenTerms(run_tokens);
+  t.comm_s = CommTerms(run_tokens);
   double attn = 0;
   if (b.decode_seqs > 0) {
     double mean_ctx = b.decode_context_tokens / b.decode_seqs;
@@ -96,15 +100,22 @@ IterationTime IterationCostModel::Detail(const BatchShape& b) {
   t.attention_s = layers * attn;
   // The LM head runs for sequences that emit a token: decoders and (at most) each prompt chunk.
   int outputs = b.decode_seqs + static_cast<int>(b.chunks.size());
-  t.head_s = HeadTerms(outputs);
+  t.head_s = HeadTerms(std::max(outputs, padded));
   const double per_seq = spec_.overhead_per_seq_s * outputs;
   double fixed = spec_.overhead_s;
   if (spec_.overhead_reference_layers > 0) fixed *= layers / spec_.overhead_reference_layers;
-  t.graph = b.chunks.empty() && GraphCaptured(b.decode_seqs, spec_.cuda_graph_max_batch);
+  t.graph =
+      padded > 0 || (b.chunks.empty() && GraphCaptured(b.decode_seqs, spec_.cuda_graph_max_batch));
   if (t.graph) fixed = spec_.graph_launch_s;
   t.host_s = fixed + per_seq;
   t.overhead_s = spec_.host_overlap ? fixed + std::max(0.0, per_seq - t.gpu()) : t.host_s;
   return t;
+}
+
+int IterationCostModel::PaddedGraphSize(int seqs, const std::vector<int>& sizes) {
+  if (seqs < 1) return 0;
+  auto it = std::lower_bound(sizes.begin(), sizes.end(), seqs);
+  return it == sizes.end() ? 0 : *it;
 }
 
 bool IterationCostModel::GraphCaptured(int seqs, int max_batch) {

@@ -20,7 +20,11 @@
 //   as the kernels an iteration launches do. With CUDA graphs (the PyTorch backend's, the stack's
 //   cuda_graphs trait) a decode-only iteration whose batch size has a captured graph (1..31 and
 //   the powers of two up to cuda_graph_max_batch, TensorRT-LLM's default sizes without padding)
-//   launches one graph: its fixed part is one launch (graph_launch_s) instead.
+//   launches one graph: its fixed part is one launch (graph_launch_s) instead. With padding
+//   (CudaGraphConfig enable_padding, as TensorRT-LLM's perf-overview runs set it with captured
+//   sizes up to 8192: cuda_graph_padded_sizes) a decode-only batch up to the largest captured
+//   size runs the graph of the next captured size: one launch, and the token operators, LM head
+//   and TP all-reduces of the padded batch (the padding's dummy sequences attend to nothing).
 //   The TP all-reduce is priced by a callback given the bytes and the tokens (serve/allreduce.h:
 //   TensorRT-LLM picks its kernels by both).
 // Operator times come from compute/compute.h (roofline calibrated on microbenchmarks);
@@ -59,6 +63,8 @@ struct CostSpec {
   int overhead_reference_layers = 0;  // overhead_s is for this many layers; 0 = not scaled
   int cuda_graph_max_batch = 0;       // 0 = no CUDA graphs
   double graph_launch_s = 0;          // fixed host cost of a graph-launched iteration
+  // Captured sizes of a padded CUDA-graph config, ascending; empty: no padding (see above).
+  std::vector<int> cuda_graph_padded_sizes;
   // Time of one all-reduce of `bytes` (`tokens` tokens) over the TP group; of the pp - 1 sends of
   // `bytes` from stage to stage. Empty: no such communication (tp == 1, pp == 1).
   std::function<double(double bytes, int tokens)> tp_allreduce_s;
@@ -91,6 +97,9 @@ class IterationCostModel {
   const CostSpec& spec() const { return spec_; }
   // Whether a decode-only batch of `seqs` sequences has a captured CUDA graph (see above).
   static bool GraphCaptured(int seqs, int max_batch);
+  // The padded graph size a decode-only batch of `seqs` runs at: the smallest of `sizes`
+  // (ascending) >= seqs; 0 if none (seqs above the largest: launched kernel by kernel).
+  static int PaddedGraphSize(int seqs, const std::vector<int>& sizes);
 
  private:
   double TokenTerms(int tokens);  // layer ops + embedding for `tokens` tokens (cached)

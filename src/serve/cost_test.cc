@@ -160,5 +160,53 @@ TEST(IterationCost, FixedHostCostScalesWithLayersAndGraphs) {
   EXPECT_TRUE(IterationCostModel::GraphCaptured(100, 100));  // the maximum itself
 }
 
+// Padded CUDA graphs (perf-overview's enable_padding): a decode-only batch of 1,970 runs the
+// 2,048 graph, so its token operators, LM head and all-reduces are those of 2,048 tokens, its
+// attention that of the 1,970 real sequences, and its fixed host cost one launch. Above the
+// largest size (here 2,048) and with a prompt chunk, no padding: kernel by kernel.
+TEST(IterationCost, PaddedGraphsRunTheNextCapturedSize) {
+  EXPECT_EQ(IterationCostModel::PaddedGraphSize(1970, {1, 512, 1024, 2048}), 2048);
+  EXPECT_EQ(IterationCostModel::PaddedGraphSize(1024, {1, 512, 1024, 2048}), 1024);
+  EXPECT_EQ(IterationCostModel::PaddedGraphSize(2049, {1, 512, 1024, 2048}), 0);
+  EXPECT_EQ(IterationCostModel::PaddedGraphSize(0, {1, 512}), 0);
+  EXPECT_EQ(IterationCostModel::PaddedGraphSize(5, {}), 0);
+  StatusOr<Catalog> cat = Catalog::Load(Catalog::DefaultDataDir());
+  ASSERT_TRUE(cat.ok()) << cat.status().message();
+  StatusOr<const GpuSpec*> gpu = cat->FindGpu("H100-SXM5-80GB");
+  ASSERT_TRUE(gpu.ok());
+  StatusOr<TransformerSpec> model = LoadModel("llama2-7b", ModelsDir(""));
+  ASSERT_TRUE(model.ok());
+  StatusOr<ComputeCalibration> cal = LoadComputeCalibration("");
+  ASSERT_TRUE(cal.ok());
+  CostSpec spec;
+  spec.model = &*model;
+  spec.gpu = *gpu;
+  spec.calibration = &*cal;
+  spec.overhead_s = 5e-3;
+  spec.cuda_graph_max_batch = 128;
+  spec.graph_launch_s = 4e-6;
+  IterationCostModel plain(spec);
+  spec.cuda_graph_padded_sizes = {1, 512, 1024, 2048};
+  IterationCostModel padded(spec);
+  BatchShape b;
+  b.decode_seqs = 1970;
+  b.decode_context_tokens = 1970.0 * 300;
+  BatchShape full = b;
+  full.decode_seqs = 2048;
+  full.decode_context_tokens = 2048.0 * 300;
+  const IterationTime p = padded.Detail(b);
+  EXPECT_TRUE(p.graph);
+  EXPECT_DOUBLE_EQ(p.overhead_s, 4e-6);
+  EXPECT_DOUBLE_EQ(p.layers_s, plain.Detail(full).layers_s);
+  EXPECT_DOUBLE_EQ(p.head_s, plain.Detail(full).head_s);
+  EXPECT_DOUBLE_EQ(p.attention_s, plain.Detail(b).attention_s);
+  EXPECT_FALSE(plain.Detail(b).graph);  // 1,970 is not a captured size without padding
+  BatchShape mixed = b;
+  mixed.chunks = {{100, 100}};
+  mixed.prefill_tokens = 100;
+  EXPECT_FALSE(padded.Detail(mixed).graph);
+  EXPECT_DOUBLE_EQ(padded.Detail(mixed).layers_s, plain.Detail(mixed).layers_s);
+}
+
 }  // namespace
 }  // namespace ndt

@@ -33,6 +33,23 @@ StatusOr<EngineParams> LoadEngineParams(const std::string& data_dir) {
   NDT_RETURN_IF_ERROR(ar.Finish());
   NDT_ASSIGN_OR_RETURN(Sourced rl, m.Count("host_overhead_reference_layers"));
   NDT_ASSIGN_OR_RETURN(Sourced gb, m.Count("cuda_graph_max_batch"));
+  NDT_ASSIGN_OR_RETURN(YamlMap pg, m.Map("cuda_graph_padded_batch_sizes"));
+  NDT_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, pg.IntList("value"));
+  NDT_ASSIGN_OR_RETURN(std::string pg_source, pg.String("source"));
+  NDT_RETURN_IF_ERROR(pg.Finish());
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] < 1 || (i > 0 && sizes[i] <= sizes[i - 1])) {
+      return m.Error("cuda_graph_padded_batch_sizes", "must be ascending sizes >= 1");
+    }
+    p.cuda_graph_padded_sizes.push_back(static_cast<int>(sizes[i]));
+  }
+  NDT_ASSIGN_OR_RETURN(YamlMap ne, m.Map("nccl_in_engine_efficiency"));
+  for (const std::string& arch : ne.Keys()) {
+    NDT_ASSIGN_OR_RETURN(Sourced e, ne.Quantity(arch, Dim::kFraction));
+    if (e.value <= 0 || e.value > 1) return ne.Error(arch, "must be in (0, 100%]");
+    p.nccl_in_engine_efficiency[arch] = e.value;
+  }
+  NDT_RETURN_IF_ERROR(ne.Finish());
   NDT_RETURN_IF_ERROR(m.Finish());
   if (rl.value < 1) return m.Error("host_overhead_reference_layers", "must be >= 1");
   if (gb.value < 1) return m.Error("cuda_graph_max_batch", "must be >= 1");
@@ -51,6 +68,18 @@ StatusOr<EngineParams> LoadEngineParams(const std::string& data_dir) {
   p.workspace_bytes = w.value;
   p.block_tokens = static_cast<int>(b.value);
   return p;
+}
+
+double EngineParams::NcclInEngineEfficiency(const std::string& arch) const {
+  double e = 1.0;
+  size_t best = 0;
+  for (const auto& [name, value] : nccl_in_engine_efficiency) {
+    if (arch.rfind(name, 0) == 0 && name.size() > best) {
+      best = name.size();
+      e = value;
+    }
+  }
+  return e;
 }
 
 StatusOr<MemoryPlan> PlanMemory(const TransformerSpec& model, const GpuSpec& gpu,

@@ -9,6 +9,7 @@
 #define NDTWIN_SERVE_DEPLOYMENT_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "core/status.h"
@@ -30,6 +31,14 @@ struct EngineParams {
   int host_overhead_reference_layers = 80;
   // Largest decode batch the PyTorch backend captures in a CUDA graph (serve/cost.h).
   int cuda_graph_max_batch = 128;
+  // Captured sizes of TensorRT-LLM's perf-overview CUDA-graph config (padding on), ascending.
+  std::vector<int> cuda_graph_padded_sizes;
+  // Fraction of the standalone NCCL speed (coll/, as nccl-tests measures it) that an NCCL
+  // all-reduce reaches inside a serving iteration, by GPU architecture (fitted on serving.csv by
+  // src/serve/fit_serving.py); an arch not listed takes the entry whose name is the longest
+  // prefix of its own (blackwell_ultra -> blackwell), else 1.
+  std::map<std::string, double> nccl_in_engine_efficiency;
+  double NcclInEngineEfficiency(const std::string& arch) const;
 };
 StatusOr<EngineParams> LoadEngineParams(const std::string& data_dir);  // "" = NDT_DATA_DIR
 

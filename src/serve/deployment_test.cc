@@ -92,5 +92,24 @@ TEST(Deployment, ReplicasFillVmsAndTpStaysInTheNvlinkDomain) {
   EXPECT_NE(across.status().message().find("no InfiniBand"), std::string::npos);
 }
 
+// The in-engine NCCL efficiency is looked up by arch: an exact name, else the longest listed name
+// that starts the arch (GB300's blackwell_ultra takes blackwell's), else 1.
+TEST(Deployment, NcclInEngineEfficiencyByArchPrefix) {
+  EngineParams p;
+  p.nccl_in_engine_efficiency = {{"hopper", 0.9}, {"blackwell", 0.6}, {"blackwell_ultra", 0.5}};
+  EXPECT_DOUBLE_EQ(p.NcclInEngineEfficiency("hopper"), 0.9);
+  EXPECT_DOUBLE_EQ(p.NcclInEngineEfficiency("blackwell"), 0.6);
+  EXPECT_DOUBLE_EQ(p.NcclInEngineEfficiency("blackwell_ultra"), 0.5);
+  p.nccl_in_engine_efficiency.erase("blackwell_ultra");
+  EXPECT_DOUBLE_EQ(p.NcclInEngineEfficiency("blackwell_ultra"), 0.6);
+  EXPECT_DOUBLE_EQ(p.NcclInEngineEfficiency("ampere"), 1.0);
+  StatusOr<EngineParams> loaded = LoadEngineParams("");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_GT(loaded->NcclInEngineEfficiency("blackwell"), 0.0);
+  EXPECT_LE(loaded->NcclInEngineEfficiency("blackwell"), 1.0);
+  ASSERT_FALSE(loaded->cuda_graph_padded_sizes.empty());
+  EXPECT_EQ(loaded->cuda_graph_padded_sizes.back(), 8192);
+}
+
 }  // namespace
 }  // namespace ndt

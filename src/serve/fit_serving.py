@@ -22,6 +22,10 @@ Mechanisms fitted per architecture (see compute.yaml `serving:` for what each me
   iteration_overhead      fixed host cost per engine iteration (scheduling, launch of the graph)
   overhead_per_seq        host cost per sequence in the iteration (per-request bookkeeping,
                           sampling and detokenization set-up of the executor)
+  nccl_efficiency         fraction of the standalone NCCL speed (coll/, fitted on nccl-tests
+                          sweeps) an NCCL all-reduce reaches inside the engine's iteration
+                          (data/serve/engine.yaml nccl_in_engine_efficiency; TensorRT-LLM's own
+                          all-reduce kernels are not scaled)
 Cases: MLPerf v5.0 B200 (Offline tok/s/GPU; Server and Interactive mean TPOT at NVIDIA's target
 rate), MLPerf v4.1 H100 TP2 and H200 TP1 Server mean TPOT at the measured rate, TensorRT-LLM
 v1.0 / v0.20 Llama-3.3-70B and v0.14 Llama-3-70B tables, Azure's ND GB200 v6 trtllm-bench runs
@@ -35,7 +39,12 @@ with v0.19') and Azure's 2025 trtllm-bench runs with tensorrt-llm-2025 (overlap 
 default). Only the stack's engine traits are applied (`--no-host-overlap`, `--no-cuda-graphs` where
 the stack file says false, `--tp-allreduce` its all-reduce selection): every row states its own
 engine settings or took trtllm-bench's tuned ones, so the stacks' build-default knobs (max batch,
-block size) do not describe them. FIT_JOBS=N runs N cases at once (default 2).
+block size) do not describe them. The trtllm-bench rows (TensorRT-LLM v0.20 / v1.0 tables, Azure's
+runs) run with the max batch and max num tokens trtllm-bench's max-throughput heuristic sets
+(trtllm_bench_knobs below), the perf-overview rows also with its padded CUDA graphs
+(--cuda-graph-padding: llm_options.yml enable_padding, sizes to 8192; the v1.0 page states it, the
+v0.20 rows are assumed to have run the same options). Llama 3.3 rows run with its 128k context
+(--seq 131072), so the 20000/2000 rows are fitted too. FIT_JOBS=N runs N cases at once (default 2).
 Objective: the weighted sum of squared log residuals (throughput rows: output tokens/s per GPU,
 weight 1; Server/Interactive mean TPOT, weight 0.5: near saturation TPOT swings with capacity,
 and the Interactive config is SECONDARY in serving.csv).
@@ -60,7 +69,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 SHARED = os.path.join(ROOT, "..", "shared", "validation", "calibration", "serving.csv")
 LOCAL = os.path.join(ROOT, "validation", "calibration", "serving.csv")
 CSV = SHARED if os.path.exists(SHARED) else LOCAL
-BIN = os.path.join(ROOT, "build", "ndtwin")
+BIN = os.environ.get("FIT_BIN", os.path.join(ROOT, "build", "ndtwin"))
 
 H100 = "Standard_ND96isr_H100_v5"
 H200 = "Standard_ND96isr_H200_v5"
@@ -83,6 +92,53 @@ def stated(rows, metric, field, pattern):
         if r["metric"] == metric:
             return float(re.search(pattern, r[field]).group(1))
     raise KeyError(metric)
+
+
+# trtllm-bench's max-throughput settings (TensorRT-LLM tensorrt_llm/bench/build/tuning.py,
+# calc_engine_setting + finetune_setting, 0.17-1.0): when the command line gives no max batch size
+# or max num tokens -- as in the perf-overview tables ("left many options at their default
+# settings") and Azure's runs -- trtllm-bench sizes them from the KV cache that fits at the
+# dataset's ISL + OSL: engine = params x bytes per weight (NVFP4 0.5, FP8 1), KV per token =
+# 2 x layers x max(tp, kv_heads) x head_dim x bytes per KV element, requests = (GPU memory x tp -
+# engine) x 0.95 / (KV per token x (ISL + OSL)); batch = min(requests, 4096) / pp rounded up to 32
+# (below 256, at least 64), 128 (below 1024) or 256; tokens = min(batch x (1 + ISL/OSL), 32768)
+# rounded up to 256 (at least 2048), 512 (below 8192) or 1024. GPU memory in GiB as NVML reports
+# it; here the catalog's (what CUDA can allocate, within 0.5% of NVML's total).
+MODEL_FACTS = {  # from `ndtwin model show` (data/models/): params, layers, kv_heads, head_dim
+    "llama3-70b": (70553706496, 80, 8, 128),
+    "llama3-8b": (8030261248, 32, 8, 128),
+    "mixtral-8x7b": (46702792704, 32, 8, 128),
+}
+GPU_MEMORY_GIB = {B200: 178.35, GB200: 184.31, H100: 79.11, H200: 139.80}  # data/gpus/*.yaml memory
+
+
+def trtllm_bench_knobs(model, sku, weights, kv, tp, pp, isl, osl):
+    """(max_batch, max_num_tokens) trtllm-bench's max-throughput heuristic picks (see above)."""
+    params, layers, kv_heads, head_dim = MODEL_FACTS[model]
+    per_elem = {"fp4": 0.5, "fp8": 1.0}
+    kv_token = 2 * layers * max(tp, kv_heads) * head_dim * per_elem[kv] / 1024 ** 3
+    engine = params * per_elem[weights] / 1024 ** 3
+    requests = (GPU_MEMORY_GIB[sku] * tp * pp - engine) * 0.95 / (kv_token * (isl + osl))
+    raw_bs = min(requests, 4096) / pp
+    raw_tok = min(raw_bs * (1 + isl / osl), 32768)
+    if raw_bs < 256:
+        bs = max(64, 32 * math.ceil(raw_bs / 32))
+    elif raw_bs < 1024:
+        bs = 128 * math.ceil(raw_bs / 128)
+    else:
+        bs = 256 * math.ceil(raw_bs / 256)
+    if raw_tok < 4096:
+        tok = max(2048, 256 * math.ceil(raw_tok / 256))
+    elif raw_tok < 8192:
+        tok = 512 * math.ceil(raw_tok / 512)
+    else:
+        tok = 1024 * math.ceil(raw_tok / 1024)
+    return bs, tok
+
+
+def bench_args(model, sku, weights, kv, tp, isl, osl):
+    bs, tok = trtllm_bench_knobs(model, sku, weights, kv, int(tp), 1, int(isl), int(osl))
+    return ["--max-batch", str(bs), "--max-num-tokens", str(tok)]
 
 
 def sku_of(system):
@@ -150,9 +206,13 @@ def cases(rows):
         ver, prec, tp, isl, osl = m.groups()
         sku = sku_of(r["system"])
         per_gpu = float(r["value"]) / (1 if "=per GPU" in r["unit"] else int(tp))
-        args = ["--sku", sku, "--vms", "1", "--model", "llama3-70b", "--weights", prec.lower(),
-                "--kv", "fp8", "--tp", tp, "--pp", "1", "--max-num-tokens", "8192",
-                "--input-len", isl, "--output-len", osl]
+        # Llama 3.3 is Llama 3 70B's architecture with a 128k context (config.json
+        # max_position_embeddings 131072): --seq lets the 20000/2000 rows run.
+        args = ["--sku", sku, "--vms", "1", "--model", "llama3-70b", "--seq", "131072",
+                "--weights", prec.lower(), "--kv", "fp8", "--tp", tp, "--pp", "1",
+                "--input-len", isl, "--output-len", osl] + bench_args(
+                    "llama3-70b", sku, prec.lower(), "fp8", tp, isl, osl) + [
+                        "--cuda-graph-padding"]  # the perf-overview's llm_options.yml
         out.append(("TRT-LLM %s %s 70B %s TP%s %s/%s" % (ver, sku.split("_")[-2] if sku != B200
                                                           else "B200", prec, tp, isl, osl),
                     arch_of(sku), args, "per_gpu", per_gpu, 1.0))
@@ -180,8 +240,9 @@ def cases(rows):
             continue
         isl, osl = m.groups()
         args = ["--sku", GB200, "--vms", "1", "--model", "llama3-70b", "--weights", "fp8", "--kv",
-                "fp8", "--tp", "4", "--pp", "1", "--max-num-tokens", "8192", "--input-len", isl,
-                "--output-len", osl, "--requests", "1000"]
+                "fp8", "--tp", "4", "--pp", "1", "--input-len", isl, "--output-len", osl,
+                "--requests", "1000"] + bench_args("llama3-70b", GB200, "fp8", "fp8", 4, isl,
+                                                   osl)
         out.append(("Azure GB200 70B FP8 TP4 %s/%s" % (isl, osl), "blackwell", args, "per_gpu",
                     float(r["value"]) / 4, 1.0))
     pat = re.compile(r"TRT-LLM Llama-3\.1-8B FP8 TP1 throughput ISL/OSL (\d+)/(\d+)")
@@ -191,8 +252,9 @@ def cases(rows):
             continue
         isl, osl = m.groups()
         args = ["--sku", GB200, "--vms", "1", "--model", "llama3-8b", "--weights", "fp8", "--kv",
-                "fp8", "--tp", "1", "--pp", "1", "--max-num-tokens", "8192", "--input-len", isl,
-                "--output-len", osl, "--requests", "1000"]
+                "fp8", "--tp", "1", "--pp", "1", "--input-len", isl, "--output-len", osl,
+                "--requests", "1000"] + bench_args("llama3-8b", GB200, "fp8", "fp8", 1, isl,
+                                                   osl)
         out.append(("Azure GB200 8B FP8 TP1 %s/%s" % (isl, osl), "blackwell", args, "per_gpu",
                     float(r["value"]), 1.0))
     return out
@@ -264,12 +326,27 @@ def run(data, args, metric):
 # The fitted parameters of one arch's `serving:` block, in the order the search visits them.
 PARAMS = {
     "blackwell": ["fp4", "fp8", "attention_fraction", "attention_hbm_fraction",
-                  "iteration_overhead_ms", "overhead_per_seq_us"],
+                  "iteration_overhead_ms", "overhead_per_seq_us", "nccl_efficiency"],
     "hopper": ["fp8", "attention_fraction", "attention_hbm_fraction", "iteration_overhead_ms",
-               "overhead_per_seq_us"],
+               "overhead_per_seq_us", "nccl_efficiency"],
 }
 UPPER = {"fp4": 1.0, "fp8": 1.0, "attention_fraction": 1.0, "attention_hbm_fraction": 1.0,
-         "iteration_overhead_ms": 100.0, "overhead_per_seq_us": 1000.0}
+         "iteration_overhead_ms": 100.0, "overhead_per_seq_us": 1000.0, "nccl_efficiency": 1.0}
+# nccl_efficiency lives in data/serve/engine.yaml nccl_in_engine_efficiency (by arch), the others
+# in compute.yaml's serving blocks.
+NCCL_ENTRY = re.compile(r'^(  (\w+): \{value: ")([0-9.]+)(%")', flags=re.M)
+
+
+def read_nccl(engine_text):
+    block = engine_text.split("nccl_in_engine_efficiency:\n", 1)[1]
+    return {m.group(2): float(m.group(3)) / 100 for m in NCCL_ENTRY.finditer(block)}
+
+
+def write_nccl(engine_text, arch, value):
+    head, block = engine_text.split("nccl_in_engine_efficiency:\n", 1)
+    block = NCCL_ENTRY.sub(lambda m: m.group(1) + ("%.4g" % (100 * value) if m.group(2) == arch
+                                                  else m.group(3)) + m.group(4), block)
+    return head + "nccl_in_engine_efficiency:\n" + block
 BLOCK = re.compile(r"(  - arch: (\w+)\n(?:    .*\n|      .*\n)*?)(    serving:\n(?:      .*\n)+)")
 
 
@@ -323,6 +400,8 @@ class Evaluator:
         self.data, self.cases = data, cases
         self.yaml_path = os.path.join(data, "calibration", "compute.yaml")
         self.base = open(self.yaml_path).read()
+        self.engine_path = os.path.join(data, "serve", "engine.yaml")
+        self.engine_base = open(self.engine_path).read()
         self.memo = {}
 
     def predict(self, arch, v):
@@ -331,6 +410,8 @@ class Evaluator:
         if key in self.memo:
             return self.memo[key]
         open(self.yaml_path, "w").write(write_params(self.base, arch, v))
+        open(self.engine_path, "w").write(write_nccl(self.engine_base, arch,
+                                                     v.get("nccl_efficiency", 1.0)))
         mine = [c for c in self.cases if c[1] == arch]
         jobs = {}
         with ThreadPoolExecutor(max_workers=JOBS) as pool:
@@ -452,6 +533,8 @@ def main():
     try:
         ev = Evaluator(data, with_stacks(data, cases(rows)))
         params = read_params(ev.base)
+        for arch, e in read_nccl(ev.engine_base).items():
+            params.setdefault(arch, {})["nccl_efficiency"] = e
         for item in a.start:
             key, value = item.split("=")
             arch, p = key.split(".")

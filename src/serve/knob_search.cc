@@ -77,6 +77,7 @@ StatusOr<DeploymentPlan> MakeDeploymentPlan(const InferContext& ctx, const Infer
   if (o.cuda_graphs) {
     p.cost.cuda_graph_max_batch = ctx.params.cuda_graph_max_batch;
     p.cost.graph_launch_s = launch_s;
+    if (o.cuda_graph_padding) p.cost.cuda_graph_padded_sizes = ctx.params.cuda_graph_padded_sizes;
   }
   if (k.tp > 1 && ctx.comm.tp_allreduce_s) {
     auto fn = ctx.comm.tp_allreduce_s;
@@ -85,9 +86,12 @@ StatusOr<DeploymentPlan> MakeDeploymentPlan(const InferContext& ctx, const Infer
     path.launch_s = launch_s;
     const TpAllReduceImpl impl = path.bw_Bps > 0 ? o.tp_allreduce : TpAllReduceImpl::kNccl;
     const CustomAllReduceParams ar = ctx.params.custom_allreduce;
-    p.cost.tp_allreduce_s = [fn, tp, path, impl, ar](double bytes, int tokens) {
+    // NCCL inside the engine's iteration: the standalone time over the arch's fitted efficiency.
+    const double nccl_eff = ctx.params.NcclInEngineEfficiency(ctx.gpu->arch);
+    p.cost.tp_allreduce_s = [fn, tp, path, impl, ar, nccl_eff](double bytes, int tokens) {
       const TpAllReduceAlgo a = ChooseTpAllReduce(impl, tp, bytes, tokens, ar);
-      return a == TpAllReduceAlgo::kNccl ? fn(tp, bytes) : CustomAllReduceTime(a, tp, bytes, path);
+      return a == TpAllReduceAlgo::kNccl ? fn(tp, bytes) / nccl_eff
+                                         : CustomAllReduceTime(a, tp, bytes, path);
     };
   }
   if (k.pp > 1 && ctx.comm.pp_sends_s) {

@@ -88,6 +88,9 @@ struct InferOptions {
   TpAllReduceImpl tp_allreduce = TpAllReduceImpl::kTrtllm2025;
   // CUDA graphs for decode-only iterations (serve/cost.h): the stack's cuda_graphs trait.
   bool cuda_graphs = true;
+  // Padded CUDA graphs up to data/serve/engine.yaml's largest captured size (serve/cost.h), as
+  // TensorRT-LLM's perf-overview runs configure them; needs cuda_graphs.
+  bool cuda_graph_padding = false;
   // Called with a line as the deployment search proceeds (for a progress display); may be empty.
   std::function<void(const std::string&)> progress;
 };

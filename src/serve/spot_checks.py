@@ -12,8 +12,10 @@ Each line: case, measured, predicted, error. Measured values are the published o
   Throughput per TP group, trtllm-bench, PyTorch backend, kv fraction 0.95 where it fits; request
   counts from the same page: 30000 for 128/128, 3000 for 128/2048, 500/2000 and 1000/1000, 1500
   for 2048/2048, per replica: the table runs one TP group). Run as `infer --vms 1 --tp T --pp 1
-  --max-num-tokens 8192 --input-len I --output-len O --requests N x replicas` (replicas = GPUs of
-  the VM / T); predicted per TP group = per-GPU tokens/s x TP.
+  --max-batch B --max-num-tokens M --input-len I --output-len O --requests N x replicas`
+  (replicas = GPUs of the VM / T; B and M as trtllm-bench's max-throughput heuristic sets them,
+  fit_serving.trtllm_bench_knobs); predicted per TP group = per-GPU tokens/s x TP. Mixtral runs
+  with the same heuristic (trtllm-bench defaults).
 - Azure's ~1.1M tokens/s of Llama 2 70B per ND GB300 v6 NVL72 rack (18 VMs), default dataset.
 - MLPerf v4.1 NVIDIA 8x H200 Offline, 118.5 samples/s (requests/s), TP1 x 8, batch 806, 4,096
   tokens per iteration, 291.2 generated tokens per request; the 2024 stack's traits (no host
@@ -24,6 +26,10 @@ import argparse
 import json
 import os
 import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fit_serving import bench_args  # noqa: E402  (trtllm-bench's max batch / max num tokens)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 H100, H200 = "Standard_ND96isr_H100_v5", "Standard_ND96isr_H200_v5"
@@ -67,9 +73,10 @@ def main():
     for model, sku, tp, w, cases in TRT:
         for (isl, osl), meas in cases.items():
             j = infer(a.bin, ["--sku", sku, "--vms", "1", "--model", model, "--weights", w,
-                              "--tp", str(tp), "--pp", "1", "--max-num-tokens", "8192",
-                              "--input-len", str(isl), "--output-len", str(osl), "--requests",
-                              str(REQ[(isl, osl)] * GPUS[sku] // tp)])
+                              "--tp", str(tp), "--pp", "1", "--input-len", str(isl),
+                              "--output-len", str(osl), "--requests",
+                              str(REQ[(isl, osl)] * GPUS[sku] // tp)] +
+                      bench_args(model, sku, w, "fp8", tp, isl, osl) + ["--cuda-graph-padding"])
             line("TRT-LLM v1.0 %s %s TP%d %d/%d" % (model, sku.split("_")[-2], tp, isl, osl), meas,
                  j["per_gpu_output_tokens_per_s"] * tp)
     j = infer(a.bin, ["--sku", GB300, "--vms", "18", "--model", "llama2-70b", "--weights", "fp4",
@@ -83,9 +90,10 @@ def main():
     line("MLPerf v4.1 8x H200 Offline (requests/s x 1000)", 118.5e3, j["requests_per_s"] * 1e3)
     for isl, osl in ((128, 128), (1000, 1000)):
         j = infer(a.bin, ["--sku", H200, "--vms", "1", "--model", "mixtral-8x7b", "--weights",
-                          "fp8", "--kv", "fp8", "--tp", "1", "--pp", "1", "--max-num-tokens",
-                          "8192", "--input-len", str(isl), "--output-len", str(osl), "--requests",
-                          str(REQ[(isl, osl)] * 8)])
+                          "fp8", "--kv", "fp8", "--tp", "1", "--pp", "1", "--input-len",
+                          str(isl), "--output-len", str(osl), "--requests",
+                          str(REQ[(isl, osl)] * 8)] +
+                  bench_args("mixtral-8x7b", H200, "fp8", "fp8", 1, isl, osl))
         line("Mixtral-8x7B H200 TP1 fp8 %d/%d tok/s/GPU" % (isl, osl), None,
              j["per_gpu_output_tokens_per_s"])
     j = infer(a.bin, ["--sku", H200, "--vms", "1", "--model", "mixtral-8x7b", "--weights", "fp8",
