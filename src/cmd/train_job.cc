@@ -228,7 +228,8 @@ StatusOr<std::shared_ptr<const TransformerSpec>> TrainJobCache::Model(const Cont
   return it->second.model;
 }
 
-StatusOr<const SkuSpec*> TrainJobCache::Sku(const Context& ctx, const std::string& name) {
+StatusOr<const SkuSpec*> TrainJobCache::Sku(const Context& ctx, const std::string& name,
+                                            const GpuSpec** gpu) {
   std::lock_guard<std::mutex> lock(mu_);
   auto key = std::make_pair(&ctx, name);
   auto it = skus_.find(key);
@@ -237,12 +238,14 @@ StatusOr<const SkuSpec*> TrainJobCache::Sku(const Context& ctx, const std::strin
     StatusOr<const SkuSpec*> r = ctx.catalog.FindSku(name);
     if (r.ok()) {
       e.sku = *r;
+      e.gpu = &ctx.catalog.GpuOf(**r);
     } else {
       e.status = r.status();
     }
     it = skus_.emplace(std::move(key), std::move(e)).first;
   }
   if (!it->second.status.ok()) return it->second.status;
+  if (gpu != nullptr) *gpu = it->second.gpu;
   return it->second.sku;
 }
 
@@ -293,8 +296,9 @@ StatusOr<SimulatedTrainJob> SimulateTrainJob(const Context& ctx, const TrainJobA
                                              TrainJobCache* cache) {
   const Catalog& cat = ctx.catalog;
   if (f.sku.empty()) return Status::InvalidInput("--sku is required (see: ndtwin sku list)");
+  const GpuSpec* cached_gpu = nullptr;
   NDT_ASSIGN_OR_RETURN(const SkuSpec* sku,
-                       cache != nullptr ? cache->Sku(ctx, f.sku) : cat.FindSku(f.sku));
+                       cache != nullptr ? cache->Sku(ctx, f.sku, &cached_gpu) : cat.FindSku(f.sku));
   if (f.vms < 1) return Status::InvalidInput("--vms must be >= 1");
   std::shared_ptr<const TransformerSpec> cached_model;
   if (cache != nullptr) {
@@ -320,7 +324,7 @@ StatusOr<SimulatedTrainJob> SimulateTrainJob(const Context& ctx, const TrainJobA
   NDT_RETURN_IF_ERROR(BuildStrategy(f, ctx.stacks, &job, &stack, &user, &space));
   job.closed_form_search = estimate;
   job.want_trace = want_trace;
-  const GpuSpec& gpu = cat.GpuOf(*sku);
+  const GpuSpec& gpu = cached_gpu != nullptr ? *cached_gpu : cat.GpuOf(*sku);
   if (f.vms > 1 && !sku->infiniband && sku->nvlink_domain_gpus <= sku->gpus) {
     return Status::InvalidInput(sku->name +
                                 " has no InfiniBand: training across VMs needs a scale-out "

@@ -79,8 +79,10 @@ struct SimulatedTrainJob {
 class TrainJobCache {
  public:
   StatusOr<std::shared_ptr<const TransformerSpec>> Model(const Context& ctx, const ModelArgs& m);
-  // ctx.catalog.FindSku(name), kept.
-  StatusOr<const SkuSpec*> Sku(const Context& ctx, const std::string& name);
+  // ctx.catalog.FindSku(name), kept; with `gpu`, also ctx.catalog.GpuOf of it (a search by name
+  // that allocates: 2% of a sweep's CPU when done per point).
+  StatusOr<const SkuSpec*> Sku(const Context& ctx, const std::string& name,
+                               const GpuSpec** gpu = nullptr);
   struct BuiltCluster {
     std::string note;  // FabricArgs::Apply's assumption, or ""
     Status status;     // BuildCluster's error
@@ -100,6 +102,7 @@ class TrainJobCache {
   struct SkuEntry {
     Status status;
     const SkuSpec* sku = nullptr;
+    const GpuSpec* gpu = nullptr;
   };
   mutable std::mutex mu_;
   std::map<std::pair<const Context*, std::string>, SkuEntry> skus_;

@@ -72,11 +72,19 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, const Swee
   st->ncols_ = cols.size();
   NDT_ASSIGN_OR_RETURN(st->db_, OpenDb(path, true));
   sqlite3* db = st->db_.get();
-  // A larger page cache and fewer checkpoints: the same commits, less re-reading and copying.
+  // 64 KiB pages (a new file only: SQLite keeps an existing file's): a sweep's rows are
+  // appended, and a commit writes each page it touched whole into the WAL and a checkpoint copies
+  // it again, so fewer, larger pages mean fewer frames, checksums and system calls for the same
+  // bytes (the full GPT-3 space's store: ~40% less CPU than 4 KiB pages). The same rows: the
+  // page size is not part of what a query or `sqlite3 .dump` reads. A larger page cache and
+  // checkpoints every 128 MiB of WAL: less re-reading and copying.
+  // synchronous=NORMAL in WAL mode: a commit is durable once the WAL frames are written (the
+  // kernel holds them if the process is killed, even with kill -9); only a power loss or an OS
+  // crash may roll back the last commits, never corrupt the file (SQLite's WAL guarantee).
   NDT_RETURN_IF_ERROR(Exec(db, path,
-                           "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
-                           "PRAGMA cache_size=-65536; PRAGMA wal_autocheckpoint=8192; "
-                           "PRAGMA temp_store=MEMORY;"));
+                           "PRAGMA page_size=65536; PRAGMA journal_mode=WAL; "
+                           "PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536; "
+                           "PRAGMA wal_autocheckpoint=2048; PRAGMA temp_store=MEMORY;"));
   const std::string spec_json = CanonicalJson(spec.ToJson());
   if (exists) {
     StatusOr<std::string> old = Meta(db, path, "spec");
@@ -112,10 +120,11 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, const Swee
     }
     NDT_RETURN_IF_ERROR(Exec(db, path, "COMMIT;"));
   }
-  // The indexes before the rows: kept up to date on insert, they cost less than building them at
-  // the end (one scan of the whole table each; 15% of the full GPT-3 space's CPU), as the partial
-  // ones hold only the ok rows and the status one grows at its two ends.
-  NDT_RETURN_IF_ERROR(st->Finish(cols));
+  // The indexes are made by Finish, after the rows: each is then one scan of the table and one
+  // sort, written once, where kept on insert every commit rewrote the index pages it touched
+  // (the partial ones are inserted into at random places) into the WAL: with 64 KiB pages, ~45%
+  // of the store's CPU against ~30% for building them at the end. A run killed before Finish
+  // has rows without indexes; --resume makes them (queries are correct either way).
   std::string ins = "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?";
   for (size_t i = 0; i < cols.size(); ++i) ins += ", ?";
   ins += ")";
@@ -171,26 +180,35 @@ Status Store::Write(const std::vector<SweepRow>& rows) {
   return Exec(db, path_, "COMMIT;");
 }
 
-// Indexes on the headline columns and status (made by Open, before the rows; IF NOT EXISTS, so
-// a database begun by an older build gets them too).
+// Indexes on the headline columns and status, after the rows, in one transaction (IF NOT
+// EXISTS: a database begun by an older build, which made them before the rows, has them).
 Status Store::Finish(const std::vector<HeadlineColumn>& cols) {
-  std::string sql = "CREATE INDEX IF NOT EXISTS results_status ON results(status);";
+  std::string sql = "BEGIN; CREATE INDEX IF NOT EXISTS results_status ON results(status);";
   for (const HeadlineColumn& c : cols) {
     // Partial: the rows a query can pick (--pareto and --top ask for IS NOT NULL), not the
     // errors, which are most rows of many sweeps.
     sql += "CREATE INDEX IF NOT EXISTS results_" + c.name + " ON results(" + c.name + ") WHERE " +
            c.name + " IS NOT NULL;";
   }
-  return Exec(db_.get(), path_, sql);
+  sql += "COMMIT;";
+  Status s = Exec(db_.get(), path_, sql);
+  if (!s.ok()) (void)Exec(db_.get(), path_, "ROLLBACK;");
+  return s;
 }
 
 StatusOr<std::pair<uint64_t, uint64_t>> Store::Counts() {
-  NDT_ASSIGN_OR_RETURN(
-      Stmt s,
-      Prepare(db_.get(), path_, "SELECT SUM(status = 'ok'), SUM(status = 'error') FROM results"));
-  if (sqlite3_step(s.get()) != SQLITE_ROW) return DbError(db_.get(), path_, "cannot count");
-  return std::pair<uint64_t, uint64_t>(sqlite3_column_int64(s.get(), 0),
-                                       sqlite3_column_int64(s.get(), 1));
+  // Counted on the status index (Finish made it), not by a scan of the whole table.
+  uint64_t n[2] = {0, 0};
+  const char* status[2] = {"ok", "error"};
+  NDT_ASSIGN_OR_RETURN(Stmt s,
+                       Prepare(db_.get(), path_, "SELECT COUNT(*) FROM results WHERE status = ?"));
+  for (int i = 0; i < 2; ++i) {
+    sqlite3_bind_text(s.get(), 1, status[i], -1, SQLITE_STATIC);
+    if (sqlite3_step(s.get()) != SQLITE_ROW) return DbError(db_.get(), path_, "cannot count");
+    n[i] = static_cast<uint64_t>(sqlite3_column_int64(s.get(), 0));
+    sqlite3_reset(s.get());
+  }
+  return std::pair<uint64_t, uint64_t>(n[0], n[1]);
 }
 
 }  // namespace sweep_detail

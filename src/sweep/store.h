@@ -50,8 +50,8 @@ class Store {
   // One transaction per batch: a kill loses at most the batch being written.
   Status Write(const std::vector<SweepRow>& rows);
 
-  // Indexes on the headline columns and status (Open makes them before the first row; they are
-  // updated on insert, which costs less than a scan of the whole table per index at the end).
+  // Indexes on the headline columns and status, made after the rows (one scan and sort each,
+  // which costs less than keeping them on insert: store.cc).
   Status Finish(const std::vector<HeadlineColumn>& cols);
 
   // The (ok, error) row counts.

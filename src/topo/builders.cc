@@ -283,7 +283,6 @@ void ClusterBuilder::ReserveGraph() {
     }
   }
   c_.nodes_.reserve(nodes);
-  c_.out_.reserve(nodes);
   c_.links_.reserve(2 * duplex);
 }
 

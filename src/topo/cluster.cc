@@ -45,7 +45,6 @@ const char* LinkKindName(LinkKind k) {
 NodeId Cluster::AddNode(NodeKind kind, int vm, int index, std::string name) {
   NodeId id = static_cast<NodeId>(nodes_.size());
   nodes_.push_back(Node{id, kind, vm, index, std::move(name)});
-  out_.emplace_back();
   return id;
 }
 
@@ -54,9 +53,15 @@ LinkId Cluster::AddDuplex(NodeId a, NodeId b, LinkKind kind, double bw_Bps, doub
   LinkId ab = static_cast<LinkId>(links_.size());
   links_.push_back(Link{ab, a, b, kind, bw_Bps, latency_s, lanes});
   links_.push_back(Link{ab + 1, b, a, kind, bw_Bps, latency_s, lanes});
-  out_[a].push_back(ab);
-  out_[b].push_back(ab + 1);
   return ab;
+}
+
+std::vector<LinkId> Cluster::out_links(NodeId n) const {
+  std::vector<LinkId> out;
+  for (const Link& l : links_) {
+    if (l.src == n) out.push_back(l.id);
+  }
+  return out;
 }
 
 }  // namespace ndt

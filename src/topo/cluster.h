@@ -125,8 +125,10 @@ class Cluster {
   const Node& node(NodeId id) const { return nodes_[id]; }
   const Link& link(LinkId id) const { return links_[id]; }
   const GpuInfo& gpu(int rank) const { return gpus_[rank]; }
-  // Directed links leaving a node, in id order.
-  const std::vector<LinkId>& out_links(NodeId n) const { return out_[n]; }
+  // Directed links leaving a node, in id order. A scan of every link (O(links)): for summaries
+  // and tests, not for inner loops (no model reads it; the graph keeps no adjacency lists, whose
+  // one small allocation per node made up much of a large cluster's build time).
+  std::vector<LinkId> out_links(NodeId n) const;
 
   // The route NCCL would use between two GPUs (global ranks): NVLink/NVSwitch inside an NVLink
   // domain, otherwise GPU -> own NIC (GPUDirect RDMA where the size has it) -> fabric -> peer
@@ -150,7 +152,6 @@ class Cluster {
   int nvlink_domain_gpus_ = 1;
   std::vector<Node> nodes_;
   std::vector<Link> links_;
-  std::vector<std::vector<LinkId>> out_;
   std::vector<GpuInfo> gpus_;
   FabricLayout layout_;
 
