@@ -55,7 +55,9 @@ struct SoftwareStack {
   StrategyKnobs knobs;    // training
   Zero3Traits zero3;      // training trait
   TpOverlapTraits tp_ub;  // training trait: how its TP overlap runs, if tp_overlap is on
-  ServeKnobs serve;       // serving
+  // training trait: the fused attention kernel it runs (with flash_attention on)
+  AttentionKernel attention_kernel = AttentionKernel::kFlash2;
+  ServeKnobs serve;  // serving
   // Serving traits the engine model must have (serve/engine.h models both, always).
   bool in_flight_batching = true;
   bool chunked_prefill = true;
