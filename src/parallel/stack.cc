@@ -294,7 +294,7 @@ void ApplyTrainStack(const SoftwareStack& stack, const StrategyKnobs& user, Stra
   }
   s->zero3 = stack.zero3;
   s->tp_ub = stack.tp_ub;
-  s->attention_kernel = stack.attention_kernel;
+  s->attention_kernel = user.attention_kernel.value_or(stack.attention_kernel);
 }
 
 }  // namespace ndt

@@ -35,6 +35,7 @@ struct StrategyKnobs {
   std::optional<bool> sp;          // applied only where tp > 1
   std::optional<bool> tp_overlap;  // applied only where sp is on and tp > 1
   std::optional<int> zero;
+  std::optional<AttentionKernel> attention_kernel;  // a trait of the stack; the user may override
 };
 
 // Serving-engine defaults of a stack; nullopt = the engine's own default (data/serve/engine.yaml).

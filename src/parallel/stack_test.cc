@@ -76,6 +76,10 @@ TEST(Stacks, EveryFileLoadsAndTheNamedOnesExist) {
   Strategy applied;
   ApplyTrainStack(*mc, StrategyKnobs{}, &applied);
   EXPECT_EQ(applied.attention_kernel, AttentionKernel::kHopperFused);
+  StrategyKnobs fa2;
+  fa2.attention_kernel = AttentionKernel::kFlash2;  // --attention-kernel fa2 beats the stack
+  ApplyTrainStack(*mc, fa2, &applied);
+  EXPECT_EQ(applied.attention_kernel, AttentionKernel::kFlash2);
   StatusOr<SoftwareStack> ds = FindStack(*all, "deepspeed-zero3-2021", StackKind::kTraining);
   ASSERT_TRUE(ds.ok());
   EXPECT_EQ(ds->zero3.gather, Zero3Gather::kPerTensor);
