@@ -69,6 +69,14 @@ Status BuildStrategy(const TrainJobArgs& f, const std::vector<SoftwareStack>& st
   if (f.tp_overlap.has_value()) user.tp_overlap = *f.tp_overlap;
   if (f.zero.has_value()) user.zero = *f.zero;
   if (f.no_flash_attn.has_value()) user.flash_attention = false;
+  if (f.attention_kernel.has_value()) {
+    if (*f.attention_kernel != "fa2" && *f.attention_kernel != "hopper_fused") {
+      return Status::InvalidInput("--attention-kernel '" + *f.attention_kernel +
+                                  "'; use fa2 or hopper_fused");
+    }
+    user.attention_kernel =
+        *f.attention_kernel == "fa2" ? AttentionKernel::kFlash2 : AttentionKernel::kHopperFused;
+  }
   if (f.no_dp_overlap.has_value()) user.overlap_dp = false;
   if (f.no_grad_accum_fusion.has_value()) user.grad_accum_fusion = false;
   NDT_ASSIGN_OR_RETURN(const SoftwareStack* stack, TrainStack(stacks, f.stack));
@@ -124,6 +132,8 @@ void TrainJobArgs::Declare(OptionList* o, bool required) {
          "ring (P2P, overlapped with attention; default) | all_gather (Llama 3)");
   o->Add("ep", &ep, "Expert parallel degree, MoE (default 1)");
   o->Add("sp", &sp, "Sequence parallelism (with --tp > 1)");
+  o->Add("attention-kernel", &attention_kernel,
+         "Fused attention kernel: fa2 | hopper_fused (cuDNN/FA3 on Hopper) (default: the stack's)");
   o->Add("tp-overlap", &tp_overlap,
          "Overlap TP communication with the GEMMs (Megatron --tp-comm-overlap; needs --sp)");
   o->Add("uneven-stages", &uneven_stages,

@@ -36,7 +36,7 @@ struct TrainJobArgs {
   // Knobs a software stack sets unless given (parallel/stack.h).
   std::optional<bool> sp, tp_overlap, no_dp_overlap, no_flash_attn, no_grad_accum_fusion;
   std::optional<int> zero;
-  std::optional<std::string> recompute, precision;
+  std::optional<std::string> recompute, precision, attention_kernel;
   std::string stack = kDefaultTrainStack, fidelity = "analytical";
   std::optional<std::string> schedule;
   std::string order, cp_comm = "ring";

@@ -84,6 +84,18 @@ StatusOr<ArchCalibration> ParseArch(const YamlMap& y) {
   }
   a.tile_m = static_cast<int>(tile[0]);
   a.tile_n = static_cast<int>(tile[1]);
+  if (y.Has("more_tiles")) {
+    NDT_ASSIGN_OR_RETURN(std::vector<int64_t> more, y.IntList("more_tiles"));
+    if (more.size() % 2 != 0) {
+      return y.Error("more_tiles", "must list [tile_m, tile_n] pairs, e.g. [128, 192, 128, 128]");
+    }
+    for (size_t i = 0; i < more.size(); i += 2) {
+      if (more[i] <= 0 || more[i + 1] <= 0 || more[i] > 4096 || more[i + 1] > 4096) {
+        return y.Error("more_tiles", "tile sizes must be between 1 and 4096");
+      }
+      a.more_tiles.emplace_back(static_cast<int>(more[i]), static_cast<int>(more[i + 1]));
+    }
+  }
   NDT_ASSIGN_OR_RETURN(std::optional<int64_t> sms, y.OptionalInt("sms_if_unknown"));
   a.sms_if_unknown = static_cast<int>(sms.value_or(0));
   NDT_ASSIGN_OR_RETURN(YamlMap g, y.Map("gemm"));
@@ -110,6 +122,36 @@ StatusOr<ArchCalibration> ParseArch(const YamlMap& y) {
   NDT_ASSIGN_OR_RETURN(a.unfused_attention_efficiency, y.Number("unfused_attention_efficiency"));
   for (double v : {a.attention_fraction, a.hbm_fraction, a.unfused_attention_efficiency}) {
     if (v <= 0 || v > 1) return y.Error("hbm_fraction", "fractions must be in (0, 1]");
+  }
+  if (y.Has("attention_backward_ratio")) {
+    NDT_ASSIGN_OR_RETURN(a.attention_backward_ratio, y.Number("attention_backward_ratio"));
+    if (a.attention_backward_ratio <= 0 || a.attention_backward_ratio > 2) {
+      return y.Error("attention_backward_ratio", "must be in (0, 2]");
+    }
+  }
+  NDT_ASSIGN_OR_RETURN(std::optional<YamlMap> fused, y.OptionalMap("fused_attention"));
+  if (fused) {
+    NDT_ASSIGN_OR_RETURN(int64_t block, fused->Int("kv_block"));
+    if (block <= 0 || block > 4096) return fused->Error("kv_block", "must be in 1..4096");
+    a.fused_attention_kv_block = static_cast<int>(block);
+    for (const char* dir : {"forward", "backward"}) {
+      NDT_ASSIGN_OR_RETURN(YamlMap d, fused->Map(dir));
+      AttentionRateFit fit;
+      NDT_ASSIGN_OR_RETURN(fit.fraction, d.Number("fraction"));
+      NDT_ASSIGN_OR_RETURN(fit.overhead_blocks, d.Number("overhead_blocks"));
+      if (fit.fraction <= 0 || fit.fraction > 1) return d.Error("fraction", "must be in (0, 1]");
+      if (fit.overhead_blocks < 0 || fit.overhead_blocks > 1e3) {
+        return d.Error("overhead_blocks", "must be in [0, 1000]");
+      }
+      NDT_RETURN_IF_ERROR(d.Finish());
+      (std::string(dir) == "forward" ? a.fused_attention_forward : a.fused_attention_backward) =
+          fit;
+    }
+    NDT_ASSIGN_OR_RETURN(std::string residuals, fused->String("residuals"));
+    NDT_ASSIGN_OR_RETURN(std::string how, fused->String("how"));
+    (void)residuals;
+    (void)how;
+    NDT_RETURN_IF_ERROR(fused->Finish());
   }
   NDT_ASSIGN_OR_RETURN(Sourced ko, y.Quantity("kernel_overhead", Dim::kTime));
   a.kernel_overhead_s = ko.value;

@@ -99,9 +99,7 @@ double GemmComputeTime(const GpuSpec& gpu, const ArchCalibration& cal, int64_t m
   const double bb = static_cast<double>(std::max<int64_t>(1, batch));
   if (sms <= 0) return 2.0 * mm * nn * kk * bb / peak + fit.wave_overhead_s;
   double best = -1;
-  for (int orient = 0; orient < 2; ++orient) {
-    const double tm = orient == 0 ? cal.tile_m : cal.tile_n;
-    const double tn = orient == 0 ? cal.tile_n : cal.tile_m;
+  auto try_tile = [&](double tm, double tn) {
     const double tiles = std::ceil(mm / tm) * std::ceil(nn / tn) * bb;
     // Split-K / stream-K: with fewer tiles than SMs, K is split in chunks of >= kSplitKMin.
     const double splits =
@@ -109,6 +107,16 @@ double GemmComputeTime(const GpuSpec& gpu, const ArchCalibration& cal, int64_t m
     const double waves = std::ceil(tiles * splits / sms);
     const double t = waves * (sms * tm * tn * 2.0 * (kk / splits) / peak + fit.wave_overhead_s);
     if (best < 0 || t < best) best = t;
+  };
+  try_tile(cal.tile_m, cal.tile_n);
+  try_tile(cal.tile_n, cal.tile_m);
+  // The extra tiles are the 16-bit GEMMs' (ArchCalibration::more_tiles); other precisions keep
+  // the one tile.
+  if (p == Precision::kBf16 || p == Precision::kFp16) {
+    for (const auto& [tm, tn] : cal.more_tiles) {
+      try_tile(tm, tn);
+      try_tile(tn, tm);
+    }
   }
   return best;
 }
@@ -143,7 +151,21 @@ OpTiming OpTimeDetail(const GpuSpec& gpu, const Op& op, const ComputeCalibration
     case OpKind::kAttention: {
       // FlashAttention runs its matmuls in 16-bit.
       const Precision p16 = EffectivePrecision(gpu, Dtype::kBf16);
-      const double peak = Peak(gpu, p16) * cal.attention_fraction;
+      const bool backward = op.pass == Pass::kBackward;
+      double fraction = cal.attention_fraction * (backward ? cal.attention_backward_ratio : 1.0);
+      const std::optional<AttentionRateFit>& fused =
+          backward ? cal.fused_attention_backward : cal.fused_attention_forward;
+      if (op.attention_kernel == AttentionKernel::kHopperFused && fused) {
+        // K/V blocks a query block walks: the mean keys per query (causal: about half the
+        // keys) over the kernel's block.
+        const double pairs =
+            op.q_len > 0 ? op.flop / (2.0 * op.seqs * op.heads * (op.head_dim_qk + op.head_dim_v) *
+                                      (backward ? 2.5 : 1.0))
+                         : 0;
+        const double keys = op.q_len > 0 && op.seqs > 0 && op.heads > 0 ? pairs / op.q_len : 0;
+        fraction = fused->Rate(keys / cal.fused_attention_kv_block);
+      }
+      const double peak = Peak(gpu, p16) * fraction;
       t.compute_s = op.flop > 0 ? op.flop / peak : 0;
       t.launch_s = cal.kernel_overhead_s;
       break;
@@ -172,6 +194,7 @@ ComputeCalibration ServingCalibration(const ComputeCalibration& cal) {
   ComputeCalibration out = cal;
   for (auto& [name, a] : out.archs) {
     if (!a.serving) continue;
+    a.more_tiles.clear();
     for (const auto& [p, fraction] : a.serving->gemm_fraction) {
       auto it = a.gemm.find(p);
       if (it != a.gemm.end()) it->second.fraction = fraction;

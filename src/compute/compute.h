@@ -20,6 +20,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -50,15 +51,41 @@ struct ServingFit {
   double overhead_per_seq_s = 0;      // host cost per sequence the iteration carries
 };
 
+// A fused attention kernel's rate in one direction, of the 16-bit dense peak, by how many K/V
+// blocks each query block walks: rate = fraction * B / (B + overhead_blocks), B = the mean keys a
+// query attends to / kv_block. Each CTA (one query block of one head) pays a fixed prologue and
+// epilogue (load Q, write O and the softmax statistics; backward: load Q, dO, write dQ and the
+// dK/dV partials) worth overhead_blocks K/V-block iterations, so short or causal sequences (few
+// blocks per CTA) run further from the kernel's asymptotic rate.
+struct AttentionRateFit {
+  double fraction = 0;
+  double overhead_blocks = 0;
+  double Rate(double blocks) const {
+    return blocks > 0 ? fraction * blocks / (blocks + overhead_blocks) : fraction;
+  }
+};
+
 // Fitted per-architecture parameters (data/calibration/compute.yaml).
 struct ArchCalibration {
   std::string arch;                // "ampere", "hopper", "blackwell", ... or "default"
   std::string fallback;            // non-empty: this arch uses that arch's fit (resolved on load)
   int tile_m = 128, tile_n = 128;  // CTA output tile of the GEMM kernels
-  int sms_if_unknown = 0;          // SM count when the catalog has none (0: no wave model)
+  // Other CTA tiles the GEMM library picks from (each in both orientations, with the same
+  // sustained fraction); the model takes the fastest tile per shape, as cuBLAS's heuristic picks
+  // the tile with the least wave quantization; 16-bit (bf16/fp16) GEMMs only, where our measured
+  // rows show it (fp8 and the others keep the one tile). Empty: (tile_m, tile_n) only.
+  std::vector<std::pair<int, int>> more_tiles;
+  int sms_if_unknown = 0;             // SM count when the catalog has none (0: no wave model)
   std::map<Precision, GemmFit> gemm;  // by precision; others use GemmFor's preference order
   double attention_fraction = 0.5;    // FlashAttention forward fraction of the 16-bit dense peak
-  double hbm_fraction = 0.85;         // achievable fraction of memory_Bps (STREAM)
+  // FlashAttention-2's backward rate (its FLOPs counted as 2.5x the forward's) / its forward rate;
+  // the backward's fraction is attention_fraction x this.
+  double attention_backward_ratio = 1.0;
+  // Hopper-native fused attention (cuDNN / FlashAttention-3 class), forward and backward; absent:
+  // kernels asking for it run FlashAttention-2's fractions.
+  std::optional<AttentionRateFit> fused_attention_forward, fused_attention_backward;
+  int fused_attention_kv_block = 128;  // keys per K/V block of those kernels
+  double hbm_fraction = 0.85;          // achievable fraction of memory_Bps (STREAM)
   // Achievable fraction of memory_Bps for attention ops; 0: hbm_fraction.
   double attention_hbm_fraction = 0;
   // Unfused attention core (model/ops.h): measured speed / the roofline's (standard attention).
@@ -85,7 +112,8 @@ struct ComputeCalibration {
 
 // The calibration a serving engine runs at: every arch with a `serving` fit gets its GEMM
 // fractions, attention fraction and attention memory fraction (the microbenchmark fit stays for
-// the rest: launch and wave costs, element-wise bandwidth). Idempotent.
+// the rest: launch and wave costs, element-wise bandwidth), and the GEMM tile model it was fitted
+// with (more_tiles cleared: the serving fractions were fitted on one tile shape). Idempotent.
 ComputeCalibration ServingCalibration(const ComputeCalibration& cal);
 
 // Loads data/calibration/compute.yaml strictly ("" data_dir = NDT_DATA_DIR).

@@ -47,7 +47,11 @@ GPUS = {
     MEASURED_SYSTEM: ("H200-141GB", "hopper", 132, 4800e9,
                       {"fp64": 67e12, "fp16": 989.4e12, "fp8": 1978.9e12}),
 }
-TILES = {"ampere": (128, 128), "hopper": (128, 256), "blackwell": (128, 256)}
+# CTA tiles per arch: the first is compute.yaml's `tile`, the rest its `more_tiles` (Hopper:
+# cuBLAS's nvjet kernels also run 128x192 and 128x128 tiles, by their names in public profiles),
+# for 16-bit GEMMs only (compute.cc): the fp8 rows fit better with the one tile.
+TILES = {"ampere": [(128, 128)], "hopper": [(128, 256), (128, 192), (128, 128)],
+         "blackwell": [(128, 256)]}
 # fp4: NVFP4 values (0.5 B) + one E4M3 block scale per 16 elements (1/16 B), as cuBLASLt reads.
 IN_BYTES = {"fp64": 8, "fp16": 2, "fp8": 1, "fp4": 0.5 + 1.0 / 16}
 SPLIT_K_MIN = 256  # smallest K chunk of a split-K GEMM (not fitted)
@@ -71,9 +75,17 @@ def measured_rows():
             yield p, m, n, k, float(r["value"]) * 1e12
 
 
-def gemm_time(m, n, k, p, sms, bw, peak, tile, frac, launch, wave_ovh, hbm):
+def orientations(tiles):
+    for tm, tn in tiles:
+        yield tm, tn
+        yield tn, tm
+
+
+def gemm_time(m, n, k, p, sms, bw, peak, tiles, frac, launch, wave_ovh, hbm):
     best = None
-    for tm, tn in (tile, (tile[1], tile[0])):
+    if p not in ("fp16", "bf16"):  # the extra tiles are the 16-bit GEMMs' (compute.cc)
+        tiles = tiles[:1]
+    for tm, tn in orientations(tiles):
         tiles = math.ceil(m / tm) * math.ceil(n / tn)
         # Split-K / stream-K: fewer tiles than SMs split K (chunks of at least SPLIT_K_MIN).
         splits = max(1, min(sms // tiles, k // SPLIT_K_MIN))
@@ -84,11 +96,11 @@ def gemm_time(m, n, k, p, sms, bw, peak, tile, frac, launch, wave_ovh, hbm):
     return max(best, mem) + launch
 
 
-def gemm_time_batched(m, n, k, batch, p, sms, bw, peak, tile, frac, launch, wave_ovh, hbm,
+def gemm_time_batched(m, n, k, batch, p, sms, bw, peak, tiles, frac, launch, wave_ovh, hbm,
                       nbytes):
     """gemm_time for `batch` GEMMs of one shape (tiles multiply) moving `nbytes`."""
     best = None
-    for tm, tn in (tile, (tile[1], tile[0])):
+    for tm, tn in orientations(tiles):
         tiles = math.ceil(m / tm) * math.ceil(n / tn) * batch
         splits = max(1, min(sms // tiles, k // SPLIT_K_MIN))
         waves = math.ceil(tiles * splits / sms)
@@ -119,6 +131,59 @@ def unfused_attention_time(sysname, param, fit, hbm, kernel_overhead):
                                launch, wave, hbm, nbytes)
     t += (4.0 + 6.0) * elems / (bw * hbm) + 2 * kernel_overhead
     return t, 3.5 * 4.0 * b * s * s * heads * d
+
+
+# Hopper-native fused attention (compute.h AttentionRateFit): PyTorch SDPA's causal forward and
+# backward at bf16, head_dim 128, on the lent H100 and H200 (data/measured/*_kernels_2026-11-26.csv;
+# the 'attention train' rows are H100 only). rate = fraction * B / (B + overhead_blocks) of the
+# dense 16-bit peak, B = mean keys per query / KV_BLOCK = (s + 1) / 2 / 128 for causal s x s.
+# The grid files add 32/64/96 heads at seq 2048-8192 on both cards.
+FUSED_ATTENTION_FILES = [os.path.join(ROOT, "data", "measured", f)
+                         for f in ("h100_kernels_2026-11-26.csv", "h200_kernels_2026-11-26.csv",
+                                   "h100_grid_2026-11-26.csv", "h200_grid_2026-11-26.csv")]
+KV_BLOCK = 128
+PEAK16_HOPPER = 989.4e12
+
+
+def fused_attention_rows():
+    """(direction, seq, measured TFLOP/s / peak, label) of the causal SDPA rows."""
+    out = []
+    for path in FUSED_ATTENTION_FILES:
+        with open(path) as f:
+            for r in csv.DictReader(f):
+                b = r["benchmark"]
+                if "causal" not in b or "SDPA" not in b or "decode" in b:
+                    continue
+                direction = "backward" if " bwd " in b else "forward"
+                s = int(r["parameter"].split("seq")[1].strip())
+                out.append((direction, s, float(r["value"]) * 1e12 / PEAK16_HOPPER,
+                            f"{os.path.basename(path)[:9]} {b} {r['parameter']}"))
+    return out
+
+
+def fit_fused_attention():
+    rows_ = fused_attention_rows()
+    for direction in ("forward", "backward"):
+        rs = [r for r in rows_ if r[0] == direction]
+        best = None
+        for fi in range(300, 901):
+            frac = fi / 1000.0
+            for ci in range(0, 401):
+                c = ci * 0.05
+                e = 0.0
+                for _, s, meas, _ in rs:
+                    blocks = (s + 1) / 2.0 / KV_BLOCK
+                    e += math.log(frac * blocks / (blocks + c) / meas) ** 2
+                if best is None or e < best[0]:
+                    best = (e, frac, c)
+        e, frac, c = best
+        print(f"\nhopper fused attention {direction}: fraction={frac:.3f} "
+              f"overhead_blocks={c:.2f} rms_log={math.sqrt(e / len(rs)):.4f}")
+        for _, s, meas, label in rs:
+            blocks = (s + 1) / 2.0 / KV_BLOCK
+            pred = frac * blocks / (blocks + c)
+            print(f"  {label}: measured {meas:.3f} of peak, model {pred:.3f} "
+                  f"({100 * (pred / meas - 1):+.1f}%)")
 
 
 def main():
@@ -212,3 +277,4 @@ def main():
 
 if __name__ == "__main__":
     main()
+    fit_fused_attention()

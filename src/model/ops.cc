@@ -30,6 +30,10 @@ const char* OpKindName(OpKind k) {
   return "?";
 }
 
+const char* AttentionKernelName(AttentionKernel k) {
+  return k == AttentionKernel::kHopperFused ? "hopper_fused" : "fa2";
+}
+
 namespace {
 
 int64_t Ceil(double x) { return static_cast<int64_t>(std::ceil(x - 1e-9)); }
@@ -253,6 +257,7 @@ Op AttentionImpl(const TransformerSpec& s, double seqs, double q_len, double kv_
   op.q_len = q_len;
   op.kv_len = kv_len;
   op.causal = causal;
+  op.attention_kernel = shape.attention_kernel;
   op.math = shape.math;
   double kv_heads = static_cast<double>(KvHeadsLocal(s, t));
   double k_dim = 0, v_dim = 0;

@@ -51,6 +51,7 @@ struct Op {
   double q_len = 0, kv_len = 0;
   int64_t head_dim_qk = 0, head_dim_v = 0;
   bool causal = false;
+  AttentionKernel attention_kernel = AttentionKernel::kFlash2;
   // Cost.
   double flop = 0;            // floating-point operations the kernel executes
   double bytes = 0;           // HBM bytes read + written
@@ -74,12 +75,13 @@ struct OpShape {
   // EP splits the TP group, whose ranks all hold the same tokens; each GPU computes 1/ep of the
   // pairs on experts/ep experts each ffn/(tp/ep) wide. REQUIRES tp % ep == 0 when true.
   bool ep_within_tp = false;
-  bool sequence_parallel = false;    // norms / element-wise on tokens / t
-  bool fused_attention = true;       // false: unfused attention core (see the file comment)
-  Dtype math = Dtype::kBf16;         // GEMM and attention precision
-  Dtype weights = Dtype::kBf16;      // weight storage
-  Dtype activations = Dtype::kBf16;  // activation storage
-  Dtype kv = Dtype::kBf16;           // K/V storage read by attention
+  bool sequence_parallel = false;  // norms / element-wise on tokens / t
+  bool fused_attention = true;     // false: unfused attention core (see the file comment)
+  AttentionKernel attention_kernel = AttentionKernel::kFlash2;  // which fused kernel
+  Dtype math = Dtype::kBf16;                                    // GEMM and attention precision
+  Dtype weights = Dtype::kBf16;                                 // weight storage
+  Dtype activations = Dtype::kBf16;                             // activation storage
+  Dtype kv = Dtype::kBf16;                                      // K/V storage read by attention
 };
 
 // Forward operators of layer `layer` (0-based; MoE vs dense by spec.IsMoeLayer) in execution

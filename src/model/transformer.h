@@ -18,6 +18,14 @@
 
 namespace ndt {
 
+// Which fused attention kernel runs the attention core (compute/ prices each from its own
+// measurements): FlashAttention-2 (Dao 2023; PyTorch SDPA's flash backend, TE's FlashAttention on
+// Ampere), or the Hopper-native fused kernels (cuDNN's fused flash attention, FlashAttention-3:
+// wgmma/TMA, warp-specialized), which Transformer Engine prefers on sm90. A GPU without a
+// calibration for the Hopper kernels runs FlashAttention-2's.
+enum class AttentionKernel { kFlash2, kHopperFused };
+const char* AttentionKernelName(AttentionKernel k);
+
 // Number formats of weights, activations, KV cache and tensor math. The model module does not
 // depend on hw/, so it has its own enum; compute/compute.h maps it to hw's Precision.
 enum class Dtype { kFp32, kFp16, kBf16, kFp8, kFp4 };

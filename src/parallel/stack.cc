@@ -70,6 +70,7 @@ const std::vector<std::string> kPrecisions = {"fp16", "bf16", "fp8"};
 const std::vector<std::string> kRecomputes = {"none", "selective", "full"};
 const std::vector<std::string> kGathers = {"per_block", "per_tensor"};
 const std::vector<std::string> kReduceDtypes = {"fp16", "bf16", "fp32"};
+const std::vector<std::string> kAttentionKernels = {"fa2", "hopper_fused"};
 
 Status ParseTraining(const YamlMap& knobs, const YamlMap& traits, SoftwareStack* st) {
   StrategyKnobs& k = st->knobs;
@@ -120,6 +121,7 @@ Status ParseTraining(const YamlMap& knobs, const YamlMap& traits, SoftwareStack*
     }
     st->sources[Key("traits", "zero3_host_view_op")] = view.source;
     z3.host_view_s = view.value;
+    NDT_ASSIGN_OR_RETURN(z3.zero_fill, BoolEntry(traits, "traits", "zero3_zero_fill", st));
   }
   if (z3.gather == Zero3Gather::kPerBlock) {
     NDT_ASSIGN_OR_RETURN(z3.block_copy_out,
@@ -136,6 +138,10 @@ Status ParseTraining(const YamlMap& knobs, const YamlMap& traits, SoftwareStack*
                        BoolEntry(traits, "traits", "tp_overlap_gemm_pieces", st));
   NDT_ASSIGN_OR_RETURN(double splits, CountEntry(traits, "traits", "tp_overlap_rs_splits", st));
   st->tp_ub.rs_splits = static_cast<int>(std::min(splits, 1024.0));
+  NDT_ASSIGN_OR_RETURN(std::string ak,
+                       ChoiceEntry(traits, "traits", "attention_kernel", kAttentionKernels, st));
+  st->attention_kernel =
+      ak == "hopper_fused" ? AttentionKernel::kHopperFused : AttentionKernel::kFlash2;
   return traits.Finish();
 }
 
@@ -288,6 +294,7 @@ void ApplyTrainStack(const SoftwareStack& stack, const StrategyKnobs& user, Stra
   }
   s->zero3 = stack.zero3;
   s->tp_ub = stack.tp_ub;
+  s->attention_kernel = user.attention_kernel.value_or(stack.attention_kernel);
 }
 
 }  // namespace ndt

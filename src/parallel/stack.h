@@ -35,6 +35,7 @@ struct StrategyKnobs {
   std::optional<bool> sp;          // applied only where tp > 1
   std::optional<bool> tp_overlap;  // applied only where sp is on and tp > 1
   std::optional<int> zero;
+  std::optional<AttentionKernel> attention_kernel;  // a trait of the stack; the user may override
 };
 
 // Serving-engine defaults of a stack; nullopt = the engine's own default (data/serve/engine.yaml).
@@ -55,7 +56,9 @@ struct SoftwareStack {
   StrategyKnobs knobs;    // training
   Zero3Traits zero3;      // training trait
   TpOverlapTraits tp_ub;  // training trait: how its TP overlap runs, if tp_overlap is on
-  ServeKnobs serve;       // serving
+  // training trait: the fused attention kernel it runs (with flash_attention on)
+  AttentionKernel attention_kernel = AttentionKernel::kFlash2;
+  ServeKnobs serve;  // serving
   // Serving traits the engine model must have (serve/engine.h models both, always).
   bool in_flight_batching = true;
   bool chunked_prefill = true;

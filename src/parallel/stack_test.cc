@@ -34,11 +34,13 @@ traits:
   zero3_copy_out_per_rank: {value: true, source: "s"}
   zero3_reduce_per_tensor: {value: true, source: "s"}
   zero3_host_view_op: {value: "2.8 us", source: "s"}
+  zero3_zero_fill: {value: true, source: "s"}
   zero3_grad_reduce_dtype: {value: fp16, source: "s"}
   tp_overlap_comm_sms: {value: 16, source: "s"}
   tp_overlap_ag_copy_engine: {value: true, source: "s"}
   tp_overlap_gemm_pieces: {value: true, source: "s"}
   tp_overlap_rs_splits: {value: 4, source: "s"}
+  attention_kernel: {value: fa2, source: "s"}
 )";
 
 std::string Replace(std::string text, const std::string& from, const std::string& to) {
@@ -65,6 +67,19 @@ TEST(Stacks, EveryFileLoadsAndTheNamedOnesExist) {
   EXPECT_TRUE(mc->tp_ub.ag_copy_engine);
   EXPECT_TRUE(mc->tp_ub.gemm_pieces);
   EXPECT_EQ(mc->tp_ub.rs_splits, 4);
+  // Transformer Engine prefers cuDNN's fused attention on Hopper; torchtitan 2024 ran SDPA's
+  // FlashAttention-2 backend; the 2021-22 stacks have no fused attention (FA2 if forced on).
+  EXPECT_EQ(mc->attention_kernel, AttentionKernel::kHopperFused);
+  for (const char* name : {"torchtitan-fsdp2-2024", "megatron-lm-2021", "megatron-lm-2022"}) {
+    EXPECT_EQ(FindStack(*all, name)->attention_kernel, AttentionKernel::kFlash2) << name;
+  }
+  Strategy applied;
+  ApplyTrainStack(*mc, StrategyKnobs{}, &applied);
+  EXPECT_EQ(applied.attention_kernel, AttentionKernel::kHopperFused);
+  StrategyKnobs fa2;
+  fa2.attention_kernel = AttentionKernel::kFlash2;  // --attention-kernel fa2 beats the stack
+  ApplyTrainStack(*mc, fa2, &applied);
+  EXPECT_EQ(applied.attention_kernel, AttentionKernel::kFlash2);
   StatusOr<SoftwareStack> ds = FindStack(*all, "deepspeed-zero3-2021", StackKind::kTraining);
   ASSERT_TRUE(ds.ok());
   EXPECT_EQ(ds->zero3.gather, Zero3Gather::kPerTensor);
@@ -72,7 +87,8 @@ TEST(Stacks, EveryFileLoadsAndTheNamedOnesExist) {
   EXPECT_EQ(ds->zero3.prefetch_bucket_params, 5e7);
   EXPECT_TRUE(ds->zero3.copy_out_per_rank);
   EXPECT_TRUE(ds->zero3.reduce_per_tensor);
-  EXPECT_DOUBLE_EQ(ds->zero3.host_view_s, 2.8e-6);
+  EXPECT_DOUBLE_EQ(ds->zero3.host_view_s, 6.0e-6);
+  EXPECT_TRUE(ds->zero3.zero_fill);
   EXPECT_EQ(*ds->knobs.zero, 3);
   StatusOr<SoftwareStack> trt = FindStack(*all, "tensorrt-llm-2025", StackKind::kServing);
   ASSERT_TRUE(trt.ok());
@@ -94,7 +110,7 @@ TEST(Stacks, EveryFileLoadsAndTheNamedOnesExist) {
 TEST(Stacks, GoodTextParses) {
   StatusOr<SoftwareStack> st = Parse(kGood);
   ASSERT_TRUE(st.ok()) << st.status().message();
-  EXPECT_EQ(st->sources.size(), 20u);  // 9 knobs + 11 traits
+  EXPECT_EQ(st->sources.size(), 22u);  // 9 knobs + 13 traits
 }
 
 TEST(Stacks, BadFilesErrWithFileAndLine) {
@@ -121,6 +137,8 @@ TEST(Stacks, BadFilesErrWithFileAndLine) {
       {"{value: \"2.8 us\", source: \"s\"}", "{value: 2.8, source: \"s\"}", "bad.yaml:21"},
       {"{value: \"2.8 us\", source: \"s\"}", "{value: \"5 ms\", source: \"s\"}",
        "between 0 and 1 ms"},
+      // an attention kernel that is not one of fa2, hopper_fused
+      {"attention_kernel: {value: fa2", "attention_kernel: {value: fa3", "attention_kernel"},
   };
   for (const Case& c : cases) {
     StatusOr<SoftwareStack> st = Parse(Replace(kGood, c.from, c.to));

@@ -65,6 +65,10 @@ struct Zero3Traits {
   // a Python loop, so the GPU waits world-size of them; the copy-out loop that follows is issued
   // from C++ while the all-gather runs. 0: no host cost.
   double host_view_s = 0;
+  // kPerTensor: the flat buffer each all-gather lands in is allocated with torch.zeros (DeepSpeed
+  // 2021 _allgather_param), a memory-bound fill of the whole gathered tensor before the
+  // device synchronize that precedes the gather: on the critical path.
+  bool zero_fill = false;
   // kPerBlock: the gathered block is copied out of the flat all-gather buffer into the
   // parameters by one memory-bound kernel on the compute stream, before the block runs
   // (FSDP2's foreach_all_gather_copy_out, in wait_for_unshard).
@@ -120,6 +124,10 @@ struct Strategy {
   // Fused (FlashAttention) attention core. false: Megatron-LM's unfused path of 2021 (batched
   // QK^T, fused scale-mask-softmax, dropout, AV), which writes and reads the s x s scores.
   bool flash_attention = true;
+  // Which fused kernel runs it when flash_attention is on (set by the software stack): FA2, or
+  // the Hopper-native cuDNN / FA3 kernels that Transformer Engine prefers on sm90 (compute/
+  // prices each; a GPU without a calibration for the latter runs FA2's numbers).
+  AttentionKernel attention_kernel = AttentionKernel::kFlash2;
   // Weight gradients accumulate across micro-batches inside the wgrad GEMM (Megatron-LM's
   // gradient_accumulation_fusion, 2022+: the GEMM adds into the fp32 main_grad in its epilogue).
   // false: a separate memory-bound add per micro-batch over the stage's gradients, as PyTorch's

@@ -53,7 +53,7 @@ void Lowering::ZeroPerTensor(const std::vector<double>& tensors, const std::vect
   for (double t : tensors) {
     if (t < s_.zero3.persistence_threshold_params) continue;
     const CommPriced ag = Priced(CommKind::kAllGather, t * 2.0, dp_group_);
-    const double g = list_s + ag.time_s + CopyOut(t * 2.0);
+    const double g = list_s + ag.time_s + CopyOut(t * 2.0) + ZeroFill(t * 2.0);
     if (t <= s_.zero3.prefetch_bucket_params) {
       hidden += g;
       hidden_share += ag.time_s * Share(ag, bound_fwd_);  // time-weighted below
@@ -90,6 +90,15 @@ void Lowering::ZeroPerTensor(const std::vector<double>& tensors, const std::vect
   lc->fwd_compute_s += std::min(hidden, fwd_busy_s) * hidden_share;
   lc->bwd_compute_s += bwd_passes * std::min(hidden, bwd_busy_s / bwd_passes) * hidden_share;
   if (s_.overlap_dp) lc->bwd_compute_s += std::min(scatter_s, bwd_busy_s) * scatter_share;
+}
+
+double Lowering::ZeroFill(double bytes) {
+  if (!s_.zero3.zero_fill) return 0;
+  Op fill;
+  fill.name = "all_gather buffer zero fill";
+  fill.kind = OpKind::kElementwise;
+  fill.bytes = bytes;  // written once
+  return c_.OpsTime({fill});
 }
 
 double Lowering::CopyOut(double bytes) {

@@ -40,6 +40,7 @@ class Lowering {
     shape_.ep = s.ep;
     shape_.sequence_parallel = s.sp;
     shape_.fused_attention = s.flash_attention;
+    shape_.attention_kernel = s.attention_kernel;
     shape_.math = s.precision;
     tokens_ = static_cast<double>(s.mbs) * static_cast<double>(m.seq_len) / s.cp;
     act_bytes_ = tokens_ * static_cast<double>(m.hidden) * 2.0;
@@ -108,6 +109,8 @@ class Lowering {
   void ZeroPerTensor(const std::vector<double>& tensors, const std::vector<double>& grads,
                      double fwd_busy_s, double bwd_busy_s, double scatter_s, double scatter_share,
                      int bwd_passes, LayerCost* lc);
+  // Zero3Traits::zero_fill: the torch.zeros fill of a gathered tensor's flat buffer (`bytes`).
+  double ZeroFill(double bytes);
   // Copying a gathered tensor of `bytes` out of the flat receive buffer into the world-size
   // output tensors (Zero3Traits::copy_out_per_rank): one memory-bound copy kernel of bytes / n
   // per DP rank, each read and written once.
