@@ -8,11 +8,24 @@
 #   nostderr  marker: stderr is not a golden (it carries wall times); UPDATE does not write it
 # Usage: run_golden.sh path/to/ndtwin [case ...]. UPDATE=1 rewrites stdout/stderr/code from the
 # binary's output: review the diff before committing (goldens change only with a reviewed diff).
+# run_golden.sh path/to/ndtwin --shard K/N runs every N-th case from the K-th (K = 1..N) of the
+# sorted list: ctest runs the goldens as N such tests (cli_golden_KofN) so `ctest -jJ` spreads them.
 set -u
 bin="$1"; shift
 root="$(cd "$(dirname "$0")" && pwd)/cases"
+shard=""
+case "${1:-}" in --shard) shard="$2"; shift 2 ;; --shard=*) shard="${1#--shard=}"; shift ;; esac
 cases=("$@")
 [ ${#cases[@]} -eq 0 ] && cases=($(ls "$root"))
+if [ -n "$shard" ]; then
+  k=${shard%/*}; n=${shard#*/}
+  if ! [[ "$k" =~ ^[0-9]+$ && "$n" =~ ^[0-9]+$ ]] || [ "$k" -lt 1 ] || [ "$k" -gt "$n" ]; then
+    echo "run_golden.sh: --shard wants K/N with 1 <= K <= N, got '$shard'" >&2; exit 2
+  fi
+  picked=()
+  for i in "${!cases[@]}"; do [ $((i % n)) = $((k - 1)) ] && picked+=("${cases[$i]}"); done
+  cases=("${picked[@]}")
+fi
 pass=0; fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
