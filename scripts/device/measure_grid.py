@@ -11,7 +11,6 @@ argv[1]: output CSV. Shapes:
 - FP8 serving GEMMs of Llama 2 70B (h 8192, ffn 28672, GQA 64/8) at TP 2/4/8, m 16..4096;
 - causal SDPA forward and backward at GPT-3 (h 96) and Llama (h 64, 32) head counts, seq 2048-8192.
 """
-import csv
 import sys
 import time
 
@@ -96,10 +95,7 @@ def main():
             mk.guard(attention_heads, hh, s)
         torch.cuda.empty_cache()
     finally:
-        with open(out_csv, "w", newline="") as fo:
-            w = csv.writer(fo)
-            w.writerow(["system", "benchmark", "parameter", "value", "unit", "source", "note"])
-            w.writerows(mk.rows)
+        mk.write_rows(out_csv)
         print(f"done in {time.time() - t0:.0f} s", flush=True)
 
 

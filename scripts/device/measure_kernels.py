@@ -230,6 +230,14 @@ def sustained(dtype, seconds, trace_rows):
     torch.cuda.empty_cache()
 
 
+def write_rows(path):
+    """The measured rows as CSV (system,benchmark,parameter,value,unit,source,note)."""
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["system", "benchmark", "parameter", "value", "unit", "source", "note"])
+        w.writerows(rows)
+
+
 def guard(fn, *args):
     """Run one case; a failure is printed and the run goes on."""
     try:
@@ -270,10 +278,7 @@ def main():
         guard(sustained, "fp8", 15.0, trace)
         guard(sustained, "fp64", 15.0, trace)
     finally:
-        with open(out_csv, "w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(["system", "benchmark", "parameter", "value", "unit", "source", "note"])
-            w.writerows(rows)
+        write_rows(out_csv)
         with open(out_trace, "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(["dtype", "t_s", "tflops", "smi: timestamp, clocks_sm_mhz, clocks_mem_mhz, power_w, temp_c"])

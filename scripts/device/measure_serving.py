@@ -10,7 +10,6 @@ timing method as measure_kernels.py. argv[1]: output CSV. Rows:
 - RMSNorm-like and elementwise kernels on [m, 4096] BF16 tensors: their time at small m is
   launch-bound, the floor a layer's ~10 small kernels pay per iteration.
 """
-import csv
 import sys
 import time
 
@@ -63,10 +62,7 @@ def main():
         for m in (1, 64, 256, 1024, 8192):
             mk.guard(norm, m)
     finally:
-        with open(out_csv, "w", newline="") as fo:
-            w = csv.writer(fo)
-            w.writerow(["system", "benchmark", "parameter", "value", "unit", "source", "note"])
-            w.writerows(mk.rows)
+        mk.write_rows(out_csv)
         print(f"done in {time.time() - t0:.0f} s", flush=True)
 
 
