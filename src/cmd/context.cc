@@ -14,6 +14,7 @@ StatusOr<Context> Context::Load(const std::string& data_dir) {
   NDT_ASSIGN_OR_RETURN(ctx.intervals, LoadIntervals(ctx.data_dir));
   NDT_ASSIGN_OR_RETURN(ctx.fleet, LoadFleetData(ctx.data_dir));
   NDT_ASSIGN_OR_RETURN(ctx.hpc, LoadHpcParams(ctx.data_dir));
+  NDT_ASSIGN_OR_RETURN(ctx.variability, LoadGpuVariability(ctx.data_dir));
   return ctx;
 }
 

@@ -17,6 +17,7 @@
 #include "hpc/params.h"
 #include "hw/catalog.h"
 #include "parallel/stack.h"
+#include "parallel/variability.h"
 #include "report/intervals.h"
 #include "serve/deployment.h"
 #include "topo/fabric_params.h"
@@ -34,6 +35,7 @@ struct Context {
   Intervals intervals;                // data/calibration/intervals.yaml
   FleetData fleet;                    // data/reliability.yaml, storage.yaml, placement.yaml
   HpcParams hpc;                      // data/hpc.yaml
+  GpuVariabilityTable variability;    // data/variability.yaml
 
   // Loads everything from `data_dir` ("" = Catalog::DefaultDataDir(): the built-in data/ or
   // $NDTWIN_DATA). Errors carry file:line.

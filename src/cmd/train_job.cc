@@ -156,6 +156,9 @@ void TrainJobArgs::Declare(OptionList* o, bool required) {
          "Accumulate weight gradients in a separate kernel per micro-batch (before "
          "Megatron-LM's gradient_accumulation_fusion)");
   o->Add("tokens", &tokens, "Training tokens: print time to train and cost");
+  o->Add("gpu-variability", &gpu_variability,
+         "Wait each step for the slowest GPU of the job, GPUs spread as data/variability.yaml "
+         "says (default on; --gpu-variability=false: every GPU at the median's speed)");
   fabric.Declare(o);
   prices.Declare(o);
 }
@@ -365,6 +368,7 @@ StatusOr<SimulatedTrainJob> SimulateTrainJob(const Context& ctx, const TrainJobA
   job.nvlink_domain_gpus = cluster.nvlink_domain_gpus();
   job.gpu_memory_bytes = gpu.memory_bytes;  // what CUDA can allocate (data/gpus)
   job.vm_usd_per_hour = sku->price ? sku->price->usd_per_hour : 0;
+  if (f.gpu_variability) job.gpu_variability = ctx.variability.For(gpu.arch);
   SimulatedTrainJob out;
   {
     ClusterCosts costs(cluster, ctx.compute, ctx.nccl, job.strategy.precision, fidelity);

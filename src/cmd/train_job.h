@@ -40,6 +40,7 @@ struct TrainJobArgs {
   std::string stack = kDefaultTrainStack, fidelity = "analytical";
   std::optional<std::string> schedule;
   std::string order, cp_comm = "ring";
+  bool gpu_variability = true;  // the step waits for the slowest GPU (data/variability.yaml)
   double tokens = 0;
   PriceArgs prices;  // applied by the caller to its Context (PriceArgs::Apply)
 

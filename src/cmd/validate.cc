@@ -64,7 +64,8 @@ StatusOr<std::vector<ValidationRow>> RunSuite(const std::string& suite, const Co
   if (suite == "collectives")
     return ValidateCollectives(ctx.catalog, ctx.fabric, ctx.nccl, shared_dir);
   if (suite == "training") {
-    return ValidateTraining(ctx.catalog, ctx.fabric, ctx.compute, ctx.nccl, ctx.stacks, shared_dir);
+    return ValidateTraining(ctx.catalog, ctx.fabric, ctx.compute, ctx.nccl, ctx.stacks, shared_dir,
+                            &ctx.variability);
   }
   const ServeData data{&ctx.catalog, &ctx.fabric, &ctx.compute,
                        &ctx.engine,  &ctx.nccl,   ctx.data_dir};

@@ -87,6 +87,8 @@ StatusOr<TrainReport> RunTraining(const TrainJob& job, const TrainCosts& costs) 
   } else {
     rep.sim = std::move(*best_sim);
   }
+  // The step is finished: it waits for the job's slowest GPU (parallel/variability.h).
+  ApplyStraggler(job.gpu_variability, job.num_gpus, &rep.sim);
   const double t = rep.sim.step_time_s;
   const double tokens = static_cast<double>(best->s.gbs) * static_cast<double>(m.seq_len);
   rep.tokens_per_s = tokens / t;

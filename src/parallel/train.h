@@ -18,6 +18,7 @@
 #include "parallel/memory.h"
 #include "parallel/strategy.h"
 #include "parallel/train_sim.h"
+#include "parallel/variability.h"
 
 namespace ndt {
 
@@ -36,6 +37,9 @@ struct TrainJob {
   // Choose mbs / vpp and report the step from the closed form (parallel/step_estimate.h), no
   // task graph (the planner's fast pass); a trace still simulates the chosen one.
   bool closed_form_search = false;
+  // How the GPUs' speed spreads (parallel/variability.h): the step waits for the slowest of
+  // num_gpus. Default none: every GPU at the measured (median) GPU's speed.
+  GpuVariability gpu_variability;
 };
 
 struct TrainReport {

@@ -37,6 +37,7 @@ struct TimeBreakdown {
   double pp_bubble_s = 0;  // idle waiting on other stages (incl. p2p)
   double dp_comm_s = 0;    // exposed data-parallel gradient reduction / weight gather
   double optimizer_s = 0;
+  double straggler_s = 0;  // waiting for the job's slowest GPU (parallel/variability.h)
 };
 
 // One span of the simulated timeline (for a Chrome trace; report/trace.h renders it).

@@ -17,18 +17,18 @@
 #include "core/validation.h"
 #include "hw/catalog.h"
 #include "parallel/stack.h"
+#include "parallel/variability.h"
 #include "topo/fabric_params.h"
 
 namespace ndt {
 
 // Reads shared_dir/validation/training/megatron_table1.csv (and megatron_other.csv) and runs
-// each case on the catalog's data with the software stack of its year (from `stacks`).
-StatusOr<std::vector<ValidationRow>> ValidateTraining(const Catalog& catalog,
-                                                      const FabricParams& fabric,
-                                                      const ComputeCalibration& cal,
-                                                      const NcclCalibrationSet& nccl,
-                                                      const std::vector<SoftwareStack>& stacks,
-                                                      const std::string& shared_dir);
+// each case on the catalog's data with the software stack of its year (from `stacks`); with
+// `variability`, each step waits for the slowest GPU of the run (parallel/variability.h).
+StatusOr<std::vector<ValidationRow>> ValidateTraining(
+    const Catalog& catalog, const FabricParams& fabric, const ComputeCalibration& cal,
+    const NcclCalibrationSet& nccl, const std::vector<SoftwareStack>& stacks,
+    const std::string& shared_dir, const GpuVariabilityTable* variability = nullptr);
 
 }  // namespace ndt
 

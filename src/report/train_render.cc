@@ -59,10 +59,16 @@ std::string TrainTextOf(const TrainJob& job, const std::string& stack, const Sku
   auto pct = [&](double x) { return t > 0 ? 100 * x / t : 0.0; };
   p("Breakdown:     compute %.4f s (%.1f%%), TP %.4f s (%.1f%%), CP %.4f s (%.1f%%), "
     "EP %.4f s (%.1f%%), bubble %.4f s (%.1f%%), DP %.4f s (%.1f%%), optimizer "
-    "%.4f s (%.1f%%)\n",
+    "%.4f s (%.1f%%), straggler %.4f s (%.1f%%)\n",
     b.compute_s, pct(b.compute_s), b.tp_comm_s, pct(b.tp_comm_s), b.cp_comm_s, pct(b.cp_comm_s),
     b.ep_comm_s, pct(b.ep_comm_s), b.pp_bubble_s, pct(b.pp_bubble_s), b.dp_comm_s, pct(b.dp_comm_s),
-    b.optimizer_s, pct(b.optimizer_s));
+    b.optimizer_s, pct(b.optimizer_s), b.straggler_s, pct(b.straggler_s));
+  if (b.straggler_s > 0) {
+    const GpuVariability& v = job.gpu_variability;
+    p("Stragglers:    the slowest of %d GPUs is %.1f%% slower than the median (GPUs spread %.0f%%, "
+      "%s; --gpu-variability=false to ignore)\n",
+      job.num_gpus, 100 * StragglerFraction(v, job.num_gpus), 100 * v.variability, v.basis.c_str());
+  }
   if (job.tokens > 0) {
     p("Time to train: %.2f days for %.3g tokens", r.time_to_train_s / 86400, job.tokens);
     if (job.vm_usd_per_hour > 0) {
@@ -110,7 +116,11 @@ nlohmann::ordered_json ToJson(const TrainJob& job, const std::string& stack, con
   j["breakdown"] = Json{{"compute_s", b.compute_s},     {"tp_comm_s", b.tp_comm_s},
                         {"cp_comm_s", b.cp_comm_s},     {"ep_comm_s", b.ep_comm_s},
                         {"pp_bubble_s", b.pp_bubble_s}, {"dp_comm_s", b.dp_comm_s},
-                        {"optimizer_s", b.optimizer_s}};
+                        {"optimizer_s", b.optimizer_s}, {"straggler_s", b.straggler_s}};
+  j["gpu_variability"] =
+      Json{{"variability", job.gpu_variability.variability},
+           {"basis", job.gpu_variability.basis},
+           {"slowest_gpu_slowdown", StragglerFraction(job.gpu_variability, job.num_gpus)}};
   Json chosen = Json::array();
   for (const std::string& c : r.chosen) chosen.push_back(c);
   j["strategy"] = Json{{"stack", stack},
