@@ -91,6 +91,13 @@ struct Builder {
     op.math = shape.math;
     out->push_back(op);
   }
+  // A kernel over `elems` int32 indices moving `bytes_per_elem` bytes each; no backward (the
+  // backward reuses its result).
+  void Index(const char* name, double elems, double bytes_per_elem) {
+    Elementwise(name, OpKind::kElementwise, elems, 0, 0, 0);
+    out->back().bytes = elems * bytes_per_elem;
+    out->back().no_backward = true;
+  }
   // Tokens seen by norms / residuals on this GPU (sequence parallel divides them by t).
   double NormTokens(double tokens) const { return shape.sequence_parallel ? tokens / t() : tokens; }
   void Norm(const char* name, double tokens) {
@@ -186,6 +193,14 @@ void PostAttention(Builder& b, int64_t layer, double tokens, bool absorbed) {
     NDT_CHECK(!in_tp || t % ep == 0, "LayerOps: EP inside the TP group needs tp % ep == 0");
     b.Gemm("router", tokens, e.experts, h);
     b.Elementwise("router_topk", OpKind::kElementwise, tokens * e.experts, 1, 0, 10);
+    // Grouping the token-expert pairs by expert before the grouped GEMM (TensorRT-LLM's runMoe,
+    // kernels/mixtureOfExperts/moe_kernels.cu: a CUB radix sort of the k x tokens (expert id,
+    // source row) int32 pairs, then computeTotalRowsBeforeExpert, the per-expert row offsets
+    // the grouped GEMM reads; Megatron-Core's token permutation sorts by expert the same way).
+    // Two kernels over 4-byte indices, whatever the activation dtype: the sort reads and writes
+    // keys and values (16 bytes per pair), the offsets read the sorted keys (4 bytes per pair).
+    b.Index("moe_sort", tokens * e.top_k, 16);
+    b.Index("moe_expert_offsets", tokens * e.top_k, 4);
     // Token-expert pairs landing on this GPU's experts (uniform routing), and how many of its
     // experts receive at least one token. EP over DP: the ep ranks' tokens meet on each GPU, which
     // gets as many pairs as its own tokens make. EP inside TP: the group's one set of tokens is
@@ -347,6 +362,7 @@ std::vector<Op> BackwardOps(const std::vector<Op>& fwd) {
   out.reserve(fwd.size() * 2);
   for (auto it = fwd.rbegin(); it != fwd.rend(); ++it) {
     const Op& f = *it;
+    if (f.no_backward) continue;
     if (f.kind == OpKind::kGemm) {
       // Both read/write the same three tensors as the forward GEMM (X, dY, W or dW, dX):
       // same FLOPs and bytes, different shapes.

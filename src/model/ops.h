@@ -57,6 +57,9 @@ struct Op {
   double bytes = 0;           // HBM bytes read + written
   double weight_bytes = 0;    // part of `bytes` that is weights (or weight gradients)
   double backward_bytes = 0;  // HBM bytes of a non-GEMM op's backward (0: twice `bytes`)
+  // Index bookkeeping whose result the backward reuses (the MoE sort of token-expert pairs):
+  // BackwardOps emits nothing for it.
+  bool no_backward = false;
   Dtype math = Dtype::kBf16;  // precision of the arithmetic
 };
 

@@ -213,6 +213,34 @@ TEST(MoeOps, ExpertParallelInsideTensorParallelSplitsPairsNotWork) {
   EXPECT_DOUBLE_EQ(a[0].weight_bytes + a[1].weight_bytes,
                    4 * (c[0].weight_bytes + c[1].weight_bytes));
 }
+
+// The expert grouping TensorRT-LLM's runMoe launches before the grouped GEMM (radix sort of the
+// pairs, then the per-expert offsets), by hand for Mixtral (top 2), 1000 tokens: 2000 int32
+// (expert, row) pairs; the sort reads and writes keys and values, 2000 x 4 x 2 x 2 = 32,000
+// bytes; the offsets read the 2000 sorted keys, 8,000 bytes. Neither depends on the activation
+// dtype, neither has FLOPs, and training's backward does not repeat them (it reuses the order):
+// no "moe_sort_bwd". A dense layer has neither.
+TEST(MoeOps, ExpertGroupingKernelsByHand) {
+  const TransformerSpec s = Preset("mixtral-8x7b");
+  OpShape shape;
+  for (Dtype act : {Dtype::kBf16, Dtype::kFp32}) {
+    shape.activations = act;
+    const std::vector<Op> ops = LayerTokenOps(s, 0, 1000, shape);
+    EXPECT_DOUBLE_EQ(Find(ops, "moe_sort").bytes, 32000);
+    EXPECT_DOUBLE_EQ(Find(ops, "moe_expert_offsets").bytes, 8000);
+    EXPECT_EQ(Find(ops, "moe_sort").flop, 0);
+  }
+  shape.seq_len = 1000;
+  for (const Op& o : LayerBackwardOps(s, 0, shape)) {
+    EXPECT_EQ(o.name.rfind("moe_sort", 0), std::string::npos) << o.name;
+    EXPECT_EQ(o.name.rfind("moe_expert_offsets", 0), std::string::npos) << o.name;
+  }
+  int grouping = 0;
+  for (const Op& o : LayerTokenOps(Preset("llama2-70b"), 0, 1000, shape)) {
+    grouping += o.name == "moe_sort" || o.name == "moe_expert_offsets";
+  }
+  EXPECT_EQ(grouping, 0);
+}
 // at 2 bytes = 512,000 bytes per sequence, plus Q and O of 8 heads x 256 x 2 bytes.
 TEST(AttentionOps, DecodeReadsTheKvCache) {
   const TransformerSpec s = Preset("llama2-70b");
