@@ -43,7 +43,6 @@ Status BuildStrategy(const TrainJobArgs& f, const std::vector<SoftwareStack>& st
   s.dp = f.dp.value_or(0);
   s.cp = f.cp;
   s.ep = f.ep;
-  s.uneven_stages = f.uneven_stages;
   job->mbs_given = f.mbs.has_value();
   s.mbs = f.mbs.value_or(1);
   job->vpp_given = f.vpp.has_value() || s.pp == 1;
@@ -79,6 +78,14 @@ Status BuildStrategy(const TrainJobArgs& f, const std::vector<SoftwareStack>& st
   }
   if (f.no_dp_overlap.has_value()) user.overlap_dp = false;
   if (f.no_grad_accum_fusion.has_value()) user.grad_accum_fusion = false;
+  if (f.uneven_stages.has_value()) user.uneven_stages = *f.uneven_stages;
+  if (f.cp_comm.has_value()) {
+    CpComm c;
+    if (!ParseCpComm(*f.cp_comm, &c)) {
+      return Status::InvalidInput("--cp-comm '" + *f.cp_comm + "'; use ring or all_gather");
+    }
+    user.cp_comm = c;
+  }
   NDT_ASSIGN_OR_RETURN(const SoftwareStack* stack, TrainStack(stacks, f.stack));
   ApplyTrainStack(*stack, user, &s);
   *stack_out = stack;
@@ -105,9 +112,6 @@ Status BuildStrategy(const TrainJobArgs& f, const std::vector<SoftwareStack>& st
   if (!f.order.empty()) {
     NDT_ASSIGN_OR_RETURN(s.order, ParseOrder(f.order));
   }
-  if (!ParseCpComm(f.cp_comm, &s.cp_comm)) {
-    return Status::InvalidInput("--cp-comm '" + f.cp_comm + "'; use ring or all_gather");
-  }
   if (f.tokens < 0) return Status::InvalidInput("--tokens must be >= 0");
   job->tokens = f.tokens;
   return Status::Ok();
@@ -129,7 +133,8 @@ void TrainJobArgs::Declare(OptionList* o, bool required) {
   o->Add("vpp", &vpp, "Model chunks per stage, interleaved 1F1B (default: best)");
   o->Add("cp", &cp, "Context parallel degree (default 1)");
   o->Add("cp-comm", &cp_comm,
-         "ring (P2P, overlapped with attention; default) | all_gather (Llama 3)");
+         "ring (P2P, overlapped with attention) | all_gather (Llama 3) (default: the stack's, "
+         "else ring)");
   o->Add("ep", &ep, "Expert parallel degree, MoE (default 1)");
   o->Add("sp", &sp, "Sequence parallelism (with --tp > 1)");
   o->Add("attention-kernel", &attention_kernel,
@@ -137,7 +142,8 @@ void TrainJobArgs::Declare(OptionList* o, bool required) {
   o->Add("tp-overlap", &tp_overlap,
          "Overlap TP communication with the GEMMs (Megatron --tp-comm-overlap; needs --sp)");
   o->Add("uneven-stages", &uneven_stages,
-         "Allow layers not divisible by pp*vpp: the first and last stages get fewer");
+         "Allow layers not divisible by pp*vpp: the first and last stages get fewer "
+         "(default: the stack's, else off)");
   o->Add("recompute", &recompute,
          "none | selective | full (default: the stack's, else the best feasible)");
   o->Add("zero", &zero, "ZeRO stage 0-3 (default: the stack's, else the best feasible)");

@@ -32,14 +32,14 @@ struct TrainJobArgs {
   std::optional<int64_t> mbs;
   int cp = 1, ep = 1;
   std::optional<int> tp, pp, dp, vpp;  // omitted tp/pp/dp: the best feasible (plan/choose.h)
-  bool uneven_stages = false;
   // Knobs a software stack sets unless given (parallel/stack.h).
-  std::optional<bool> sp, tp_overlap, no_dp_overlap, no_flash_attn, no_grad_accum_fusion;
+  std::optional<bool> uneven_stages, sp, tp_overlap, no_dp_overlap, no_flash_attn,
+      no_grad_accum_fusion;
   std::optional<int> zero;
-  std::optional<std::string> recompute, precision, attention_kernel;
+  std::optional<std::string> recompute, precision, attention_kernel, cp_comm;
   std::string stack = kDefaultTrainStack, fidelity = "analytical";
   std::optional<std::string> schedule;
-  std::string order, cp_comm = "ring";
+  std::string order;
   bool gpu_variability = true;  // the step waits for the slowest GPU (data/variability.yaml)
   double tokens = 0;
   PriceArgs prices;  // applied by the caller to its Context (PriceArgs::Apply)

@@ -95,6 +95,16 @@ Status ParseTraining(const YamlMap& knobs, const YamlMap& traits, SoftwareStack*
     if (z < 0 || z > 3) return e.Error("value", fmt::format("{} is not a ZeRO stage; use 0-3", z));
     k.zero = static_cast<int>(z);
   }
+  if (knobs.Has("cp_comm")) {
+    NDT_ASSIGN_OR_RETURN(std::string cc,
+                         ChoiceEntry(knobs, "knobs", "cp_comm", {"ring", "all_gather"}, st));
+    CpComm c;
+    ParseCpComm(cc, &c);
+    k.cp_comm = c;
+  }
+  if (knobs.Has("uneven_stages")) {
+    NDT_ASSIGN_OR_RETURN(k.uneven_stages, BoolEntry(knobs, "knobs", "uneven_stages", st));
+  }
   NDT_RETURN_IF_ERROR(knobs.Finish());
 
   Zero3Traits& z3 = st->zero3;
@@ -281,6 +291,8 @@ void ApplyTrainStack(const SoftwareStack& stack, const StrategyKnobs& user, Stra
   pick(user.overlap_dp, k.overlap_dp, &s->overlap_dp);
   pick(user.overlap_p2p, k.overlap_p2p, &s->overlap_p2p);
   pick(user.zero, k.zero, &s->zero);
+  pick(user.cp_comm, k.cp_comm, &s->cp_comm);
+  pick(user.uneven_stages, k.uneven_stages, &s->uneven_stages);
   // SP and TP overlap exist only with tensor parallelism: a stack turns them on where they apply.
   if (user.sp) {
     s->sp = *user.sp;

@@ -36,6 +36,11 @@ struct StrategyKnobs {
   std::optional<bool> tp_overlap;  // applied only where sp is on and tp > 1
   std::optional<int> zero;
   std::optional<AttentionKernel> attention_kernel;  // a trait of the stack; the user may override
+  // Optional in a stack file (absent: not set; the defaults are Megatron-core's ring and even
+  // stages): how context parallelism moves K/V, and whether the first and last pipeline stages
+  // hold fewer layers (Llama 3's layout, Strategy::uneven_stages).
+  std::optional<CpComm> cp_comm;
+  std::optional<bool> uneven_stages;
 };
 
 // Serving-engine defaults of a stack; nullopt = the engine's own default (data/serve/engine.yaml).

@@ -52,9 +52,9 @@ std::string Replace(std::string text, const std::string& from, const std::string
 TEST(Stacks, EveryFileLoadsAndTheNamedOnesExist) {
   StatusOr<std::vector<SoftwareStack>> all = LoadStacks();
   ASSERT_TRUE(all.ok()) << all.status().message();
-  for (const char* name :
-       {"megatron-lm-2021", "megatron-lm-2022", "megatron-core-2024", "torchtitan-fsdp2-2024",
-        "deepspeed-zero3-2021", "tensorrt-llm-2024", "tensorrt-llm-2025", kDefaultTrainStack}) {
+  for (const char* name : {"megatron-lm-2021", "megatron-lm-2022", "megatron-core-2024",
+                           "torchtitan-fsdp2-2024", "deepspeed-zero3-2021", "meta-llama3-2024",
+                           "tensorrt-llm-2024", "tensorrt-llm-2025", kDefaultTrainStack}) {
     StatusOr<SoftwareStack> st = FindStack(*all, name);
     ASSERT_TRUE(st.ok()) << st.status().message();
     EXPECT_FALSE(st->sources.empty()) << name;
@@ -147,6 +147,14 @@ TEST(Stacks, BadFilesErrWithFileAndLine) {
     EXPECT_NE(st.status().message().find(c.want), std::string::npos) << st.status().message();
     EXPECT_EQ(st.status().message().find('\n'), std::string::npos);  // one line
   }
+  // The optional knobs: cp_comm one of ring, all_gather; uneven_stages a bool with its source.
+  for (const char* bad :
+       {"  cp_comm: {value: alltoall, source: \"s\"}\n", "  uneven_stages: {value: true}\n"}) {
+    StatusOr<SoftwareStack> o =
+        Parse(Replace(kGood, "  zero: {value: 3", std::string(bad) + "  zero: {value: 3"));
+    ASSERT_FALSE(o.ok()) << bad;
+    EXPECT_NE(o.status().message().find("bad.yaml:14"), std::string::npos) << o.status().message();
+  }
   // A missing knob names it.
   StatusOr<SoftwareStack> st = Parse(Replace(kGood, "  sp: {value: true, source: \"s\"}\n", ""));
   ASSERT_FALSE(st.ok());
@@ -227,6 +235,59 @@ TEST(Stacks, FlagsBeatTheStackWhichBeatsTheDefaults) {
   Strategy two;
   ApplyTrainStack(*st, no_flash, &two);
   EXPECT_TRUE(two.flash_attention);
+}
+
+// Llama 3's layout and CP are knobs of Meta's stack (optional in a stack file: absent, the
+// strategy keeps its defaults, ring CP and even stages); --cp-comm and --uneven-stages beat them.
+TEST(Stacks, CpCommAndUnevenStagesAreOptionalKnobs) {
+  StatusOr<SoftwareStack> good = Parse(kGood);
+  ASSERT_TRUE(good.ok());
+  EXPECT_FALSE(good->knobs.cp_comm.has_value());
+  EXPECT_FALSE(good->knobs.uneven_stages.has_value());
+  Strategy plain;
+  ApplyTrainStack(*good, {}, &plain);
+  EXPECT_EQ(plain.cp_comm, CpComm::kRing);
+  EXPECT_FALSE(plain.uneven_stages);
+
+  StatusOr<SoftwareStack> st = Parse(Replace(kGood, "  zero: {value: 3",
+                                             "  cp_comm: {value: all_gather, source: \"s\"}\n"
+                                             "  uneven_stages: {value: true, source: \"u\"}\n"
+                                             "  zero: {value: 3"));
+  ASSERT_TRUE(st.ok()) << st.status().message();
+  EXPECT_EQ(st->sources.size(), 24u);  // 11 knobs + 13 traits
+  EXPECT_EQ(st->sources.at("knobs.uneven_stages"), "u");
+  Strategy s;
+  ApplyTrainStack(*st, {}, &s);
+  EXPECT_EQ(s.cp_comm, CpComm::kAllGather);
+  EXPECT_TRUE(s.uneven_stages);
+  StrategyKnobs user;
+  user.cp_comm = CpComm::kRing;  // --cp-comm ring
+  user.uneven_stages = false;    // --uneven-stages=false
+  Strategy u;
+  ApplyTrainStack(*st, user, &u);
+  EXPECT_EQ(u.cp_comm, CpComm::kRing);
+  EXPECT_FALSE(u.uneven_stages);
+
+  // Meta's stack as the Llama 3 paper states it: all-gather CP, one layer fewer on the first and
+  // last stages, ZeRO-2 with FP32 gradient reduce-scatter, asynchronous P2P, no recompute, and the
+  // values it does not state marked as assumptions in their sources.
+  StatusOr<std::vector<SoftwareStack>> all = LoadStacks();
+  ASSERT_TRUE(all.ok());
+  StatusOr<SoftwareStack> meta = FindStack(*all, "meta-llama3-2024", StackKind::kTraining);
+  ASSERT_TRUE(meta.ok()) << meta.status().message();
+  EXPECT_EQ(*meta->knobs.cp_comm, CpComm::kAllGather);
+  EXPECT_TRUE(*meta->knobs.uneven_stages);
+  EXPECT_EQ(*meta->knobs.zero, 2);
+  EXPECT_EQ(*meta->knobs.recompute, Recompute::kNone);
+  EXPECT_TRUE(*meta->knobs.overlap_p2p);
+  EXPECT_FALSE(*meta->knobs.tp_overlap);
+  EXPECT_FALSE(*meta->knobs.grad_accum_fusion);
+  EXPECT_EQ(meta->zero3.grad_reduce_bytes_per_param, 4.0);
+  EXPECT_EQ(meta->attention_kernel, AttentionKernel::kFlash2);
+  for (const char* k : {"knobs.tp_overlap", "knobs.grad_accum_fusion", "traits.attention_kernel"}) {
+    EXPECT_EQ(meta->sources.at(k).rfind("ASSUMPTION", 0), 0u) << k;
+  }
+  EXPECT_NE(meta->sources.at("knobs.cp_comm").find("Llama 3 paper"), std::string::npos);
 }
 
 }  // namespace

@@ -424,10 +424,19 @@ double Lowering::P2p() {
   const std::array<int, 4> a = {0, 0, 0, 0};
   const std::array<int, 4> b = {0, 0, 0, 1};
   const int ra = RankOf(s_, a), rb = RankOf(s_, b);
-  const CommPriced direct = c_.P2pPricedOf(act_bytes_, ra, rb);
-  double t = direct.time_s;
   // A send runs beside its stage's passes (the mix of forward and backward kernels).
   const double bound = 0.5 * (bound_fwd_ + bound_bwd_);
+  if (s_.sp && s_.tp > 1) {
+    // Sequence parallel: a stage's output is already split over the TP ranks by tokens (the
+    // next stage starts with the norm on that shard), so each TP rank sends its own 1/tp over its
+    // own NIC and nothing is gathered (Megatron-core schedules.py get_tensor_shapes: seq_length
+    // // tp under sequence_parallel).
+    const CommPriced part = c_.P2pPricedOf(act_bytes_ / s_.tp, ra, rb);
+    p2p_share_ = Share(part, bound);
+    return part.time_s;
+  }
+  const CommPriced direct = c_.P2pPricedOf(act_bytes_, ra, rb);
+  double t = direct.time_s;
   p2p_share_ = Share(direct, bound);
   if (s_.scatter_gather && s_.tp > 1) {
     // Each TP rank sends 1/tp over its own NIC, the receivers all-gather on NVLink.
