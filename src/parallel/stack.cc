@@ -142,6 +142,17 @@ Status ParseTraining(const YamlMap& knobs, const YamlMap& traits, SoftwareStack*
                        ChoiceEntry(traits, "traits", "attention_kernel", kAttentionKernels, st));
   st->attention_kernel =
       ak == "hopper_fused" ? AttentionKernel::kHopperFused : AttentionKernel::kFlash2;
+  if (traits.Has("elementwise_kernels")) {  // optional: absent means fused
+    NDT_ASSIGN_OR_RETURN(std::string ew, ChoiceEntry(traits, "traits", "elementwise_kernels",
+                                                     {"fused", "eager"}, st));
+    st->eager_elementwise = ew == "eager";
+  }
+  if (traits.Has("selective_recompute")) {  // optional: absent means the attention core
+    NDT_ASSIGN_OR_RETURN(std::string sr, ChoiceEntry(traits, "traits", "selective_recompute",
+                                                     {"attention_core", "alternate_matmuls"}, st));
+    st->selective_recompute = sr == "alternate_matmuls" ? SelectiveRecompute::kAlternateMatmuls
+                                                        : SelectiveRecompute::kAttentionCore;
+  }
   return traits.Finish();
 }
 
@@ -295,6 +306,8 @@ void ApplyTrainStack(const SoftwareStack& stack, const StrategyKnobs& user, Stra
   s->zero3 = stack.zero3;
   s->tp_ub = stack.tp_ub;
   s->attention_kernel = user.attention_kernel.value_or(stack.attention_kernel);
+  s->eager_elementwise = stack.eager_elementwise;
+  s->selective_recompute = stack.selective_recompute;
 }
 
 }  // namespace ndt
