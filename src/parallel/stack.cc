@@ -153,6 +153,19 @@ Status ParseTraining(const YamlMap& knobs, const YamlMap& traits, SoftwareStack*
     st->selective_recompute = sr == "alternate_matmuls" ? SelectiveRecompute::kAlternateMatmuls
                                                         : SelectiveRecompute::kAttentionCore;
   }
+  if (traits.Has("host_issue_per_kernel")) {  // optional: absent means 0
+    NDT_ASSIGN_OR_RETURN(Sourced issue, traits.Quantity("host_issue_per_kernel", Dim::kTime));
+    if (issue.source.empty()) {
+      return traits.Error("host_issue_per_kernel",
+                          "no source; write {value: \"22 us\", source: \"where it comes from\"}");
+    }
+    if (issue.value < 0 || issue.value > 1e-3) {
+      return traits.Error("host_issue_per_kernel",
+                          "expected a host time between 0 and 1 ms (microseconds, e.g. \"22 us\")");
+    }
+    st->sources[Key("traits", "host_issue_per_kernel")] = issue.source;
+    st->host_issue_per_kernel_s = issue.value;
+  }
   return traits.Finish();
 }
 
@@ -308,6 +321,7 @@ void ApplyTrainStack(const SoftwareStack& stack, const StrategyKnobs& user, Stra
   s->attention_kernel = user.attention_kernel.value_or(stack.attention_kernel);
   s->eager_elementwise = stack.eager_elementwise;
   s->selective_recompute = stack.selective_recompute;
+  s->host_issue_per_kernel_s = stack.host_issue_per_kernel_s;
 }
 
 }  // namespace ndt

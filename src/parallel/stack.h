@@ -64,6 +64,9 @@ struct SoftwareStack {
   // training trait `selective_recompute` (optional, default attention_core): what selective
   // recompute re-runs (Strategy::selective_recompute).
   SelectiveRecompute selective_recompute = SelectiveRecompute::kAttentionCore;
+  // training trait `host_issue_per_kernel` (optional, default 0):
+  // Strategy::host_issue_per_kernel_s.
+  double host_issue_per_kernel_s = 0;
   ServeKnobs serve;  // serving
   // Serving traits the engine model must have (serve/engine.h models both, always).
   bool in_flight_batching = true;

@@ -81,6 +81,8 @@ TEST(Stacks, EveryFileLoadsAndTheNamedOnesExist) {
   EXPECT_FALSE(tt->sources.at("traits.elementwise_kernels").empty());
   // ... and its selective recompute is PyTorch's op-level policy, not Megatron's attention core.
   EXPECT_EQ(tt->selective_recompute, SelectiveRecompute::kAlternateMatmuls);
+  EXPECT_DOUBLE_EQ(tt->host_issue_per_kernel_s, 22.5e-6);  // measured, data/measured/
+  EXPECT_EQ(FindStack(*all, "megatron-core-2024")->host_issue_per_kernel_s, 0);
   EXPECT_EQ(FindStack(*all, "megatron-lm-2022")->selective_recompute,
             SelectiveRecompute::kAttentionCore);
   for (const char* name :
@@ -167,6 +169,11 @@ TEST(Stacks, BadFilesErrWithFileAndLine) {
        "  attention_kernel: {value: fa2, source: \"s\"}\n"
        "  selective_recompute: {value: attention, source: \"s\"}",
        "unknown value 'attention'"},
+      // a host issue cost out of range
+      {"  attention_kernel: {value: fa2, source: \"s\"}",
+       "  attention_kernel: {value: fa2, source: \"s\"}\n"
+       "  host_issue_per_kernel: {value: \"5 ms\", source: \"s\"}",
+       "host_issue_per_kernel: expected a host time between 0 and 1 ms"},
   };
   for (const Case& c : cases) {
     StatusOr<SoftwareStack> st = Parse(Replace(kGood, c.from, c.to));

@@ -143,6 +143,11 @@ struct Strategy {
   bool eager_elementwise = false;
   // What Recompute::kSelective re-runs (set by the software stack).
   SelectiveRecompute selective_recompute = SelectiveRecompute::kAttentionCore;
+  // Host time to issue one kernel of the forward from Python (PyTorch eager; set by the software
+  // stack's trait `host_issue_per_kernel`). The host runs ahead of the GPU while the kernels are
+  // longer than this; where they are shorter the GPU waits, so a layer's forward takes at least
+  // its kernel count times this. 0: the host never holds the GPU back.
+  double host_issue_per_kernel_s = 0;
   // Weight gradients accumulate across micro-batches inside the wgrad GEMM (Megatron-LM's
   // gradient_accumulation_fusion, 2022+: the GEMM adds into the fp32 main_grad in its epilogue).
   // false: a separate memory-bound add per micro-batch over the stage's gradients, as PyTorch's

@@ -101,5 +101,39 @@ TEST(SelectiveRecompute, AlternateMatmulsReRunsWhatTorchtitansPolicyDoesNotSave)
   EXPECT_NEAR(alternate - core, want, 1e-6 * std::abs(want));
 }
 
+// Python issues a layer's forward kernels one at a time. With the eager kernels the small Llama's
+// layer runs 31 of them (two norms of 8, QKV, RoPE 3 + 3, attention, out_proj, two residual adds,
+// gate/up, silu and mul, down); at 1 ms each the host, not the GPU, sets the forward's pace:
+// each layer's forward takes 31 ms instead of its kernels' GPU time (recompute off).
+TEST(HostIssue, TheHostSetsThePaceWhereKernelsAreShorterThanItsIssueCost) {
+  const TransformerSpec m = SmallLlama();
+  Strategy s;
+  s.gbs = 4;
+  s.mbs = 1;
+  s = Resolve(m, s, 1);
+  s.recompute = Recompute::kNone;
+  s.eager_elementwise = true;
+  const double gpu = Step(m, s);
+  s.host_issue_per_kernel_s = 1e-3;
+  const double host = Step(m, s);
+  OpShape shape;
+  shape.seq_len = 1024;
+  shape.eager_elementwise = true;
+  const std::vector<Op> fwd = LayerForwardOps(m, 0, shape);
+  ASSERT_EQ(fwd.size(), 31u);
+  FakeCosts costs;
+  const double fwd_s = costs.OpsTime(fwd);  // ~0.4 ms at FakeCosts' 100 TFLOP/s and 1 TB/s
+  const double want = 4 * 8 * (31 * 1e-3 - fwd_s);
+  EXPECT_NEAR(host - gpu, want, 1e-6 * want);
+  // At the torchtitan stack's 22.5 us the host still binds on this fake GPU (31 x 22.5 us =
+  // 0.70 ms against ~0.4 ms); at 1 ns per kernel it never does.
+  s.host_issue_per_kernel_s = 22.5e-6;
+  const double want22 = 4 * 8 * (31 * 22.5e-6 - fwd_s);
+  ASSERT_GT(want22, 0);
+  EXPECT_NEAR(Step(m, s) - gpu, want22, 1e-6 * want22);
+  s.host_issue_per_kernel_s = 1e-9;
+  EXPECT_DOUBLE_EQ(Step(m, s), gpu);
+}
+
 }  // namespace
 }  // namespace ndt

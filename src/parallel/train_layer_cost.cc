@@ -220,6 +220,11 @@ const LayerCost& Lowering::Layer(int64_t l) {
   const double attn_s = OpsTimeOf(fwd, fwd_t, is_attn);
   lc.fwd_compute_s = OpsTimeOf(fwd, fwd_t, all);
   lc.bwd_compute_s = OpsTimeOf(bwd, bwd_t, all);
+  // The forward's kernels are issued one by one from Python (Strategy::host_issue_per_kernel_s):
+  // where the GPU runs them faster than the host issues them, the host sets the pace. (The
+  // backward is issued by autograd's C++ engine, whose cost per kernel is not measured here.)
+  lc.fwd_compute_s =
+      std::max(lc.fwd_compute_s, static_cast<double>(fwd.size()) * s_.host_issue_per_kernel_s);
   if (!moe || bound_fwd_ < 0) {  // the dense layer's mix stands for the step's:
     // the fraction of its time in compute-bound kernels (GEMMs and the attention core)
     const double f = lc.fwd_compute_s, b = lc.bwd_compute_s;
