@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <utility>
 
 #include "core/check.h"
 
@@ -100,8 +102,54 @@ struct Builder {
   }
   // Tokens seen by norms / residuals on this GPU (sequence parallel divides them by t).
   double NormTokens(double tokens) const { return shape.sequence_parallel ? tokens / t() : tokens; }
+  // Element-wise ops as PyTorch eager kernels (OpShape::eager_elementwise; not with FP4 inputs,
+  // whose quantization a fused producer writes).
+  bool eager() const { return shape.eager_elementwise && !quantized_inputs(); }
+  // One eager kernel over `elems` elements moving `fwd` HBM bytes per element, whose autograd
+  // backward kernels move `bwd` bytes per element (Op::backward_bytes).
+  void EagerKernel(const std::string& name, OpKind kind, double elems, double fwd, double bwd,
+                   double flop_per_elem, double weight_bytes = 0) {
+    Op op;
+    op.name = name;
+    op.kind = kind;
+    op.flop = flop_per_elem * elems;
+    op.weight_bytes = weight_bytes;
+    op.bytes = elems * fwd + weight_bytes;
+    op.backward_bytes = elems * bwd + weight_bytes;
+    op.math = shape.math;
+    out->push_back(op);
+  }
+  // torchtitan's RMSNorm (torchtitan/models/norms.py, 2024): `(x.float() * torch.rsqrt(
+  // x.float().pow(2).mean(-1, keepdim=True) + eps)).type_as(x) * weight`, eight kernels; per
+  // element of x (a = activation bytes, fp32 = 4), forward / backward (PyTorch's derivatives.yaml):
+  //   x.float()      a+4 / 4+a  (the gradient cast back)
+  //   pow(2)         8   / 28   (pow_backward: grad * 2 * x.pow(1): copy 8, scale 8, mul 12)
+  //   mean(-1)       4   / 4    (mean_backward writes the expanded gradient / h)
+  //   + eps, rsqrt   per token only
+  //   x * rsqrt      8   / 36   (grad * rsqrt 8; grad * x 12 and its row sum 4; the add of x's
+  //                              two gradients, from here and from pow, 12)
+  //   type_as(x)     4+a / a+4
+  //   * weight       2a  / 6a   (grad * weight 2a; grad * out 3a and its column sum a)
+  // 4a + 28 bytes forward (36 in bf16) and 8a + 76 backward (92), where a fused norm moves 2a
+  // and 4a.
+  void EagerRmsNorm(const std::string& name, double tokens) {
+    const double h = static_cast<double>(spec.hidden);
+    const double rows = NormTokens(tokens), elems = rows * h, x = a();
+    EagerKernel(name + ".to_fp32", OpKind::kNorm, elems, x + 4, 4 + x, 0);
+    EagerKernel(name + ".pow", OpKind::kNorm, elems, 8, 28, 1);
+    EagerKernel(name + ".mean", OpKind::kNorm, elems, 4, 4, 1);
+    EagerKernel(name + ".add_eps", OpKind::kNorm, rows, 8, 8, 1);
+    EagerKernel(name + ".rsqrt", OpKind::kNorm, rows, 8, 16, 1);
+    EagerKernel(name + ".mul_rsqrt", OpKind::kNorm, elems, 8, 36, 1);
+    EagerKernel(name + ".to_act", OpKind::kNorm, elems, 4 + x, x + 4, 0);
+    EagerKernel(name + ".mul_weight", OpKind::kNorm, elems, 2 * x, 6 * x, 1, h * w());
+  }
   void Norm(const char* name, double tokens) {
     const double h = static_cast<double>(spec.hidden);
+    if (eager() && spec.norm == NormType::kRmsNorm) {
+      EagerRmsNorm(name, tokens);
+      return;
+    }
     // Fused norm + quantization (TensorRT-LLM norm_quant_fusion) writes the GEMM's input.
     const double elems = NormTokens(tokens) * h;
     Elementwise(name, OpKind::kNorm, elems, 1, quantized_inputs() ? 0 : 1, 5,
@@ -133,6 +181,24 @@ void PreAttention(Builder& b, double tokens, bool absorbed) {
     b.Gemm("qkv_proj", tokens, n, h);
     // Learned absolute positions (GPT) are added once at the embedding, not per layer.
     if (s.learned_positions) return;
+    if (b.eager()) {
+      // torchtitan's apply_rotary_emb (torchtitan/models/llama/model.py, 2024), on Q and on K:
+      // x.float() (a+4 bytes per element), view_as_complex and a complex multiply by freqs_cis
+      // (8; backward grad * conj(freqs): 8), view_as_real and type_as (4+a): three kernels per
+      // tensor, 2a + 16 bytes forward and backward where a fused RoPE moves 2a and 4a.
+      const double x = b.a();
+      const double hd = static_cast<double>(s.head_dim);
+      for (const auto& [which, heads] :
+           {std::pair<const char*, int64_t>{"rope_q", HeadsLocal(s, t)},
+            std::pair<const char*, int64_t>{"rope_k", KvHeadsLocal(s, t)}}) {
+        const double elems = tokens * static_cast<double>(heads) * hd;
+        const std::string n = which;
+        b.EagerKernel(n + ".to_fp32", OpKind::kElementwise, elems, x + 4, 4 + x, 0);
+        b.EagerKernel(n + ".mul_freqs", OpKind::kElementwise, elems, 8, 8, 3);
+        b.EagerKernel(n + ".to_act", OpKind::kElementwise, elems, 4 + x, x + 4, 0);
+      }
+      return;
+    }
     b.Elementwise("rope", OpKind::kElementwise,
                   tokens * (HeadsLocal(s, t) + KvHeadsLocal(s, t)) * s.head_dim, 1, 1, 3);
     return;
@@ -180,7 +246,16 @@ void PostAttention(Builder& b, int64_t layer, double tokens, bool absorbed) {
     const int64_t f = std::max<int64_t>(1, ffn / split);
     b.Gemm(up, rows, swiglu ? 2 * f : f, h, batch, rows_total);
     const double act_rows = rows_total >= 0 ? rows_total : rows * batch;
-    b.Elementwise(act, OpKind::kElementwise, act_rows * f, swiglu ? 2 : 1, 1, swiglu ? 5 : 8);
+    if (swiglu && b.eager()) {
+      // torchtitan's FeedForward: F.silu(w1(x)) * w3(x), two kernels; per element of the f-wide
+      // activation, silu 2a forward / 3a backward (silu_backward reads grad and input), the
+      // multiply 3a / 6a (grad * each factor): 5a and 9a where the fused SwiGLU moves 3a and 6a.
+      const double x = b.a(), e = act_rows * static_cast<double>(f);
+      b.EagerKernel(std::string(act) + ".silu", OpKind::kElementwise, e, 2 * x, 3 * x, 4);
+      b.EagerKernel(std::string(act) + ".mul", OpKind::kElementwise, e, 3 * x, 6 * x, 1);
+    } else {
+      b.Elementwise(act, OpKind::kElementwise, act_rows * f, swiglu ? 2 : 1, 1, swiglu ? 5 : 8);
+    }
     b.Quantize("act_quant", act_rows * f);
     b.Gemm(down, rows, h, f, batch, rows_total);
   };

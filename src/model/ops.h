@@ -80,6 +80,13 @@ struct OpShape {
   bool ep_within_tp = false;
   bool sequence_parallel = false;  // norms / element-wise on tokens / t
   bool fused_attention = true;     // false: unfused attention core (see the file comment)
+  // Element-wise ops as PyTorch's eager kernels, one per tensor op of the model code (torchtitan
+  // of 2024 without torch.compile; the stack trait `elementwise_kernels: eager`): RMSNorm, RoPE
+  // and SwiGLU's activation become several kernels each, in fp32 where the code upcasts, with
+  // their autograd backward (ops.cc EagerRmsNorm, EagerRope, EagerSwiglu). false: one fused pass
+  // each (Megatron's and Transformer Engine's kernels). LayerNorm, GELU and the residual adds are
+  // one kernel either way.
+  bool eager_elementwise = false;
   AttentionKernel attention_kernel = AttentionKernel::kFlash2;  // which fused kernel
   Dtype math = Dtype::kBf16;                                    // GEMM and attention precision
   Dtype weights = Dtype::kBf16;                                 // weight storage

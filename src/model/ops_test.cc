@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace ndt {
 namespace {
@@ -272,6 +275,71 @@ TEST(LayerOps, SequenceParallelShrinksNormsNotGemms) {
   EXPECT_DOUBLE_EQ(GemmFlop(a), GemmFlop(b));
   EXPECT_NEAR(Find(a, "norm_attn").bytes - Find(a, "norm_attn").weight_bytes,
               8 * (Find(b, "norm_attn").bytes - Find(b, "norm_attn").weight_bytes), 1);
+}
+
+// Bytes (less weights) and kernel count of the ops whose name starts with `prefix`.
+std::pair<double, int> Sum(const std::vector<Op>& ops, const std::string& prefix) {
+  double bytes = 0;
+  int n = 0;
+  for (const Op& o : ops) {
+    if (!o.name.starts_with(prefix)) continue;
+    bytes += o.bytes - o.weight_bytes;
+    ++n;
+  }
+  return {bytes, n};
+}
+
+// torchtitan's eager kernels on Llama 2 7B (h 4096, 32 heads of 128, MHA, ffn 11008, RMSNorm,
+// SwiGLU), 1,000 tokens, bf16 (a = 2 B), by hand from the model code and PyTorch's autograd
+// formulas (ops.cc EagerRmsNorm, the RoPE and SwiGLU comments):
+//   RMSNorm, per element of [1000 x 4096]: forward 4a + 28 = 36 B in six full-size kernels plus
+//     two per-row ones (+ eps, rsqrt: 8 B per row each); backward 8a + 76 = 92 B per element and
+//     8 + 16 B per row. Fused: 2a = 4 B forward, 8 B backward, one kernel.
+//   RoPE on Q and on K, per element of each [1000 x 32 x 128]: 2a + 16 = 20 B both ways, three
+//     kernels per tensor. Fused: 2a = 4 B over both tensors together, one kernel.
+//   SwiGLU, per element of [1000 x 11008]: forward 5a = 10 B in two kernels, backward 9a = 18 B.
+//     Fused: 3a = 6 B forward, 12 B backward.
+// The GEMMs and the attention core are the same kernels either way.
+TEST(LayerOps, EagerElementwiseCountsTorchtitansKernels) {
+  const TransformerSpec s = Preset("llama2-7b");
+  OpShape fused, eager;
+  fused.seq_len = eager.seq_len = 1000;
+  eager.eager_elementwise = true;
+  const std::vector<Op> f = LayerForwardOps(s, 0, fused), e = LayerForwardOps(s, 0, eager);
+  const std::vector<Op> fb = BackwardOps(f), eb = BackwardOps(e);
+  const double t = 1000, h = 4096, qk = 1000.0 * 32 * 128, ff = 1000.0 * 11008;
+  EXPECT_DOUBLE_EQ(Sum(f, "norm_attn").first, 4 * t * h);
+  EXPECT_EQ(Sum(f, "norm_attn").second, 1);
+  EXPECT_DOUBLE_EQ(Sum(e, "norm_attn.").first, 36 * t * h + 16 * t);
+  EXPECT_EQ(Sum(e, "norm_attn.").second, 8);
+  EXPECT_DOUBLE_EQ(Sum(eb, "norm_attn.").first, 92 * t * h + 24 * t);
+  EXPECT_DOUBLE_EQ(Sum(e, "norm_mlp.").first, Sum(e, "norm_attn.").first);
+  EXPECT_DOUBLE_EQ(Sum(f, "rope").first, 4 * 2 * qk);
+  EXPECT_DOUBLE_EQ(Sum(e, "rope_q.").first, 20 * qk);
+  EXPECT_DOUBLE_EQ(Sum(eb, "rope_k.").first, 20 * qk);
+  EXPECT_EQ(Sum(e, "rope_").second, 6);
+  EXPECT_DOUBLE_EQ(Sum(f, "mlp_act").first, 6 * ff);
+  EXPECT_DOUBLE_EQ(Sum(fb, "mlp_act").first, 12 * ff);
+  EXPECT_DOUBLE_EQ(Sum(e, "mlp_act.").first, 10 * ff);
+  EXPECT_DOUBLE_EQ(Sum(eb, "mlp_act.").first, 18 * ff);
+  EXPECT_EQ(Sum(e, "mlp_act.").second, 2);
+  EXPECT_DOUBLE_EQ(GemmFlop(f), GemmFlop(e));
+  EXPECT_DOUBLE_EQ(Find(f, "attn_core").flop, Find(e, "attn_core").flop);
+  // 1 + 1 + 1 fused kernels became 8 + 6 + 2 (and the second norm 1 -> 8).
+  EXPECT_EQ(e.size(), f.size() + 7 + 5 + 1 + 7);
+}
+
+// GPT's LayerNorm and GELU are one PyTorch kernel each and it has no RoPE: eager changes nothing.
+TEST(LayerOps, EagerElementwiseLeavesLayerNormAndGeluAlone) {
+  const TransformerSpec s = Preset("gpt3-175b");
+  OpShape fused, eager;
+  eager.eager_elementwise = true;
+  const std::vector<Op> f = LayerForwardOps(s, 0, fused), e = LayerForwardOps(s, 0, eager);
+  ASSERT_EQ(f.size(), e.size());
+  for (size_t i = 0; i < f.size(); ++i) {
+    EXPECT_EQ(f[i].name, e[i].name);
+    EXPECT_DOUBLE_EQ(f[i].bytes, e[i].bytes);
+  }
 }
 
 TEST(LayerOps, CrossEntropyRunsInFp32OverTheVocabSlice) {

@@ -152,6 +152,30 @@ Status ParseTraining(const YamlMap& knobs, const YamlMap& traits, SoftwareStack*
                        ChoiceEntry(traits, "traits", "attention_kernel", kAttentionKernels, st));
   st->attention_kernel =
       ak == "hopper_fused" ? AttentionKernel::kHopperFused : AttentionKernel::kFlash2;
+  if (traits.Has("elementwise_kernels")) {  // optional: absent means fused
+    NDT_ASSIGN_OR_RETURN(std::string ew, ChoiceEntry(traits, "traits", "elementwise_kernels",
+                                                     {"fused", "eager"}, st));
+    st->eager_elementwise = ew == "eager";
+  }
+  if (traits.Has("selective_recompute")) {  // optional: absent means the attention core
+    NDT_ASSIGN_OR_RETURN(std::string sr, ChoiceEntry(traits, "traits", "selective_recompute",
+                                                     {"attention_core", "alternate_matmuls"}, st));
+    st->selective_recompute = sr == "alternate_matmuls" ? SelectiveRecompute::kAlternateMatmuls
+                                                        : SelectiveRecompute::kAttentionCore;
+  }
+  if (traits.Has("host_issue_per_kernel")) {  // optional: absent means 0
+    NDT_ASSIGN_OR_RETURN(Sourced issue, traits.Quantity("host_issue_per_kernel", Dim::kTime));
+    if (issue.source.empty()) {
+      return traits.Error("host_issue_per_kernel",
+                          "no source; write {value: \"22 us\", source: \"where it comes from\"}");
+    }
+    if (issue.value < 0 || issue.value > 1e-3) {
+      return traits.Error("host_issue_per_kernel",
+                          "expected a host time between 0 and 1 ms (microseconds, e.g. \"22 us\")");
+    }
+    st->sources[Key("traits", "host_issue_per_kernel")] = issue.source;
+    st->host_issue_per_kernel_s = issue.value;
+  }
   return traits.Finish();
 }
 
@@ -307,6 +331,9 @@ void ApplyTrainStack(const SoftwareStack& stack, const StrategyKnobs& user, Stra
   s->zero3 = stack.zero3;
   s->tp_ub = stack.tp_ub;
   s->attention_kernel = user.attention_kernel.value_or(stack.attention_kernel);
+  s->eager_elementwise = stack.eager_elementwise;
+  s->selective_recompute = stack.selective_recompute;
+  s->host_issue_per_kernel_s = stack.host_issue_per_kernel_s;
 }
 
 }  // namespace ndt

@@ -63,6 +63,15 @@ struct SoftwareStack {
   TpOverlapTraits tp_ub;  // training trait: how its TP overlap runs, if tp_overlap is on
   // training trait: the fused attention kernel it runs (with flash_attention on)
   AttentionKernel attention_kernel = AttentionKernel::kFlash2;
+  // training trait `elementwise_kernels` (optional, default fused): eager runs norms, RoPE and
+  // SwiGLU as PyTorch's eager kernels (Strategy::eager_elementwise).
+  bool eager_elementwise = false;
+  // training trait `selective_recompute` (optional, default attention_core): what selective
+  // recompute re-runs (Strategy::selective_recompute).
+  SelectiveRecompute selective_recompute = SelectiveRecompute::kAttentionCore;
+  // training trait `host_issue_per_kernel` (optional, default 0):
+  // Strategy::host_issue_per_kernel_s.
+  double host_issue_per_kernel_s = 0;
   ServeKnobs serve;  // serving
   // Serving traits the engine model must have (serve/engine.h models both, always).
   bool in_flight_batching = true;

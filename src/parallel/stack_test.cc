@@ -73,8 +73,29 @@ TEST(Stacks, EveryFileLoadsAndTheNamedOnesExist) {
   for (const char* name : {"torchtitan-fsdp2-2024", "megatron-lm-2021", "megatron-lm-2022"}) {
     EXPECT_EQ(FindStack(*all, name)->attention_kernel, AttentionKernel::kFlash2) << name;
   }
+  // torchtitan 2024 runs without torch.compile: its norms, RoPE and SwiGLU are eager kernels;
+  // Megatron's (apex, TE, jit-fused) and DeepSpeed 2021's GPT (LayerNorm, GELU) are not.
+  StatusOr<SoftwareStack> tt = FindStack(*all, "torchtitan-fsdp2-2024", StackKind::kTraining);
+  ASSERT_TRUE(tt.ok());
+  EXPECT_TRUE(tt->eager_elementwise);
+  EXPECT_FALSE(tt->sources.at("traits.elementwise_kernels").empty());
+  // ... and its selective recompute is PyTorch's op-level policy, not Megatron's attention core.
+  EXPECT_EQ(tt->selective_recompute, SelectiveRecompute::kAlternateMatmuls);
+  EXPECT_DOUBLE_EQ(tt->host_issue_per_kernel_s, 22.5e-6);  // measured, data/measured/
+  EXPECT_EQ(FindStack(*all, "megatron-core-2024")->host_issue_per_kernel_s, 0);
+  EXPECT_EQ(FindStack(*all, "megatron-lm-2022")->selective_recompute,
+            SelectiveRecompute::kAttentionCore);
+  for (const char* name :
+       {"megatron-lm-2021", "megatron-lm-2022", "megatron-core-2024", "deepspeed-zero3-2021"}) {
+    EXPECT_FALSE(FindStack(*all, name)->eager_elementwise) << name;
+  }
   Strategy applied;
+  ApplyTrainStack(*tt, StrategyKnobs{}, &applied);
+  EXPECT_TRUE(applied.eager_elementwise);
+  EXPECT_EQ(applied.selective_recompute, SelectiveRecompute::kAlternateMatmuls);
   ApplyTrainStack(*mc, StrategyKnobs{}, &applied);
+  EXPECT_FALSE(applied.eager_elementwise);
+  EXPECT_EQ(applied.selective_recompute, SelectiveRecompute::kAttentionCore);
   EXPECT_EQ(applied.attention_kernel, AttentionKernel::kHopperFused);
   StrategyKnobs fa2;
   fa2.attention_kernel = AttentionKernel::kFlash2;  // --attention-kernel fa2 beats the stack
@@ -139,6 +160,20 @@ TEST(Stacks, BadFilesErrWithFileAndLine) {
        "between 0 and 1 ms"},
       // an attention kernel that is not one of fa2, hopper_fused
       {"attention_kernel: {value: fa2", "attention_kernel: {value: fa3", "attention_kernel"},
+      // element-wise kernels that are neither fused nor eager (the optional trait, when given)
+      {"  attention_kernel: {value: fa2, source: \"s\"}",
+       "  attention_kernel: {value: fa2, source: \"s\"}\n"
+       "  elementwise_kernels: {value: compiled, source: \"s\"}",
+       "unknown value 'compiled'; expected one of: fused, eager"},
+      {"  attention_kernel: {value: fa2, source: \"s\"}",
+       "  attention_kernel: {value: fa2, source: \"s\"}\n"
+       "  selective_recompute: {value: attention, source: \"s\"}",
+       "unknown value 'attention'"},
+      // a host issue cost out of range
+      {"  attention_kernel: {value: fa2, source: \"s\"}",
+       "  attention_kernel: {value: fa2, source: \"s\"}\n"
+       "  host_issue_per_kernel: {value: \"5 ms\", source: \"s\"}",
+       "host_issue_per_kernel: expected a host time between 0 and 1 ms"},
   };
   for (const Case& c : cases) {
     StatusOr<SoftwareStack> st = Parse(Replace(kGood, c.from, c.to));

@@ -47,6 +47,16 @@ enum class Zero3Gather {
 const char* Zero3GatherName(Zero3Gather g);
 bool ParseZero3Gather(const std::string& s, Zero3Gather* out);
 
+// What selective recompute (Recompute::kSelective) re-runs in the backward, from the software
+// stack (trait `selective_recompute`).
+enum class SelectiveRecompute {
+  kAttentionCore,  // Korthikanti et al.: the attention core only (Megatron's selective recompute)
+  // PyTorch's op-level selective checkpointing with torchtitan's policy (parallelize_llama.py,
+  // 2024): the outputs of the attention kernel and of every second matmul of a block are saved,
+  // every other op (the rest of the matmuls, the element-wise ops, TP all-gathers) re-runs.
+  kAlternateMatmuls,
+};
+
 struct Zero3Traits {
   Zero3Gather gather = Zero3Gather::kPerBlock;
   double persistence_threshold_params = 0;  // kPerTensor: elements; smaller tensors stay whole
@@ -128,6 +138,16 @@ struct Strategy {
   // the Hopper-native cuDNN / FA3 kernels that Transformer Engine prefers on sm90 (compute/
   // prices each; a GPU without a calibration for the latter runs FA2's numbers).
   AttentionKernel attention_kernel = AttentionKernel::kFlash2;
+  // Norms, RoPE and SwiGLU run as PyTorch's eager kernels (set by the software stack's trait
+  // `elementwise_kernels: eager`; model/ops.h OpShape::eager_elementwise); false: fused passes.
+  bool eager_elementwise = false;
+  // What Recompute::kSelective re-runs (set by the software stack).
+  SelectiveRecompute selective_recompute = SelectiveRecompute::kAttentionCore;
+  // Host time to issue one kernel of the forward from Python (PyTorch eager; set by the software
+  // stack's trait `host_issue_per_kernel`). The host runs ahead of the GPU while the kernels are
+  // longer than this; where they are shorter the GPU waits, so a layer's forward takes at least
+  // its kernel count times this. 0: the host never holds the GPU back.
+  double host_issue_per_kernel_s = 0;
   // Weight gradients accumulate across micro-batches inside the wgrad GEMM (Megatron-LM's
   // gradient_accumulation_fusion, 2022+: the GEMM adds into the fp32 main_grad in its epilogue).
   // false: a separate memory-bound add per micro-batch over the stage's gradients, as PyTorch's

@@ -163,6 +163,28 @@ std::vector<double> OpTimes(const TrainCosts& c, const std::vector<Op>& ops) {
   return t;
 }
 
+// The share of forward op `op` that torchtitan's op-level selective checkpointing re-runs in the
+// backward (SelectiveRecompute::kAlternateMatmuls). Its policy (torchtitan parallelize_llama.py
+// _save_list and _custom_policy, 2024-10) saves the SDPA kernel's output and the output of every
+// odd-numbered aten.mm of a block, and recomputes every other op. A Llama block calls mm as wq,
+// wk, wv, wo, w1, w3, w2, so wk, wo and w3 re-run; ops.cc builds wq/wk/wv as one qkv_proj and
+// w1/w3 as one mlp_gate_up, so those re-run wk's and w3's share of their FLOPs. A GEMM of another
+// layout (MoE, MLA, a plain MLP) re-runs half: every second matmul.
+double AlternateMatmulShare(const TransformerSpec& m, int tp, const Op& op) {
+  if (op.kind == OpKind::kAttention) return 0.0;
+  if (op.kind != OpKind::kGemm) return 1.0;
+  const std::string& n = op.name;
+  if (n == "qkv_proj") {
+    const double q = static_cast<double>(std::max<int64_t>(1, m.heads / tp));
+    const double kv = static_cast<double>(std::max<int64_t>(1, m.kv_heads / tp));
+    return kv / (q + 2 * kv);
+  }
+  if (n == "out_proj") return 1.0;
+  if (n == "mlp_gate_up") return 0.5;
+  if (n == "mlp_down") return 0.0;
+  return 0.5;
+}
+
 }  // namespace
 
 // OpsTime of the ops of `ops` for which keep(op) holds, from `times` (OpTimes) when known.
@@ -198,6 +220,11 @@ const LayerCost& Lowering::Layer(int64_t l) {
   const double attn_s = OpsTimeOf(fwd, fwd_t, is_attn);
   lc.fwd_compute_s = OpsTimeOf(fwd, fwd_t, all);
   lc.bwd_compute_s = OpsTimeOf(bwd, bwd_t, all);
+  // The forward's kernels are issued one by one from Python (Strategy::host_issue_per_kernel_s):
+  // where the GPU runs them faster than the host issues them, the host sets the pace. (The
+  // backward is issued by autograd's C++ engine, whose cost per kernel is not measured here.)
+  lc.fwd_compute_s =
+      std::max(lc.fwd_compute_s, static_cast<double>(fwd.size()) * s_.host_issue_per_kernel_s);
   if (!moe || bound_fwd_ < 0) {  // the dense layer's mix stands for the step's:
     // the fraction of its time in compute-bound kernels (GEMMs and the attention core)
     const double f = lc.fwd_compute_s, b = lc.bwd_compute_s;
@@ -258,6 +285,20 @@ const LayerCost& Lowering::Layer(int64_t l) {
     lc.bwd_tp_s += lc.fwd_tp_s;
     lc.bwd_ep_s += lc.fwd_ep_s;
     lc.bwd_cp_s += lc.fwd_cp_s;
+  } else if (s_.recompute == Recompute::kSelective &&
+             s_.selective_recompute == SelectiveRecompute::kAlternateMatmuls) {
+    // The ops the policy does not save re-run before the backward (their time and FLOPs by share)
+    // and so do the TP all-gathers among them (functional all_gather is not in the save list;
+    // reduce_scatter is); without SP the TP all-reduces.
+    for (size_t i = 0; i < fwd.size(); ++i) {
+      const double share = AlternateMatmulShare(m_, s_.tp, fwd[i]);
+      if (share <= 0) continue;
+      lc.bwd_compute_s += share * (fwd_t.size() == fwd.size() ? fwd_t[i] : c_.OpsTime({fwd[i]}));
+      lc.bwd_flop += share * fwd[i].flop;
+    }
+    if (s_.tp > 1) {
+      lc.bwd_tp_s += s_.sp ? 2 * Comm(CommKind::kAllGather, act_bytes_, tp_group_) : lc.fwd_tp_s;
+    }
   } else if (s_.recompute == Recompute::kSelective) {
     lc.bwd_compute_s += attn_s;
     double attn_flop = 0;  // TotalFlop of the attention core's ops, in order

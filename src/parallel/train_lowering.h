@@ -41,6 +41,7 @@ class Lowering {
     shape_.sequence_parallel = s.sp;
     shape_.fused_attention = s.flash_attention;
     shape_.attention_kernel = s.attention_kernel;
+    shape_.eager_elementwise = s.eager_elementwise;
     shape_.math = s.precision;
     tokens_ = static_cast<double>(s.mbs) * static_cast<double>(m.seq_len) / s.cp;
     act_bytes_ = tokens_ * static_cast<double>(m.hidden) * 2.0;
