@@ -1,5 +1,7 @@
 #include "serve/allreduce.h"
 
+#include <algorithm>
+
 #include "core/check.h"
 
 namespace ndt {
@@ -47,10 +49,15 @@ double CustomAllReduceTime(TpAllReduceAlgo algo, int tp, double bytes, const Nvl
   NDT_CHECK(algo != TpAllReduceAlgo::kNccl && tp >= 2 && path.bw_Bps > 0,
             "CustomAllReduceTime: not a custom all-reduce");
   const double n = tp;
-  if (algo == TpAllReduceAlgo::kOneShot) {
-    return path.launch_s + 3 * path.latency_s + (n - 1) * bytes / path.bw_Bps;
+  double rate = path.bw_Bps;
+  if (path.inflight_bytes > 0 && path.latency_s > 0) {
+    rate = std::min(rate, (n - 1) * path.inflight_bytes / (2 * path.latency_s));
   }
-  return path.launch_s + 6 * path.latency_s + 2 * (n - 1) / n * bytes / path.bw_Bps;
+  const double copy = path.copy_Bps > 0 ? 2 * bytes / path.copy_Bps : 0.0;
+  if (algo == TpAllReduceAlgo::kOneShot) {
+    return path.launch_s + 3 * path.latency_s + copy + (n - 1) * bytes / rate;
+  }
+  return path.launch_s + 6 * path.latency_s + copy + 2 * (n - 1) / n * bytes / rate;
 }
 
 }  // namespace ndt

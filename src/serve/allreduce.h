@@ -22,6 +22,17 @@
 // pays barrier + read twice); B e: the path's bandwidth times the achieved fraction of SM-driven
 // NVLink copies (coll/'s fitted bw_efficiency for the arch); launch: one kernel's fixed cost
 // (compute/'s kernel_overhead for the arch). NCCL's time comes from coll/ (serve/comm.h).
+// The 2024 plugin's kernels (customAllReduceKernels.cu of 0.10-0.14: oneShotAllReduceKernel,
+// twoShotAllReduceKernel) add two costs of how they are written:
+//   - each block first copies its part of the input into the IPC-shared buffer (S bytes read and
+//     S written in local HBM): + 2 S / H, H the calibrated HBM rate;
+//   - they run at most MAX_ALL_REDUCE_BLOCKS = 24 blocks of 512 threads, and each thread loads
+//     16 B from every rank, sums and stores before its next loads: at most I = 24 x 512 x 16 B
+//     (192 KiB) of remote reads in flight per peer, each returning after 2 L. By Little's law
+//     the peers' data arrive at no more than (tp - 1) I / (2 L) (at TP 2 on an H100 NVSwitch
+//     path, 0.6 us one way: 164 GB/s, under the link's ~370 GB/s achieved), so the read term
+//     uses min(B e, (tp - 1) I / (2 L)). At TP 2 only one remote load per thread is in flight:
+//     this is where the cap binds; at TP 4-8 (tp - 1) loads are, and the link is the limit.
 #ifndef NDTWIN_SERVE_ALLREDUCE_H_
 #define NDTWIN_SERVE_ALLREDUCE_H_
 
@@ -47,6 +58,8 @@ struct CustomAllReduceParams {
   double oneshot_below_tp4_bytes = 1e6;
   double oneshot_below_bytes = 500e3;  // TP > 4
   int min_latency_oneshot_max_tokens = 128;
+  // The 2024 kernels' remote reads in flight per peer: blocks x threads x bytes per load.
+  double inflight_bytes_2024 = 24 * 512 * 16.0;
 };
 
 // The algorithm `impl` runs for one all-reduce of `bytes` (= tokens x hidden x 2) over tp GPUs.
@@ -58,6 +71,9 @@ struct NvlinkPath {
   double bw_Bps = 0;     // per direction, already times the achieved fraction
   double latency_s = 0;  // one way
   double launch_s = 0;   // one kernel's fixed cost
+  // The 2024 kernels' traits (above); 0: not modelled (the 2025 kernels, NCCL).
+  double inflight_bytes = 0;  // remote reads in flight per peer
+  double copy_Bps = 0;        // local HBM rate of the copy into the shared buffer
 };
 
 // Time of a one-shot or two-shot all-reduce of `bytes` over tp GPUs (formulas above).

@@ -45,6 +45,22 @@ TEST(TpAllReduce, CustomKernelTimes) {
   EXPECT_NEAR(CustomAllReduceTime(TpAllReduceAlgo::kOneShot, 2, 1e6, path), 7.0222e-6, 1e-10);
 }
 
+// The 2024 kernels' traits on the same path, with I = 24 x 512 x 16 B = 196,608 B in flight per
+// peer and a 3 TB/s local copy. The read rate is min(450e9, (tp - 1) I / (2 x 0.6 us)):
+//   TP 2: 196,608 / 1.2e-6 = 163.84 GB/s (the cap binds); a 16 MB one-shot =
+//     3 + 1.8 + 2 x 16e6 / 3e12 (10.667) + 16e6 / 163.84e9 (97.656) = 113.123 us;
+//   TP 8: 7 x 163.84 = 1,146.9 GB/s > 450: the link binds; a 1 MB two-shot =
+//     3 + 3.6 + 2 x 1e6 / 3e12 (0.667) + 3.889 = 11.156 us.
+TEST(TpAllReduce, The2024KernelsCopyInAndKeepFewReadsInFlight) {
+  const CustomAllReduceParams p;
+  EXPECT_DOUBLE_EQ(p.inflight_bytes_2024, 196608.0);
+  NvlinkPath path{450e9, 0.6e-6, 3e-6};
+  path.inflight_bytes = p.inflight_bytes_2024;
+  path.copy_Bps = 3e12;
+  EXPECT_NEAR(CustomAllReduceTime(TpAllReduceAlgo::kOneShot, 2, 16e6, path), 113.1230e-6, 1e-10);
+  EXPECT_NEAR(CustomAllReduceTime(TpAllReduceAlgo::kTwoShot, 8, 1e6, path), 11.1556e-6, 1e-10);
+}
+
 TEST(TpAllReduce, Names) {
   TpAllReduceImpl i = TpAllReduceImpl::kNccl;
   EXPECT_TRUE(ParseTpAllReduce("trtllm-2024", &i));

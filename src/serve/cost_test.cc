@@ -2,27 +2,53 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <string>
+
 #include "hw/catalog.h"
 
 namespace ndt {
 namespace {
 
+// The repo's data/ for one GPU and one model, and a CostSpec over them (the caller sets the rest).
+// Pointers into it stay valid while it lives: load it in place, never copy it.
+struct Loaded {
+  std::optional<Catalog> catalog;
+  const GpuSpec* gpu = nullptr;
+  std::optional<TransformerSpec> model;
+  std::optional<ComputeCalibration> cal;
+  CostSpec Spec() const {
+    CostSpec spec;
+    spec.model = &*model;
+    spec.gpu = gpu;
+    spec.calibration = &*cal;
+    return spec;
+  }
+};
+
+// Use as ASSERT_NO_FATAL_FAILURE(Load("H100-SXM5-80GB", "llama2-7b", &d)).
+void Load(const std::string& gpu, const std::string& model, Loaded* d) {
+  StatusOr<Catalog> cat = Catalog::Load(Catalog::DefaultDataDir());
+  ASSERT_TRUE(cat.ok()) << cat.status().message();
+  d->catalog = *std::move(cat);
+  StatusOr<const GpuSpec*> g = d->catalog->FindGpu(gpu);
+  ASSERT_TRUE(g.ok());
+  d->gpu = *g;
+  StatusOr<TransformerSpec> m = LoadModel(model, ModelsDir(""));
+  ASSERT_TRUE(m.ok());
+  d->model = *std::move(m);
+  StatusOr<ComputeCalibration> cal = LoadComputeCalibration("");
+  ASSERT_TRUE(cal.ok());
+  d->cal = *std::move(cal);
+}
+
 // The LM head of an fp4 (or fp8) checkpoint runs in bf16 (ModelOpt leaves "*lm_head*"
 // unquantized): an fp4 iteration's head_s equals the bf16 head's time on the same GPU, and is
 // longer than the same head at fp4 would be (GB200: 10 PF fp4 vs 2.5 PF bf16 dense).
 TEST(IterationCost, LmHeadStays16Bit) {
-  StatusOr<Catalog> cat = Catalog::Load(Catalog::DefaultDataDir());
-  ASSERT_TRUE(cat.ok()) << cat.status().message();
-  StatusOr<const GpuSpec*> gpu = cat->FindGpu("GB200");
-  ASSERT_TRUE(gpu.ok());
-  StatusOr<TransformerSpec> model = LoadModel("llama2-70b", ModelsDir(""));
-  ASSERT_TRUE(model.ok());
-  StatusOr<ComputeCalibration> cal = LoadComputeCalibration("");
-  ASSERT_TRUE(cal.ok());
-  CostSpec spec;
-  spec.model = &*model;
-  spec.gpu = *gpu;
-  spec.calibration = &*cal;
+  Loaded d;
+  ASSERT_NO_FATAL_FAILURE(Load("GB200", "llama2-70b", &d));
+  CostSpec spec = d.Spec();
   spec.weights = Dtype::kFp4;
   spec.kv = Dtype::kFp8;
   spec.activations = Dtype::kBf16;
@@ -35,26 +61,17 @@ TEST(IterationCost, LmHeadStays16Bit) {
   bf16.math = bf16.weights = bf16.activations = Dtype::kBf16;
   OpShape fp4 = bf16;
   fp4.math = fp4.weights = Dtype::kFp4;
-  const double want = OpsTime(**gpu, LmHeadForwardOps(*model, 1024, bf16, false), *cal);
+  const double want = OpsTime(*d.gpu, LmHeadForwardOps(*d.model, 1024, bf16, false), *d.cal);
   EXPECT_DOUBLE_EQ(t.head_s, want);
-  EXPECT_GT(want, OpsTime(**gpu, LmHeadForwardOps(*model, 1024, fp4, false), *cal));
+  EXPECT_GT(want, OpsTime(*d.gpu, LmHeadForwardOps(*d.model, 1024, fp4, false), *d.cal));
 }
 
 // The host cost of an iteration is the fixed overhead plus the per-sequence one for every
 // sequence it carries (decoders and prompt chunks): 3 ms + 10 us x (100 + 2) = 4.02 ms.
 TEST(IterationCost, OverheadPerSequence) {
-  StatusOr<Catalog> cat = Catalog::Load(Catalog::DefaultDataDir());
-  ASSERT_TRUE(cat.ok()) << cat.status().message();
-  StatusOr<const GpuSpec*> gpu = cat->FindGpu("H100-SXM5-80GB");
-  ASSERT_TRUE(gpu.ok());
-  StatusOr<TransformerSpec> model = LoadModel("llama2-7b", ModelsDir(""));
-  ASSERT_TRUE(model.ok());
-  StatusOr<ComputeCalibration> cal = LoadComputeCalibration("");
-  ASSERT_TRUE(cal.ok());
-  CostSpec spec;
-  spec.model = &*model;
-  spec.gpu = *gpu;
-  spec.calibration = &*cal;
+  Loaded d;
+  ASSERT_NO_FATAL_FAILURE(Load("H100-SXM5-80GB", "llama2-7b", &d));
+  CostSpec spec = d.Spec();
   spec.overhead_s = 3e-3;
   spec.overhead_per_seq_s = 10e-6;
   IterationCostModel cost(spec);
@@ -75,18 +92,9 @@ TEST(IterationCost, OverheadPerSequence) {
 // G + 3 ms: overlap saves exactly 1.02 ms. With 100,000 us per sequence instead the host work
 // (10.2 s) exceeds any G here, and the iteration is max(G, 10.2 s) + 3 ms = 10.203 s.
 TEST(IterationCost, HostOverlapHidesPerSequenceWork) {
-  StatusOr<Catalog> cat = Catalog::Load(Catalog::DefaultDataDir());
-  ASSERT_TRUE(cat.ok()) << cat.status().message();
-  StatusOr<const GpuSpec*> gpu = cat->FindGpu("H100-SXM5-80GB");
-  ASSERT_TRUE(gpu.ok());
-  StatusOr<TransformerSpec> model = LoadModel("llama2-7b", ModelsDir(""));
-  ASSERT_TRUE(model.ok());
-  StatusOr<ComputeCalibration> cal = LoadComputeCalibration("");
-  ASSERT_TRUE(cal.ok());
-  CostSpec spec;
-  spec.model = &*model;
-  spec.gpu = *gpu;
-  spec.calibration = &*cal;
+  Loaded d;
+  ASSERT_NO_FATAL_FAILURE(Load("H100-SXM5-80GB", "llama2-7b", &d));
+  CostSpec spec = d.Spec();
   spec.overhead_s = 3e-3;
   spec.overhead_per_seq_s = 10e-6;
   BatchShape b;
@@ -118,19 +126,10 @@ TEST(IterationCost, HostOverlapHidesPerSequenceWork) {
 // the 4 us launch; 40 sequences (not 1..31, not a power of two) or a batch with a prompt chunk
 // still launch every kernel (2 ms); 64 and 128 are captured, 256 is above the maximum.
 TEST(IterationCost, FixedHostCostScalesWithLayersAndGraphs) {
-  StatusOr<Catalog> cat = Catalog::Load(Catalog::DefaultDataDir());
-  ASSERT_TRUE(cat.ok()) << cat.status().message();
-  StatusOr<const GpuSpec*> gpu = cat->FindGpu("H100-SXM5-80GB");
-  ASSERT_TRUE(gpu.ok());
-  StatusOr<TransformerSpec> model = LoadModel("llama2-7b", ModelsDir(""));
-  ASSERT_TRUE(model.ok());
-  ASSERT_EQ(model->layers, 32);
-  StatusOr<ComputeCalibration> cal = LoadComputeCalibration("");
-  ASSERT_TRUE(cal.ok());
-  CostSpec spec;
-  spec.model = &*model;
-  spec.gpu = *gpu;
-  spec.calibration = &*cal;
+  Loaded d;
+  ASSERT_NO_FATAL_FAILURE(Load("H100-SXM5-80GB", "llama2-7b", &d));
+  ASSERT_EQ(d.model->layers, 32);
+  CostSpec spec = d.Spec();
   spec.overhead_s = 5e-3;
   spec.overhead_reference_layers = 80;
   BatchShape five;
@@ -170,18 +169,9 @@ TEST(IterationCost, PaddedGraphsRunTheNextCapturedSize) {
   EXPECT_EQ(IterationCostModel::PaddedGraphSize(2049, {1, 512, 1024, 2048}), 0);
   EXPECT_EQ(IterationCostModel::PaddedGraphSize(0, {1, 512}), 0);
   EXPECT_EQ(IterationCostModel::PaddedGraphSize(5, {}), 0);
-  StatusOr<Catalog> cat = Catalog::Load(Catalog::DefaultDataDir());
-  ASSERT_TRUE(cat.ok()) << cat.status().message();
-  StatusOr<const GpuSpec*> gpu = cat->FindGpu("H100-SXM5-80GB");
-  ASSERT_TRUE(gpu.ok());
-  StatusOr<TransformerSpec> model = LoadModel("llama2-7b", ModelsDir(""));
-  ASSERT_TRUE(model.ok());
-  StatusOr<ComputeCalibration> cal = LoadComputeCalibration("");
-  ASSERT_TRUE(cal.ok());
-  CostSpec spec;
-  spec.model = &*model;
-  spec.gpu = *gpu;
-  spec.calibration = &*cal;
+  Loaded d;
+  ASSERT_NO_FATAL_FAILURE(Load("H100-SXM5-80GB", "llama2-7b", &d));
+  CostSpec spec = d.Spec();
   spec.overhead_s = 5e-3;
   spec.cuda_graph_max_batch = 128;
   spec.graph_launch_s = 4e-6;

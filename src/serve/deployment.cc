@@ -30,6 +30,9 @@ StatusOr<EngineParams> LoadEngineParams(const std::string& data_dir) {
   NDT_ASSIGN_OR_RETURN(Sourced os4, ar.Quantity("oneshot_below_tp4", Dim::kBytes));
   NDT_ASSIGN_OR_RETURN(Sourced os, ar.Quantity("oneshot_below", Dim::kBytes));
   NDT_ASSIGN_OR_RETURN(Sourced ot, ar.Count("min_latency_oneshot_max_tokens"));
+  NDT_ASSIGN_OR_RETURN(Sourced kb, ar.Count("kernel_max_blocks_2024"));
+  NDT_ASSIGN_OR_RETURN(Sourced kt, ar.Count("kernel_block_threads_2024"));
+  NDT_ASSIGN_OR_RETURN(Sourced kl, ar.Quantity("kernel_bytes_per_load", Dim::kBytes));
   NDT_RETURN_IF_ERROR(ar.Finish());
   NDT_ASSIGN_OR_RETURN(Sourced rl, m.Count("host_overhead_reference_layers"));
   NDT_ASSIGN_OR_RETURN(Sourced gb, m.Count("cuda_graph_max_batch"));
@@ -58,6 +61,11 @@ StatusOr<EngineParams> LoadEngineParams(const std::string& data_dir) {
   p.custom_allreduce.oneshot_below_tp4_bytes = os4.value;
   p.custom_allreduce.oneshot_below_bytes = os.value;
   p.custom_allreduce.min_latency_oneshot_max_tokens = static_cast<int>(ot.value);
+  if (kb.value < 1 || kt.value < 1 || kl.value <= 0) {
+    return ar.Error("kernel_max_blocks_2024",
+                    "the 2024 kernels' blocks, threads, bytes must be > 0");
+  }
+  p.custom_allreduce.inflight_bytes_2024 = kb.value * kt.value * kl.value;
   p.host_overhead_reference_layers = static_cast<int>(rl.value);
   p.cuda_graph_max_batch = static_cast<int>(gb.value);
   if (f.value <= 0 || f.value > 1)

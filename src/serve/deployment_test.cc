@@ -1,8 +1,13 @@
 #include "serve/deployment.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
 
 namespace ndt {
 namespace {
@@ -109,6 +114,30 @@ TEST(Deployment, NcclInEngineEfficiencyByArchPrefix) {
   EXPECT_LE(loaded->NcclInEngineEfficiency("blackwell"), 1.0);
   ASSERT_FALSE(loaded->cuda_graph_padded_sizes.empty());
   EXPECT_EQ(loaded->cuda_graph_padded_sizes.back(), 8192);
+}
+
+// The 2024 all-reduce kernels' reads in flight come from engine.yaml: 24 blocks x 512 threads x
+// 16 B = 196,608 B; a zero there is refused with the key's name.
+TEST(Deployment, AllReduceKernelTraitsLoadAndAreChecked) {
+  StatusOr<EngineParams> loaded = LoadEngineParams("");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_DOUBLE_EQ(loaded->custom_allreduce.inflight_bytes_2024, 196608.0);
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / ("ndt_deployment_test_engine_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "serve");
+  std::ifstream in(std::string(NDT_DATA_DIR) + "/serve/engine.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string bad = std::regex_replace(
+      text.str(), std::regex("(kernel_max_blocks_2024:\\n    value: )24"), "$010");
+  ASSERT_NE(bad, text.str());
+  std::ofstream(dir / "serve" / "engine.yaml") << bad;
+  StatusOr<EngineParams> refused = LoadEngineParams(dir.string());
+  fs::remove_all(dir);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("kernel_max_blocks_2024"), std::string::npos)
+      << refused.status().message();
 }
 
 }  // namespace

@@ -86,6 +86,10 @@ StatusOr<DeploymentPlan> MakeDeploymentPlan(const InferContext& ctx, const Infer
     path.launch_s = launch_s;
     const TpAllReduceImpl impl = path.bw_Bps > 0 ? o.tp_allreduce : TpAllReduceImpl::kNccl;
     const CustomAllReduceParams ar = ctx.params.custom_allreduce;
+    if (impl == TpAllReduceImpl::kTrtllm2024) {  // the 2024 kernels' traits (serve/allreduce.h)
+      path.inflight_bytes = ar.inflight_bytes_2024;
+      path.copy_Bps = ctx.gpu->memory_Bps * ctx.calibration->For(ctx.gpu->arch).hbm_fraction;
+    }
     // NCCL inside the engine's iteration: the standalone time over the arch's fitted efficiency.
     const double nccl_eff = ctx.params.NcclInEngineEfficiency(ctx.gpu->arch);
     p.cost.tp_allreduce_s = [fn, tp, path, impl, ar, nccl_eff](double bytes, int tokens) {
