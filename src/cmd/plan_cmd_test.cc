@@ -10,16 +10,16 @@
 namespace ndt {
 namespace {
 
-const Context& Ctx() {
+const Context& PlanCmdTestContext() {
   static const Context ctx = *Context::Load(NDT_DATA_DIR);
   return ctx;
 }
 
-StatusOr<CommandOutput> RunCmd(const std::string& name, const Json& args) {
+StatusOr<CommandOutput> RunPlanCmdTest(const std::string& name, const Json& args) {
   const Command* c = FindCommand(name);
   NDT_CHECK(c != nullptr, name);
   Diagnostics diag;
-  return RunJson(*c, Ctx(), args, &diag);
+  return RunJson(*c, PlanCmdTestContext(), args, &diag);
 }
 
 // train's request for plan's result `r` (one row of plan's --json results): every knob plan chose
@@ -55,10 +55,10 @@ TEST(PlanCommand, TheChosenConfigurationsStepIsTrainsWithAndWithoutTheStraggler)
                {"gpus", 16},
                {"sku", "Standard_ND96amsr_A100_v4"},
                {"top", 3}};
-  StatusOr<CommandOutput> on = RunCmd("plan train", plan);
+  StatusOr<CommandOutput> on = RunPlanCmdTest("plan train", plan);
   ASSERT_TRUE(on.ok()) << on.status().message();
   plan["gpu-variability"] = false;
-  StatusOr<CommandOutput> off = RunCmd("plan train", plan);
+  StatusOr<CommandOutput> off = RunPlanCmdTest("plan train", plan);
   ASSERT_TRUE(off.ok()) << off.status().message();
   for (const StatusOr<CommandOutput>* p : {&on, &off}) {
     const bool straggler = p == &on;
@@ -67,7 +67,7 @@ TEST(PlanCommand, TheChosenConfigurationsStepIsTrainsWithAndWithoutTheStraggler)
     for (const Json& r : results) {
       Json args = plan;
       if (straggler) args.erase("gpu-variability");
-      StatusOr<CommandOutput> t = RunCmd("train", TrainArgsOf(args, r));
+      StatusOr<CommandOutput> t = RunPlanCmdTest("train", TrainArgsOf(args, r));
       ASSERT_TRUE(t.ok()) << t.status().message();
       const Json& tj = t->json;
       EXPECT_EQ(r["step_time_s"], tj["step_time_s"]) << r.dump();
@@ -98,12 +98,12 @@ TEST(PlanCommand, TrainsOwnChoiceIsPlansBest) {
                      {"sku", "Standard_ND96amsr_A100_v4"},
                      {"top", 1},
                      {"fidelity", "analytical"}};
-  StatusOr<CommandOutput> p = RunCmd("plan train", plan);
+  StatusOr<CommandOutput> p = RunPlanCmdTest("plan train", plan);
   ASSERT_TRUE(p.ok()) << p.status().message();
   const Json& r = p->json["results"][0];
   Json t = TrainArgsOf(plan, r);
   for (const char* k : {"tp", "pp", "dp", "vpp", "mbs"}) t.erase(k);
-  StatusOr<CommandOutput> tr = RunCmd("train", t);
+  StatusOr<CommandOutput> tr = RunPlanCmdTest("train", t);
   ASSERT_TRUE(tr.ok()) << tr.status().message();
   EXPECT_EQ(tr->json["strategy"]["tp"], r["tp"]);
   EXPECT_EQ(tr->json["strategy"]["pp"], r["pp"]);
