@@ -31,6 +31,7 @@ Json TrainArgsOf(const Json& plan_args, const Json& r) {
             {"gbs", plan_args["gbs"]},
             {"tp", r["tp"]},
             {"pp", r["pp"]},
+            {"uneven-stages", r["uneven_stages"]},
             {"dp", r["dp"]},
             {"vpp", r["vpp"]},
             {"mbs", r["mbs"]},

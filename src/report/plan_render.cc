@@ -105,6 +105,7 @@ Json PlanTrainJson(const PlanTrainView& v) {
     x["gpus"] = r.gpus;
     x["tp"] = s.tp;
     x["pp"] = s.pp;
+    x["uneven_stages"] = s.uneven_stages;  // train --uneven-stages: pp does not divide the layers
     x["dp"] = s.dp;
     x["cp"] = s.cp;
     x["ep"] = s.ep;
