@@ -460,6 +460,7 @@ TEST(SweepRunTest, GpuVariabilityIsASpecKeyAndRowsCarryTheStraggler) {
                                            {"gbs", 64},
                                            {"tp", r["tp"]},
                                            {"pp", r["pp"]},
+                                           {"uneven-stages", r["uneven_stages"]},
                                            {"dp", r["dp"]},
                                            {"vpp", r["vpp"]},
                                            {"mbs", r["mbs"]},
