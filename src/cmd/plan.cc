@@ -18,6 +18,7 @@
 #include "cmd/command.h"
 #include "cmd/common.h"
 #include "cmd/registry.h"
+#include "cmd/train_job.h"
 #include "fleet/fleet.h"
 #include "parallel/cluster_costs.h"
 #include "parallel/memory.h"
@@ -41,6 +42,7 @@ struct PlanTrainFlags : CommandRequest {
   std::optional<std::string> precision;
   PriceArgs prices;
   bool with_failures = false;
+  bool gpu_variability = true;
   bool points = false;
 
   void Declare(OptionList* o) override {
@@ -59,6 +61,7 @@ struct PlanTrainFlags : CommandRequest {
     o->Add("with-failures", &with_failures,
            "Rank the best by expected time/cost with interruptions, checkpoints to blob and "
            "restarts (fleet's closed form at Daly's interval)");
+    DeclareGpuVariability(o, &gpu_variability);
     fabric.Declare(o);
     prices.Declare(o);
     o->Add("points", &points, "Add every configuration scored to the JSON (the best 2000)")
@@ -105,6 +108,7 @@ StatusOr<PlanTrainRequest> BuildRequest(const PlanTrainFlags& f, const Context& 
   NDT_RETURN_IF_ERROR(CheckThreads(f.threads));
   req.threads = f.threads;
   req.fabric = f.fabric.ToSpec();
+  if (f.gpu_variability) req.variability = &ctx.variability;
   if (!ParsePlanObjective(f.objective, &req.objective)) {
     return Status::InvalidInput("--objective '" + f.objective + "'; use throughput, cost or time");
   }

@@ -162,11 +162,15 @@ void TrainJobArgs::Declare(OptionList* o, bool required) {
          "Accumulate weight gradients in a separate kernel per micro-batch (before "
          "Megatron-LM's gradient_accumulation_fusion)");
   o->Add("tokens", &tokens, "Training tokens: print time to train and cost");
-  o->Add("gpu-variability", &gpu_variability,
-         "Wait each step for the slowest GPU of the job, GPUs spread as data/variability.yaml "
-         "says (default on; --gpu-variability=false: every GPU at the median's speed)");
+  DeclareGpuVariability(o, &gpu_variability);
   fabric.Declare(o);
   prices.Declare(o);
+}
+
+void DeclareGpuVariability(OptionList* o, bool* on) {
+  o->Add("gpu-variability", on,
+         "Wait each step for the slowest GPU of the job, GPUs spread as data/variability.yaml "
+         "says (default on; --gpu-variability=false: every GPU at the median's speed)");
 }
 
 void TrainPointRequest::Declare(OptionList* o) {

@@ -49,6 +49,9 @@ struct TrainJobArgs {
   void Declare(OptionList* o, bool required);
 };
 
+// --gpu-variability, as train, fleet and plan train declare it (one name, default, help).
+void DeclareGpuVariability(OptionList* o, bool* on);
+
 // train's options as cmd/train.cc's request declares them (the job, --trace, the ranges), for a
 // door that runs train's steps itself (sweep's --store summary path). SameOptions checks that
 // the two agree before that door uses it.

@@ -99,6 +99,9 @@ std::optional<size_t> Best(const TrainJob& job, const TrainCosts& costs,
     j.nvlink_domain_gpus = job.nvlink_domain_gpus;
     j.gpu_memory_bytes = job.gpu_memory_bytes;
     j.gpus_per_vm = job.gpus_per_vm;
+    // The slowest GPU's wait, as the job will run and as plan ranks (plan/plan.cc): it weighs
+    // compute and the bubble, so it can reorder candidates.
+    j.gpu_variability = job.gpu_variability;
     j.closed_form_search = closed_form;
     StatusOr<TrainReport> r = RunTraining(j, costs);
     if (r.ok()) {

@@ -34,8 +34,9 @@ bool NeedsChoice(const TrainSearchSpace& space);
 // as the base: gbs, cp, ep, schedule, order and the knobs the user gave), each candidate's
 // stack knobs applied as ApplyTrainStack(stack, user) would. Candidates are scored with the
 // closed form (job.closed_form_search), the best 8 simulated (mbs and VPP searched where the job
-// leaves them out), on `costs` (analytical is enough: the caller re-runs the chosen one at its
-// fidelity). Fails with kDoesNotFit when nothing fits (the smallest footprint and a fix), else
+// leaves them out), each step waiting for the slowest GPU as job.gpu_variability says (as the job
+// runs, and as plan ranks), on `costs` (analytical is enough: the caller re-runs the chosen one at
+// its fidelity). Fails with kDoesNotFit when nothing fits (the smallest footprint and a fix), else
 // with the error of the configuration a user would get without the search (tp, pp 1).
 // `as_given`, when not null, is the failed status of RunTraining(job, costs) the caller already
 // ran on these same `costs`: a candidate equal to the job as given (the same Strategy, scored as

@@ -29,6 +29,7 @@ struct SizeContext {
   std::unique_ptr<ClusterCosts> fast;  // analytical
   std::unique_ptr<ClusterCosts> full;  // request fidelity, built for sizes in the top K only
   int tiers = 0, radix = 0;            // the fat tree assumed (0: no scale-out fabric)
+  GpuVariability variability;          // the GPU's spread (none: the step at the median's speed)
 };
 
 struct Candidate {
@@ -107,6 +108,7 @@ Evaluation Evaluate(TrainJob& job, const SizeContext& c, const Strategy& s, doub
   job.gpu_memory_bytes = c.gpu_memory_bytes;
   job.vm_usd_per_hour = c.sku->price ? c.sku->price->usd_per_hour : 0;
   job.tokens = tokens;
+  job.gpu_variability = c.variability;  // RunTraining adds the slowest GPU's wait, as for train
   Evaluation e;
   StatusOr<TrainReport> r = RunTraining(job, costs);
   if (!r.ok()) {
@@ -119,6 +121,7 @@ Evaluation Evaluate(TrainJob& job, const SizeContext& c, const Strategy& s, doub
   p.gpus = c.gpus;
   p.strategy = r->strategy;
   p.step_time_s = r->sim.step_time_s;
+  p.straggler_s = r->sim.breakdown.straggler_s;
   p.tokens_per_s = r->tokens_per_s;
   p.mfu = r->mfu;
   p.memory_bytes = r->memory.total_bytes();
@@ -180,6 +183,7 @@ std::vector<SizeContext> BuildContexts(const Catalog& cat, const FabricParams& f
     c.vms = cs.vms;
     c.gpus = cluster->num_gpus();
     c.gpu_memory_bytes = gpu.memory_bytes;  // what CUDA can allocate (data/gpus)
+    if (req.variability != nullptr) c.variability = req.variability->For(gpu.arch);
     if (vms > 1 && sku->infiniband) {
       c.tiers = cs.fabric.tiers;
       c.radix = cs.fabric.switch_radix;

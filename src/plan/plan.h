@@ -28,6 +28,7 @@
 #include "model/transformer.h"
 #include "parallel/stack.h"
 #include "parallel/strategy.h"
+#include "parallel/variability.h"
 #include "topo/fabric_params.h"
 
 namespace ndt {
@@ -57,6 +58,10 @@ struct PlanTrainRequest {
   // not choose (FlashAttention, gradient-accumulation fusion, DP and PP overlap, TP overlap where
   // SP and tp > 1 allow it) and its ZeRO-3 traits. nullptr: Strategy's defaults (no TP overlap).
   const SoftwareStack* stack = nullptr;
+  // How each size's GPUs spread in speed (parallel/variability.h): every candidate's step waits
+  // for the slowest of its GPUs, as RunTraining adds it for `train`. nullptr: every GPU at the
+  // median's speed (--gpu-variability=false).
+  const GpuVariabilityTable* variability = nullptr;
   // Skip a whole size when even its GPUs at dense peak (MFU 1) cannot reach the current top K.
   // Never changes the results; false scores every configuration.
   bool prune_by_bound = true;
@@ -74,6 +79,7 @@ struct PlanResult {
   int gpus = 0;
   Strategy strategy;  // resolved: mbs and vpp as RunTraining chose them
   double step_time_s = 0;
+  double straggler_s = 0;  // of step_time_s: waiting for the slowest GPU (0: no variability)
   double tokens_per_s = 0;
   double mfu = 0;                             // fraction of dense peak
   double memory_bytes = 0;                    // peak per GPU

@@ -173,6 +173,7 @@ std::string Bytes(const PlanTrainReport& r) {
     add(" rc %d", static_cast<int>(s.recompute));
     add(" mbs %lld", static_cast<long long>(s.mbs));
     add(" step %a", p.step_time_s);
+    add(" straggler %a", p.straggler_s);
     add(" tok/s %a", p.tokens_per_s);
     add(" mfu %a", p.mfu);
     add(" mem %a", p.memory_bytes);
@@ -221,6 +222,9 @@ TEST(PlanTraining, SameBytesOnOneAndSevenThreads) {
   req.fidelity = Fidelity::kFlow;
   req.tokens = 1e9;
   req.threads = 1;
+  StatusOr<GpuVariabilityTable> spread = LoadGpuVariability(Catalog::DefaultDataDir());
+  ASSERT_TRUE(spread.ok()) << spread.status().message();
+  req.variability = &*spread;  // the straggler's E[max] is memoised across threads
   StatusOr<PlanTrainReport> a = PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(),
                                              testing::BuiltinNcclCalibration(), TheEnv().cal, req);
   req.threads = 7;
@@ -230,6 +234,66 @@ TEST(PlanTraining, SameBytesOnOneAndSevenThreads) {
   ASSERT_TRUE(b.ok()) << b.status().message();
   EXPECT_EQ(a->results.size(), 24u);
   EXPECT_EQ(Bytes(*a), Bytes(*b));
+}
+
+// With a spread per architecture, every result is RunTraining of its configuration (mbs and vpp
+// as plan resolved them) with its size's spread, bit for bit: the step waits for the slowest of
+// its 8 GPUs as `train` does. The spreads differ per architecture (A100 8%, H100 16%, made up for
+// the test), so a size taking another's would show: H100's fraction, sigma E[max of 8], is twice
+// A100's, and without a table the straggler is 0 and each step shorter.
+TEST(PlanTraining, EachResultWaitsForItsSizesSlowestGpuAsRunTrainingDoes) {
+  const TransformerSpec m = Llama(16, 2048, 16);
+  const Env& env = TheEnv();
+  GpuVariabilityTable spread;
+  spread.archs.push_back({"ampere", GpuVariability{0.08, "test"}});
+  spread.archs.push_back({"hopper", GpuVariability{0.16, "test"}});
+  PlanTrainRequest req = Request(m, 32, {kA100, kH100});
+  req.top_k = 200;  // every feasible configuration of both sizes (H100's would fill a short list)
+  req.variability = &spread;
+  StatusOr<PlanTrainReport> rep = PlanTraining(env.cat, testing::BuiltinFabricParams(),
+                                               testing::BuiltinNcclCalibration(), env.cal, req);
+  ASSERT_TRUE(rep.ok()) << rep.status().message();
+  ASSERT_GT(rep->results.size(), 6u);
+  req.variability = nullptr;
+  StatusOr<PlanTrainReport> none = PlanTraining(env.cat, testing::BuiltinFabricParams(),
+                                                testing::BuiltinNcclCalibration(), env.cal, req);
+  ASSERT_TRUE(none.ok());
+  EXPECT_GT(none->results[0].tokens_per_s, rep->results[0].tokens_per_s);
+  for (const PlanResult& r : none->results) EXPECT_EQ(r.straggler_s, 0.0);
+  EXPECT_DOUBLE_EQ(StragglerFraction(spread.For("hopper"), 8),
+                   2 * StragglerFraction(spread.For("ampere"), 8));
+  int a100 = 0;
+  for (const PlanResult& r : rep->results) a100 += r.sku == kA100;
+  EXPECT_GT(a100, 0);  // both sizes among the results
+  EXPECT_LT(a100, static_cast<int>(rep->results.size()));
+  for (const PlanResult& r : rep->results) {
+    const SkuSpec* sku = *env.cat.FindSku(r.sku);
+    ClusterSpec cs;
+    cs.sku = sku;
+    cs.gpu = &env.cat.GpuOf(*sku);
+    cs.vms = 1;
+    cs.fabric.tiers = ChooseTiers(cs);
+    StatusOr<Cluster> cluster = testing::BuildClusterForTest(cs);
+    ASSERT_TRUE(cluster.ok());
+    ClusterCosts costs(*cluster, env.cal, testing::BuiltinNcclCalibration(), Dtype::kBf16,
+                       Fidelity::kAnalytical);
+    TrainJob job;
+    job.model = m;
+    job.strategy = r.strategy;
+    job.mbs_given = true;
+    job.vpp_given = true;
+    job.num_gpus = 8;
+    job.gpus_per_vm = 8;
+    job.nvlink_domain_gpus = 8;
+    job.gpu_memory_bytes = cs.gpu->memory_bytes;
+    job.gpu_variability = spread.For(cs.gpu->arch);
+    StatusOr<TrainReport> t = RunTraining(job, costs);
+    ASSERT_TRUE(t.ok()) << t.status().message();
+    EXPECT_EQ(r.step_time_s, t->sim.step_time_s) << r.sku;
+    EXPECT_EQ(r.straggler_s, t->sim.breakdown.straggler_s) << r.sku;
+    EXPECT_EQ(r.mfu, t->mfu) << r.sku;
+    EXPECT_GT(r.straggler_s, 0.0);
+  }
 }
 
 TEST(PlanTraining, CostRanksTheSizeWithMoreTokensPerDollarFirst) {

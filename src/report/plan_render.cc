@@ -70,6 +70,10 @@ std::string PlanTrainText(const PlanTrainView& v) {
   } else {
     p("; best %zu re-scored at %s fidelity\n", rep.results.size(), FidelityName(req.fidelity));
   }
+  if (req.variability != nullptr) {
+    p("Step times wait for each configuration's slowest GPU (data/variability.yaml; "
+      "--gpu-variability=false to ignore)\n");
+  }
   for (const std::string& a : rep.fabric_assumed) p("Fabric assumed: %s\n", a.c_str());
   p("%s", UnpricedText(rep.unpriced).c_str());
   return p.take();
@@ -101,6 +105,7 @@ Json PlanTrainJson(const PlanTrainView& v) {
     x["gpus"] = r.gpus;
     x["tp"] = s.tp;
     x["pp"] = s.pp;
+    x["uneven_stages"] = s.uneven_stages;  // train --uneven-stages: pp does not divide the layers
     x["dp"] = s.dp;
     x["cp"] = s.cp;
     x["ep"] = s.ep;
@@ -112,6 +117,7 @@ Json PlanTrainJson(const PlanTrainView& v) {
     x["recompute"] = RecomputeName(s.recompute);
     x["precision"] = DtypeName(s.precision);
     x["step_time_s"] = r.step_time_s;
+    x["straggler_s"] = r.straggler_s;
     x["tokens_per_s"] = r.tokens_per_s;
     x["mfu"] = r.mfu;
     x["memory_bytes_per_gpu"] = r.memory_bytes;

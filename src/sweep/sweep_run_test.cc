@@ -375,6 +375,107 @@ TEST(SweepRunTest, FleetColumnsAreItsJsonNumbers) {
   EXPECT_EQ(top->size(), 1u);
 }
 
+// The straggler (parallel/variability.h) is in a sweep's rows as in the command's own output:
+// gpu-variability is an option of train and of plan train, so a spec sets it like any other key
+// (here a grid over both values). Through `ndtwin sweep` (the typed train path, both stores) each
+// train row's step time is train's for the point, with the wait on and 0 off; a plan train row is
+// plan's document, its best step the one train gives for that configuration.
+TEST(SweepRunTest, GpuVariabilityIsASpecKeyAndRowsCarryTheStraggler) {
+  auto run = [](const std::string& y, const std::string& name, const std::string& store) {
+    const std::string spec_file = TempPath(name + ".yaml"), out = TempPath(name + ".sqlite");
+    std::FILE* f = std::fopen(spec_file.c_str(), "w");
+    NDT_CHECK(f != nullptr, spec_file);
+    std::fputs(y.c_str(), f);
+    std::fclose(f);
+    Diagnostics d;
+    StatusOr<CommandOutput> r =
+        RunJson(*FindCommand("sweep"), Ctx(),
+                Json{{"spec", spec_file}, {"out", out}, {"store", store}, {"threads", 2}}, &d);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return out;
+  };
+  const std::string train =
+      "command: train\n"
+      "fixed: {model: gpt3-175b, gbs: 1536, tp: 8, pp: 8, recompute: full}\n"
+      "grid: {vms: [16, 64], gpu-variability: [true, false]}\n"
+      "zip: {sku: [Standard_ND96amsr_A100_v4]}\n"
+      "fidelity: estimate\n";
+  const SweepSpec spec = TrainSpec(train);
+  ASSERT_EQ(spec.points, 4u);
+  for (const std::string store : {"full", "summary"}) {
+    const std::string path = run(train, "straggler_" + store, store);
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* s = nullptr;
+    ASSERT_EQ(
+        sqlite3_prepare_v2(db, "SELECT id, step_time_s FROM results ORDER BY id", -1, &s, nullptr),
+        SQLITE_OK);
+    std::vector<double> step;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+      const Json args = SweepPoint(spec, sqlite3_column_int64(s, 0));
+      Diagnostics d;
+      StatusOr<CommandOutput> one = RunJson(*FindCommand("train"), Ctx(), args, &d);
+      ASSERT_TRUE(one.ok()) << one.status().message();
+      EXPECT_EQ(sqlite3_column_double(s, 1), one->json["step_time_s"].get<double>()) << store;
+      const double straggler = one->json["breakdown"]["straggler_s"].get<double>();
+      if (args["gpu-variability"].get<bool>()) {
+        EXPECT_GT(straggler, 0.0);
+      } else {
+        EXPECT_EQ(straggler, 0.0);
+      }
+      step.push_back(sqlite3_column_double(s, 1));
+    }
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    // ids: vms 16 (on, off), vms 64 (on, off): the wait makes each step longer.
+    ASSERT_EQ(step.size(), 4u);
+    EXPECT_GT(step[0], step[1]);
+    EXPECT_GT(step[2], step[3]);
+  }
+  // plan train: the row is plan's document, and its best configuration run by train (every
+  // knob given) has plan's step time, the straggler included.
+  const std::string plan =
+      "command: plan train\n"
+      "fixed: {model: llama2-7b, gbs: 64, gpus: 16, sku: Standard_ND96amsr_A100_v4, top: 1}\n"
+      "grid: {gpu-variability: [true]}\n"
+      "fidelity: analytical\n";
+  const std::string path = run(plan, "straggler_plan", "full");
+  const std::vector<std::string> rows = Dump(path);
+  ASSERT_EQ(rows.size(), 1u);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* s = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT result FROM results", -1, &s, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(s), SQLITE_ROW);
+  const Json doc = Json::parse(reinterpret_cast<const char*>(sqlite3_column_text(s, 0)));
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  const Json& r = doc["results"][0];
+  EXPECT_GT(r["straggler_s"].get<double>(), 0.0);
+  Diagnostics d;
+  StatusOr<CommandOutput> t = RunJson(*FindCommand("train"), Ctx(),
+                                      Json{{"sku", r["sku"]},
+                                           {"vms", r["vms"]},
+                                           {"model", "llama2-7b"},
+                                           {"gbs", 64},
+                                           {"tp", r["tp"]},
+                                           {"pp", r["pp"]},
+                                           {"uneven-stages", r["uneven_stages"]},
+                                           {"dp", r["dp"]},
+                                           {"vpp", r["vpp"]},
+                                           {"mbs", r["mbs"]},
+                                           {"sp", r["sp"]},
+                                           {"tp-overlap", r["tp_overlap"]},
+                                           {"zero", r["zero"]},
+                                           {"recompute", r["recompute"]},
+                                           {"precision", r["precision"]},
+                                           {"fidelity", "analytical"}},
+                                      &d);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(r["step_time_s"], t->json["step_time_s"]);
+  EXPECT_EQ(r["mfu"], t->json["mfu"]);
+}
+
 // The typed path's request declares train's options exactly (else the sweep would not use it).
 TEST(SweepRunTest, TrainPointRequestDeclaresTrainsOptions) {
   TrainPointRequest mine;
