@@ -1,0 +1,253 @@
+#!/usr/bin/env python3
+"""Collision-free unity groups for one target (cmake/unity.cmake runs it at configure time).
+
+A unity build compiles several .cc files as one translation unit, so two files' internal names
+(anonymous namespace, `static`, namespace-scope const/constexpr variables, types, aliases,
+macros, using-directives) would meet: a redefinition error at best, a silently different
+overload at worst. This script lists, for each file, every unqualified name it declares at
+namespace scope (not only the internal ones: an external `Foo(int)` defined in one file would
+also become visible to, and an overload candidate in, the next file) and packs the files, in
+sorted order, first-fit into groups of at most --batch files in which no name is declared by two
+files. Stricter than C++ needs (same-name overloads of different types are kept apart too),
+which is the point: a pair of files is grouped only when nothing of one can change the meaning
+of the other.
+
+Output: one line per file, "GROUP FILE"; files that fit no group alone are printed with
+GROUP "-" (compiled individually). --check prints the names that clash, for a developer.
+"""
+import argparse
+import re
+import sys
+
+IDENT = re.compile(r"[A-Za-z_]\w*")
+KEYWORDS = {
+    "const", "constexpr", "consteval", "constinit", "static", "inline", "extern", "thread_local",
+    "volatile", "unsigned", "signed", "long", "short", "int", "double", "float", "char", "bool",
+    "void", "auto", "struct", "class", "enum", "union", "typename", "template", "noexcept",
+    "override", "final", "mutable", "explicit", "friend", "virtual", "return", "decltype",
+    "operator", "using", "namespace", "typedef", "std", "size_t", "int64_t", "uint64_t",
+    "int32_t", "uint32_t", "uint8_t", "nodiscard", "maybe_unused",
+}
+
+
+def strip(text):
+    """Removes comments, string and character literals (kept as empty quotes) and preprocessor
+    lines other than #define (returned separately)."""
+    out = []
+    defines = []
+    i, n = 0, len(text)
+    at_line_start = True
+    while i < n:
+        c = text[i]
+        if at_line_start:
+            j = i
+            while j < n and text[j] in " \t":
+                j += 1
+            if j < n and text[j] == "#":
+                end = j
+                while end < n and (text[end] != "\n" or text[end - 1] == "\\"):
+                    end += 1
+                m = re.match(r"#\s*define\s+(\w+)", text[j:end])
+                if m:
+                    defines.append(m.group(1))
+                i = end
+                continue
+        at_line_start = False
+        if text.startswith("//", i):
+            while i < n and text[i] != "\n":
+                i += 1
+            continue
+        if text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+            continue
+        m = re.match(r'R"([^(\s]*)\(', text[i:i + 20]) if c == "R" and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")) else None
+        if m:
+            close = ")" + m.group(1) + '"'
+            end = text.find(close, i + m.end())
+            out.append('""')
+            i = n if end < 0 else end + len(close)
+            continue
+        if c in "\"'":
+            if c == "'" and i > 0 and text[i - 1].isalnum():  # digit separator 1'000
+                i += 1
+                continue
+            j = i + 1
+            while j < n and text[j] != c:
+                j += 2 if text[j] == "\\" else 1
+            out.append(c + c)
+            i = j + 1
+            continue
+        if c == "\n":
+            at_line_start = True
+        out.append(c)
+        i += 1
+    return "".join(out), defines
+
+
+def declared_name(head):
+    """The unqualified name an item at namespace scope declares, or None (a qualified
+    definition such as `Foo::Run(...)`, an operator, a namespace, a static_assert)."""
+    head = re.sub(r"\[\[.*?\]\]", " ", head).strip()
+    head = re.sub(r"^(template\s*<.*?>\s*)+", "", head, flags=re.S) if head.startswith("template") else head
+    if not head or head.startswith("static_assert") or head.startswith("extern \"\""):
+        return None
+    m = re.match(r"(?:typedef\b.*\b(\w+)\s*$)", head, re.S)
+    if m:
+        return m.group(1)
+    m = re.match(r"using\s+namespace\s+([\w:]+)", head)
+    if m:
+        return "using namespace " + m.group(1)
+    m = re.match(r"using\s+(\w+)\s*=(.*)", head, re.S)
+    if m:
+        return "using " + m.group(1) + " = " + re.sub(r"\s+", "", m.group(2))
+    if head.startswith("using "):
+        return None  # using-declaration: names something declared elsewhere
+    head = re.sub(r"^(static|inline|constexpr|const)\s+", "", head)
+    m = re.match(r"(?:enum\s+(?:class|struct)\s+|enum\s+|struct\s+|class\s+|union\s+)(?:alignas\([^)]*\)\s*)?(\w+)", head)
+    if m and not re.search(r"[(=]", head[: m.end()]):
+        # `struct Foo {`, `struct Foo : Bar {`, `struct Foo;`; but `struct Foo bar = ...` declares bar
+        rest = head[m.end():].strip()
+        if not rest or rest[0] in ":{" or rest.startswith("final"):
+            return m.group(1)
+    if "operator" in head.split("(")[0]:
+        return None
+    # A function (name before the first parenthesis) or a variable (name before = { [ or ;).
+    paren = head.find("(")
+    eq = min([p for p in (head.find("="), head.find("{"), head.find("[")) if p >= 0], default=-1)
+    cut = paren if paren >= 0 and (eq < 0 or paren < eq) else eq
+    before = head if cut < 0 else head[:cut]
+    before = before.rstrip()
+    if before.endswith(">"):
+        return None  # template specialisation or the like: not a new name
+    m = re.search(r"([\w:~]+)\s*$", before)
+    if not m:
+        return None
+    name = m.group(1)
+    if "::" in name or name.startswith("~") or name in KEYWORDS:
+        return None
+    if paren >= 0 and cut == paren and re.fullmatch(r"[A-Z][A-Z0-9_]*", name):
+        return None  # a macro's invocation (TEST, TEST_F, INSTANTIATE_TEST_SUITE_P)
+    return name
+
+
+class Unit:
+    """What one file brings into a unity translation unit and what it could be changed by."""
+
+    def __init__(self, path):
+        self.internal, self.external, self.aliases, self.directives, self.idents = scan(path)
+
+    def clashes(self, other):
+        """The names by which one of the two files could change the other's meaning: an
+        internal name (anonymous namespace, static, const variable, type, macro) of one that the
+        other declares or merely mentions (it would hide or overload what the other finds), an
+        external function of one that the other also declares (a new overload), an alias the
+        other mentions with another meaning, or a different set of using-directives."""
+        out = set()
+        for a, b in ((self, other), (other, self)):
+            out |= a.internal & b.idents
+            out |= a.external & (b.internal | b.external)
+            for name, target in a.aliases.items():
+                if name in b.idents and b.aliases.get(name) != target:
+                    out.add(name)
+        out |= self.directives ^ other.directives
+        return out
+
+
+def scan(path):
+    text, defines = strip(open(path, encoding="utf-8").read())
+    internal, external, aliases, directives = set(defines), set(), {}, set()
+
+    def add(head, in_anon):
+        name = declared_name(head)
+        if not name:
+            return
+        if name.startswith("using namespace "):
+            directives.add(name)
+        elif name.startswith("using "):
+            alias, target = name[len("using "):].split(" = ", 1)
+            aliases[alias] = target
+        elif (in_anon or re.match(r"(static|struct|class|enum|union)\b", head)
+              or (re.match(r"(inline\s+)?(const|constexpr)\b", head) and "(" not in head.split("=")[0])):
+            internal.add(name)
+        else:
+            external.add(name)
+
+    # Walk the braces; an item is at namespace scope when every enclosing brace is a namespace's.
+    stack = []  # None for a non-namespace brace, else True for an anonymous namespace
+    head = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        ns_scope = None not in stack
+        in_anon = any(stack)
+        if c == "{":
+            h = "".join(head).strip()
+            m = re.match(r"(inline\s+)?namespace\b\s*([\w:]*)", h)
+            if m:
+                stack.append(not m.group(2))
+            elif h.startswith('extern ""'):
+                stack.append(False)
+            else:
+                if ns_scope:
+                    add(h, in_anon)
+                stack.append(None)
+            head = []
+        elif c == "}":
+            if stack:
+                stack.pop()
+            head = []
+        elif c == ";":
+            if ns_scope:
+                add("".join(head).strip(), in_anon)
+            head = []
+        elif c == "(" and ns_scope:
+            # A balanced parenthesis group whole (lambdas, initialisers, parameter lists).
+            depth, j = 0, i
+            while j < n:
+                if text[j] == "(":
+                    depth += 1
+                elif text[j] == ")":
+                    depth -= 1
+                    if depth == 0:
+                        break
+                j += 1
+            head.append(text[i:j + 1])
+            i = j + 1
+            continue
+        elif ns_scope:
+            head.append(c)
+        i += 1
+    return internal, external, aliases, frozenset(directives), set(IDENT.findall(text))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--batch", type=int, default=8, help="most files per group")
+    ap.add_argument("--check", action="store_true", help="print the names shared by files")
+    ap.add_argument("files", nargs="*")
+    a = ap.parse_args()
+    files = sorted(a.files)
+    units = {f: Unit(f) for f in files}
+    if a.check:
+        for i, f in enumerate(files):
+            for g in files[i + 1:]:
+                c = units[f].clashes(units[g])
+                if c:
+                    print(f"{f} {g}: {' '.join(sorted(c))}")
+        return
+    groups = []  # lists of files; first fit in sorted order
+    for f in files:
+        for g in groups:
+            if len(g) < a.batch and not any(units[f].clashes(units[h]) for h in g):
+                g.append(f)
+                break
+        else:
+            groups.append([f])
+    for gi, g in enumerate(groups):
+        for f in g:
+            print(f"{gi if len(g) > 1 else '-'} {f}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
