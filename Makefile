@@ -26,7 +26,7 @@ deps:
 	  { (cd web && npm ci --no-audit --no-fund --loglevel=error) && cp web/package-lock.json web/node_modules/.ndt-lock; }
 
 $(BUILD)/build.ninja $(BUILD)/Makefile:
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DNDT_UNITY=ON >/dev/null
 
 build: deps $(BUILD)/Makefile
 	cmake --build $(BUILD) -j$(JOBS)
@@ -35,7 +35,7 @@ unit: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
 asan: deps
-	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DNDT_SANITIZE=ON -DNDT_BENCH=OFF -DNDT_PYTHON=OFF >/dev/null
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DNDT_SANITIZE=ON -DNDT_BENCH=OFF -DNDT_PYTHON=OFF -DNDT_UNITY=ON >/dev/null
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j$(JOBS)
 

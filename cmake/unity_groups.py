@@ -221,12 +221,56 @@ def scan(path):
     return internal, external, aliases, frozenset(directives), set(IDENT.findall(text))
 
 
+SELFTEST = [
+    # (file a, file b, the names that must keep them apart; empty: may share a group)
+    ("namespace ndt {\nnamespace {\nint Helper(int x) { return x; }\n}  // namespace\n}",
+     "namespace ndt {\nnamespace {\ndouble Helper(double x) { return x; }\n}\n}", {"Helper"}),
+    # b calls a Join of a header; a's anonymous Join(v) would hide it.
+    ("namespace {\nstd::string Join(const V& v) { return v[0]; }\n}",
+     "#include \"core/strings.h\"\nvoid F() { Join(v, \", \"); }", {"Join"}),
+    ("static const double kInf = 1e300;", "namespace a { constexpr double kInf = 1; }", {"kInf"}),
+    ("struct Candidate { int vms; };", "void F() { Candidate c; }", {"Candidate"}),
+    ("#define CHECK_OK(x) x", "void F() { CHECK_OK(1); }", {"CHECK_OK"}),
+    ("using Json = nlohmann::json;\nvoid F() { Json j; }",
+     "using Json = nlohmann::json;\nvoid G() { Json j; }", set()),
+    ("using Json = nlohmann::ordered_json;\nvoid F() { Json j; }",
+     "void G() { Json j; }", {"Json"}),
+    ("using namespace testing_helpers;", "void G() {}", {"using namespace testing_helpers"}),
+    # External functions of two files: apart only when both declare the name (an overload).
+    ("Status LoadA(int x) { return Ok(); }", "void G() { LoadA(1); }", set()),
+    ("Status Load(int x) { return Ok(); }", "Status Load(double x) { return Ok(); }", {"Load"}),
+    # Members, qualified definitions, tests, comments and strings declare nothing.
+    ("Status Foo::Run(int x) { int Local = 1; return Ok(); }\nTEST(A, B) { EXPECT_EQ(1, 1); }",
+     "// Local Run TEST\nvoid G() { Log(\"Local\"); Run(); }", set()),
+]
+
+
+def selftest():
+    import os
+    import tempfile
+    bad = 0
+    with tempfile.TemporaryDirectory() as d:
+        for i, (a, b, want) in enumerate(SELFTEST):
+            pa, pb = os.path.join(d, f"{i}a.cc"), os.path.join(d, f"{i}b.cc")
+            open(pa, "w").write(a)
+            open(pb, "w").write(b)
+            got = Unit(pa).clashes(Unit(pb))
+            if got != want:
+                print(f"case {i}: clashes {sorted(got)}, want {sorted(want)}")
+                bad += 1
+    print(f"{len(SELFTEST) - bad} passed, {bad} failed")
+    return 1 if bad else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--selftest", action="store_true", help="check the scanner on known cases")
     ap.add_argument("--batch", type=int, default=8, help="most files per group")
     ap.add_argument("--check", action="store_true", help="print the names shared by files")
     ap.add_argument("files", nargs="*")
     a = ap.parse_args()
+    if a.selftest:
+        return selftest()
     files = sorted(a.files)
     units = {f: Unit(f) for f in files}
     if a.check:
