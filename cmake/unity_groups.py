@@ -1,19 +1,22 @@
 #!/usr/bin/env python3
 """Collision-free unity groups for one target (cmake/unity.cmake runs it at configure time).
 
-A unity build compiles several .cc files as one translation unit, so two files' internal names
+A unity build compiles several .cc files as one translation unit, so a file's internal names
 (anonymous namespace, `static`, namespace-scope const/constexpr variables, types, aliases,
-macros, using-directives) would meet: a redefinition error at best, a silently different
-overload at worst. This script lists, for each file, every unqualified name it declares at
-namespace scope (not only the internal ones: an external `Foo(int)` defined in one file would
-also become visible to, and an overload candidate in, the next file) and packs the files, in
-sorted order, first-fit into groups of at most --batch files in which no name is declared by two
-files. Stricter than C++ needs (same-name overloads of different types are kept apart too),
-which is the point: a pair of files is grouped only when nothing of one can change the meaning
-of the other.
+macros, using-directives) reach the files after it: a redefinition error at best, at worst a
+helper that silently hides or overloads a name another file calls (report/infer_render.cc's
+one-argument `Join` would hide core's `Join(v, sep)` in sku_render.cc). This script lists, per
+file, the unqualified names it declares at namespace scope, internal and external, and every
+identifier it mentions, and packs the files, in sorted order, first-fit into groups of at most
+--batch files in which no file's internal name is declared or mentioned by another, no external
+function is declared by two, aliases of one name agree, and the using-directives are the same.
+Stricter than C++ needs (same-named overloads of different types, or a name the other file uses
+only as a member, are kept apart too), which is the point: two files are grouped only when
+nothing of one can change the meaning of the other. The scan is textual (comments, strings and
+preprocessor lines other than #define are dropped; all #if branches are read).
 
-Output: one line per file, "GROUP FILE"; files that fit no group alone are printed with
-GROUP "-" (compiled individually). --check prints the names that clash, for a developer.
+Output: one line per file, "GROUP FILE", GROUP "-" for a file compiled alone. --check prints the
+clashing names of each pair of files; --selftest checks the scanner on known cases.
 """
 import argparse
 import re
@@ -61,7 +64,8 @@ def strip(text):
             end = text.find("*/", i + 2)
             i = n if end < 0 else end + 2
             continue
-        m = re.match(r'R"([^(\s]*)\(', text[i:i + 20]) if c == "R" and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")) else None
+        raw_start = c == "R" and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_"))
+        m = re.match(r'R"([^(\s]*)\(', text[i:i + 20]) if raw_start else None
         if m:
             close = ")" + m.group(1) + '"'
             end = text.find(close, i + m.end())
@@ -89,7 +93,8 @@ def declared_name(head):
     """The unqualified name an item at namespace scope declares, or None (a qualified
     definition such as `Foo::Run(...)`, an operator, a namespace, a static_assert)."""
     head = re.sub(r"\[\[.*?\]\]", " ", head).strip()
-    head = re.sub(r"^(template\s*<.*?>\s*)+", "", head, flags=re.S) if head.startswith("template") else head
+    if head.startswith("template"):
+        head = re.sub(r"^(template\s*<.*?>\s*)+", "", head, flags=re.S)
     if not head or head.startswith("static_assert") or head.startswith("extern \"\""):
         return None
     m = re.match(r"(?:typedef\b.*\b(\w+)\s*$)", head, re.S)
@@ -104,9 +109,10 @@ def declared_name(head):
     if head.startswith("using "):
         return None  # using-declaration: names something declared elsewhere
     head = re.sub(r"^(static|inline|constexpr|const)\s+", "", head)
-    m = re.match(r"(?:enum\s+(?:class|struct)\s+|enum\s+|struct\s+|class\s+|union\s+)(?:alignas\([^)]*\)\s*)?(\w+)", head)
+    m = re.match(r"(?:enum\s+(?:class|struct)\s+|enum\s+|struct\s+|class\s+|union\s+)"
+                 r"(?:alignas\([^)]*\)\s*)?(\w+)", head)
     if m and not re.search(r"[(=]", head[: m.end()]):
-        # `struct Foo {`, `struct Foo : Bar {`, `struct Foo;`; but `struct Foo bar = ...` declares bar
+        # `struct Foo {`, `struct Foo : Bar {`, `struct Foo;`; `struct Foo bar = ...` declares bar
         rest = head[m.end():].strip()
         if not rest or rest[0] in ":{" or rest.startswith("final"):
             return m.group(1)
@@ -168,7 +174,8 @@ def scan(path):
             alias, target = name[len("using "):].split(" = ", 1)
             aliases[alias] = target
         elif (in_anon or re.match(r"(static|struct|class|enum|union)\b", head)
-              or (re.match(r"(inline\s+)?(const|constexpr)\b", head) and "(" not in head.split("=")[0])):
+              or (re.match(r"(inline\s+)?(const|constexpr)\b", head)
+                  and "(" not in head.split("=")[0])):
             internal.add(name)
         else:
             external.add(name)
