@@ -26,7 +26,7 @@ deps:
 	  { (cd web && npm ci --no-audit --no-fund --loglevel=error) && cp web/package-lock.json web/node_modules/.ndt-lock; }
 
 $(BUILD)/build.ninja $(BUILD)/Makefile:
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DNDT_UNITY=ON >/dev/null
 
 build: deps $(BUILD)/Makefile
 	cmake --build $(BUILD) -j$(JOBS)
@@ -34,8 +34,11 @@ build: deps $(BUILD)/Makefile
 unit: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
+# ASAN_CXXFLAGS: extra compile flags for a fresh sanitizer tree, e.g. to time it at -O1:
+# `make asan ASAN_BUILD=build-asan-o1 ASAN_CXXFLAGS=-O1` (BENCHMARKS.md, "CI time").
 asan: deps
-	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DNDT_SANITIZE=ON -DNDT_BENCH=OFF -DNDT_PYTHON=OFF >/dev/null
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DNDT_SANITIZE=ON -DNDT_BENCH=OFF -DNDT_PYTHON=OFF -DNDT_UNITY=ON \
+	  $(if $(ASAN_CXXFLAGS),-DCMAKE_CXX_FLAGS="$(ASAN_CXXFLAGS)") >/dev/null
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j$(JOBS)
 
