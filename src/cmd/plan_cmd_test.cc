@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cmd/command.h"
+#include "cmd/testing.h"
 
 namespace ndt {
 namespace {
@@ -20,29 +21,6 @@ StatusOr<CommandOutput> RunPlanCmdTest(const std::string& name, const Json& args
   NDT_CHECK(c != nullptr, name);
   Diagnostics diag;
   return RunJson(*c, PlanCmdTestContext(), args, &diag);
-}
-
-// train's request for plan's result `r` (one row of plan's --json results): every knob plan chose
-// given, at the fidelity plan scored it at.
-Json TrainArgsOf(const Json& plan_args, const Json& r) {
-  Json t = {{"sku", r["sku"]},
-            {"vms", r["vms"]},
-            {"model", plan_args["model"]},
-            {"gbs", plan_args["gbs"]},
-            {"tp", r["tp"]},
-            {"pp", r["pp"]},
-            {"uneven-stages", r["uneven_stages"]},
-            {"dp", r["dp"]},
-            {"vpp", r["vpp"]},
-            {"mbs", r["mbs"]},
-            {"sp", r["sp"]},
-            {"tp-overlap", r["tp_overlap"]},
-            {"zero", r["zero"]},
-            {"recompute", r["recompute"]},
-            {"precision", r["precision"]},
-            {"fidelity", r["fidelity"]}};
-  if (plan_args.contains("gpu-variability")) t["gpu-variability"] = plan_args["gpu-variability"];
-  return t;
 }
 
 // Llama 2 7B on 16 A100s (two VMs, so the fabric is in the step too), the best 3 re-scored at
@@ -68,7 +46,7 @@ TEST(PlanCommand, TheChosenConfigurationsStepIsTrainsWithAndWithoutTheStraggler)
     for (const Json& r : results) {
       Json args = plan;
       if (straggler) args.erase("gpu-variability");
-      StatusOr<CommandOutput> t = RunPlanCmdTest("train", TrainArgsOf(args, r));
+      StatusOr<CommandOutput> t = RunPlanCmdTest("train", TrainArgsOfPlanResult(args, r));
       ASSERT_TRUE(t.ok()) << t.status().message();
       const Json& tj = t->json;
       EXPECT_EQ(r["step_time_s"], tj["step_time_s"]) << r.dump();
@@ -102,7 +80,7 @@ TEST(PlanCommand, TrainsOwnChoiceIsPlansBest) {
   StatusOr<CommandOutput> p = RunPlanCmdTest("plan train", plan);
   ASSERT_TRUE(p.ok()) << p.status().message();
   const Json& r = p->json["results"][0];
-  Json t = TrainArgsOf(plan, r);
+  Json t = TrainArgsOfPlanResult(plan, r);
   for (const char* k : {"tp", "pp", "dp", "vpp", "mbs"}) t.erase(k);
   StatusOr<CommandOutput> tr = RunPlanCmdTest("train", t);
   ASSERT_TRUE(tr.ok()) << tr.status().message();

@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "cmd/command.h"
+#include "cmd/testing.h"
 #include "cmd/train_job.h"
 #include "sweep/sweep.h"
 
@@ -453,24 +454,9 @@ TEST(SweepRunTest, GpuVariabilityIsASpecKeyAndRowsCarryTheStraggler) {
   const Json& r = doc["results"][0];
   EXPECT_GT(r["straggler_s"].get<double>(), 0.0);
   Diagnostics d;
-  StatusOr<CommandOutput> t = RunJson(*FindCommand("train"), Ctx(),
-                                      Json{{"sku", r["sku"]},
-                                           {"vms", r["vms"]},
-                                           {"model", "llama2-7b"},
-                                           {"gbs", 64},
-                                           {"tp", r["tp"]},
-                                           {"pp", r["pp"]},
-                                           {"uneven-stages", r["uneven_stages"]},
-                                           {"dp", r["dp"]},
-                                           {"vpp", r["vpp"]},
-                                           {"mbs", r["mbs"]},
-                                           {"sp", r["sp"]},
-                                           {"tp-overlap", r["tp_overlap"]},
-                                           {"zero", r["zero"]},
-                                           {"recompute", r["recompute"]},
-                                           {"precision", r["precision"]},
-                                           {"fidelity", "analytical"}},
-                                      &d);
+  StatusOr<CommandOutput> t =
+      RunJson(*FindCommand("train"), Ctx(),
+              TrainArgsOfPlanResult(Json{{"model", "llama2-7b"}, {"gbs", 64}}, r), &d);
   ASSERT_TRUE(t.ok()) << t.status().message();
   EXPECT_EQ(r["step_time_s"], t->json["step_time_s"]);
   EXPECT_EQ(r["mfu"], t->json["mfu"]);
