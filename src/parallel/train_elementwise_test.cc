@@ -31,6 +31,16 @@ TransformerSpec SmallLlama() {
   return BuildInlineModel(a).value();
 }
 
+// One GPU, 4 micro-batches of one sequence, with recompute `r`.
+Strategy OneGpuFourMicroBatches(const TransformerSpec& m, Recompute r) {
+  Strategy s;
+  s.gbs = 4;
+  s.mbs = 1;
+  s = Resolve(m, s, 1);
+  s.recompute = r;
+  return s;
+}
+
 double Step(const TransformerSpec& m, const Strategy& s) {
   FakeCosts costs;
   StatusOr<TrainSimResult> r = SimulateTrainingStep(m, s, costs, {});
@@ -47,11 +57,7 @@ double Step(const TransformerSpec& m, const Strategy& s) {
 // at 1 TB/s.
 TEST(EagerElementwise, AddsTheEagerKernelsBytesToTheStep) {
   const TransformerSpec m = SmallLlama();
-  Strategy s;
-  s.gbs = 4;
-  s.mbs = 1;
-  s = Resolve(m, s, 1);
-  s.recompute = Recompute::kNone;
+  Strategy s = OneGpuFourMicroBatches(m, Recompute::kNone);
   const double fused = Step(m, s);
   s.eager_elementwise = true;
   const double eager = Step(m, s);
@@ -69,11 +75,7 @@ TEST(EagerElementwise, AddsTheEagerKernelsBytesToTheStep) {
 // norm, RoPE, SwiGLU and residual op. Megatron's selective recompute re-runs the attention core.
 TEST(SelectiveRecompute, AlternateMatmulsReRunsWhatTorchtitansPolicyDoesNotSave) {
   const TransformerSpec m = SmallLlama();
-  Strategy s;
-  s.gbs = 4;
-  s.mbs = 1;
-  s = Resolve(m, s, 1);
-  s.recompute = Recompute::kSelective;
+  Strategy s = OneGpuFourMicroBatches(m, Recompute::kSelective);
   s.selective_recompute = SelectiveRecompute::kAttentionCore;
   const double core = Step(m, s);
   s.selective_recompute = SelectiveRecompute::kAlternateMatmuls;
@@ -107,11 +109,7 @@ TEST(SelectiveRecompute, AlternateMatmulsReRunsWhatTorchtitansPolicyDoesNotSave)
 // each layer's forward takes 31 ms instead of its kernels' GPU time (recompute off).
 TEST(HostIssue, TheHostSetsThePaceWhereKernelsAreShorterThanItsIssueCost) {
   const TransformerSpec m = SmallLlama();
-  Strategy s;
-  s.gbs = 4;
-  s.mbs = 1;
-  s = Resolve(m, s, 1);
-  s.recompute = Recompute::kNone;
+  Strategy s = OneGpuFourMicroBatches(m, Recompute::kNone);
   s.eager_elementwise = true;
   const double gpu = Step(m, s);
   s.host_issue_per_kernel_s = 1e-3;

@@ -1,0 +1,139 @@
+// File: model/op_builder.h
+// How model/ops.cc counts one operator's FLOPs and HBM bytes on one GPU: GEMMs, element-wise and
+// norm passes (fused, or as PyTorch's eager kernels), quantization and index kernels. Internal to
+// model/ (ops.cc says which operators a layer has; this says what each one moves).
+#ifndef NDT_MODEL_OP_BUILDER_H_
+#define NDT_MODEL_OP_BUILDER_H_
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "model/ops.h"
+
+namespace ndt {
+namespace op_builder {
+
+inline int64_t Ceil(double x) { return static_cast<int64_t>(std::ceil(x - 1e-9)); }
+
+struct Builder {
+  const TransformerSpec& spec;
+  const OpShape& shape;
+  std::vector<Op>* out;
+  double a() const { return DtypeBytes(shape.activations); }
+  double w() const { return DtypeBytes(shape.weights); }
+  int t() const { return std::max(1, shape.tp); }
+  // fp4 (NVFP4) GEMMs take their activation operand quantized (values + block scales): the
+  // kernel before each GEMM writes it so. Wider math reads activations as stored.
+  bool quantized_inputs() const { return shape.math == Dtype::kFp4; }
+  double in() const { return quantized_inputs() ? DtypeBytes(shape.math) : a(); }
+  // Dynamic NVFP4 quantization of `elems` activations feeding a GEMM whose producer does not
+  // quantize (attention output, MLP activation): reads them at the activation dtype, writes
+  // values + block scales, ~3 FLOP per element (abs-max, scale, convert). A separate kernel
+  // (ASSUMPTION, conservative: TensorRT-LLM fuses it into the norm, norm_quant_fusion; other
+  // producers may fuse it too, saving its launch and write).
+  void Quantize(const char* name, double elems) {
+    if (!quantized_inputs()) return;
+    Elementwise(name, OpKind::kElementwise, elems, 1, 0, 3);
+    out->back().bytes += elems * in();
+  }
+
+  // C[m x n] = A[m x k] W[k x n], `batch` times; `flop_m` is the exact (unquantized) row count
+  // summed over the batch when it differs from m * batch (grouped expert GEMMs).
+  void Gemm(const char* name, double m, int64_t n, int64_t k, int64_t batch = 1,
+            double rows_total = -1) {
+    Op op;
+    op.name = name;
+    op.kind = OpKind::kGemm;
+    op.m = std::max<int64_t>(1, Ceil(m));
+    op.n = n;
+    op.k = k;
+    op.batch = batch;
+    const double rows = rows_total >= 0 ? rows_total : m * static_cast<double>(batch);
+    op.flop = 2.0 * rows * static_cast<double>(n) * static_cast<double>(k);
+    op.weight_bytes = static_cast<double>(batch) * static_cast<double>(k) * n * w();
+    op.bytes =
+        rows * (static_cast<double>(k) * in() + static_cast<double>(n) * a()) + op.weight_bytes;
+    op.math = shape.math;
+    out->push_back(op);
+  }
+  // An element-wise op over `elems` elements reading `reads` and writing `writes` tensors.
+  void Elementwise(const char* name, OpKind kind, double elems, double reads, double writes,
+                   double flop_per_elem, double weight_bytes = 0) {
+    Memory(name, kind, flop_per_elem * elems, elems * (reads + writes) * a(), weight_bytes);
+  }
+  // A kernel over `elems` int32 indices moving `bytes_per_elem` bytes each; no backward (the
+  // backward reuses its result).
+  void Index(const char* name, double elems, double bytes_per_elem) {
+    Memory(name, OpKind::kElementwise, 0, elems * bytes_per_elem, 0).no_backward = true;
+  }
+  // A non-GEMM op of `flop` FLOPs moving `bytes` of activations and its `weight_bytes`.
+  Op& Memory(std::string name, OpKind kind, double flop, double bytes, double weight_bytes) {
+    Op op;
+    op.name = std::move(name);
+    op.kind = kind;
+    op.flop = flop;
+    op.weight_bytes = weight_bytes;
+    op.bytes = bytes + weight_bytes;
+    op.math = shape.math;
+    out->push_back(std::move(op));
+    return out->back();
+  }
+  // Tokens seen by norms / residuals on this GPU (sequence parallel divides them by t).
+  double NormTokens(double tokens) const { return shape.sequence_parallel ? tokens / t() : tokens; }
+  // Element-wise ops as PyTorch eager kernels (OpShape::eager_elementwise; not with FP4 inputs,
+  // whose quantization a fused producer writes).
+  bool eager() const { return shape.eager_elementwise && !quantized_inputs(); }
+  // One eager kernel over `elems` elements moving `fwd` HBM bytes per element, whose autograd
+  // backward kernels move `bwd` bytes per element (Op::backward_bytes).
+  void EagerKernel(const std::string& name, OpKind kind, double elems, double fwd, double bwd,
+                   double flop_per_elem, double weight_bytes = 0) {
+    Memory(name, kind, flop_per_elem * elems, elems * fwd, weight_bytes).backward_bytes =
+        elems * bwd + weight_bytes;
+  }
+  // torchtitan's RMSNorm (torchtitan/models/norms.py, 2024): `(x.float() * torch.rsqrt(
+  // x.float().pow(2).mean(-1, keepdim=True) + eps)).type_as(x) * weight`, eight kernels; per
+  // element of x (a = activation bytes, fp32 = 4), forward / backward (PyTorch's derivatives.yaml):
+  //   x.float()      a+4 / 4+a  (the gradient cast back)
+  //   pow(2)         8   / 28   (pow_backward: grad * 2 * x.pow(1): copy 8, scale 8, mul 12)
+  //   mean(-1)       4   / 4    (mean_backward writes the expanded gradient / h)
+  //   + eps, rsqrt   per token only
+  //   x * rsqrt      8   / 36   (grad * rsqrt 8; grad * x 12 and its row sum 4; the add of x's
+  //                              two gradients, from here and from pow, 12)
+  //   type_as(x)     4+a / a+4
+  //   * weight       2a  / 6a   (grad * weight 2a; grad * out 3a and its column sum a)
+  // 4a + 28 bytes forward (36 in bf16) and 8a + 76 backward (92), where a fused norm moves 2a
+  // and 4a.
+  void EagerRmsNorm(const std::string& name, double tokens) {
+    const double h = static_cast<double>(spec.hidden);
+    const double rows = NormTokens(tokens), elems = rows * h, x = a();
+    EagerKernel(name + ".to_fp32", OpKind::kNorm, elems, x + 4, 4 + x, 0);
+    EagerKernel(name + ".pow", OpKind::kNorm, elems, 8, 28, 1);
+    EagerKernel(name + ".mean", OpKind::kNorm, elems, 4, 4, 1);
+    EagerKernel(name + ".add_eps", OpKind::kNorm, rows, 8, 8, 1);
+    EagerKernel(name + ".rsqrt", OpKind::kNorm, rows, 8, 16, 1);
+    EagerKernel(name + ".mul_rsqrt", OpKind::kNorm, elems, 8, 36, 1);
+    EagerKernel(name + ".to_act", OpKind::kNorm, elems, 4 + x, x + 4, 0);
+    EagerKernel(name + ".mul_weight", OpKind::kNorm, elems, 2 * x, 6 * x, 1, h * w());
+  }
+  void Norm(const char* name, double tokens) {
+    const double h = static_cast<double>(spec.hidden);
+    if (eager() && spec.norm == NormType::kRmsNorm) {
+      EagerRmsNorm(name, tokens);
+      return;
+    }
+    // Fused norm + quantization (TensorRT-LLM norm_quant_fusion) writes the GEMM's input.
+    const double elems = NormTokens(tokens) * h;
+    Elementwise(name, OpKind::kNorm, elems, 1, quantized_inputs() ? 0 : 1, 5,
+                (spec.norm == NormType::kLayerNorm ? 2 : 1) * h * w());
+    if (quantized_inputs()) out->back().bytes += elems * in();
+  }
+};
+
+}  // namespace op_builder
+}  // namespace ndt
+
+#endif  // NDT_MODEL_OP_BUILDER_H_
