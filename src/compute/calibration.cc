@@ -2,6 +2,7 @@
 // Strict loader of data/calibration/compute.yaml (fitted on microbench.csv; see the file's
 // `how:` and src/compute/fit_compute.py) and the lookups ArchCalibration::GemmFor and
 // ComputeCalibration::For.
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,20 @@ const GemmFit& ArchCalibration::GemmFor(Precision p) const {
   }
   NDT_CHECK(!gemm.empty(), "calibration for '" + arch + "' has no GEMM fit");
   return gemm.begin()->second;
+}
+
+double ArchCalibration::GroupedGemmSlowdown(double rows) const {
+  const auto& pts = grouped_gemm_slowdown;
+  if (pts.empty()) return 1.0;
+  if (rows <= pts.front().first) return pts.front().second;
+  if (rows >= pts.back().first) return pts.back().second;
+  for (size_t i = 1; i < pts.size(); ++i) {
+    if (rows > pts[i].first) continue;
+    const double f =
+        std::log2(rows / pts[i - 1].first) / std::log2(pts[i].first / pts[i - 1].first);
+    return pts[i - 1].second + f * (pts[i].second - pts[i - 1].second);
+  }
+  return pts.back().second;
 }
 
 const ArchCalibration& ComputeCalibration::For(const std::string& arch) const {
@@ -152,6 +167,28 @@ StatusOr<ArchCalibration> ParseArch(const YamlMap& y) {
     (void)residuals;
     (void)how;
     NDT_RETURN_IF_ERROR(fused->Finish());
+  }
+  NDT_ASSIGN_OR_RETURN(std::optional<YamlMap> grouped, y.OptionalMap("grouped_gemm"));
+  if (grouped) {
+    // slowdown: [rows, factor, rows, factor, ...], rows strictly ascending, factors in [1, 4].
+    NDT_ASSIGN_OR_RETURN(std::vector<double> pts, grouped->NumberList("slowdown"));
+    if (pts.empty() || pts.size() % 2 != 0) {
+      return grouped->Error("slowdown", "must list [rows, factor] pairs, e.g. [256, 1.2, 1024, 1]");
+    }
+    for (size_t i = 0; i < pts.size(); i += 2) {
+      if (pts[i] < 1 || (i > 0 && pts[i] <= pts[i - 2])) {
+        return grouped->Error("slowdown", "rows per group must be >= 1 and strictly ascending");
+      }
+      if (pts[i + 1] < 1 || pts[i + 1] > 4) {
+        return grouped->Error("slowdown", "factors must be in [1, 4]");
+      }
+      a.grouped_gemm_slowdown.emplace_back(pts[i], pts[i + 1]);
+    }
+    NDT_ASSIGN_OR_RETURN(std::string residuals, grouped->String("residuals"));
+    NDT_ASSIGN_OR_RETURN(std::string how, grouped->String("how"));
+    (void)residuals;
+    (void)how;
+    NDT_RETURN_IF_ERROR(grouped->Finish());
   }
   NDT_ASSIGN_OR_RETURN(Sourced ko, y.Quantity("kernel_overhead", Dim::kTime));
   a.kernel_overhead_s = ko.value;

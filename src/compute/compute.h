@@ -91,7 +91,14 @@ struct ArchCalibration {
   // Unfused attention core (model/ops.h): measured speed / the roofline's (standard attention).
   double unfused_attention_efficiency = 1.0;
   double kernel_overhead_s = 3e-6;  // fixed cost of a non-GEMM kernel
-  std::string how;                  // how it was fitted
+  // Grouped (MoE) GEMM kernels: their time over the dense GEMM model's at the same per-group shape
+  // (m x n x k, batch groups), by rows per group: (rows, factor) points, rows ascending, read from
+  // a published grouped-GEMM benchmark (compute.yaml `grouped_gemm`); empty: factor 1.
+  std::vector<std::pair<double, double>> grouped_gemm_slowdown;
+  // The factor at `rows` per group: linear in log2(rows) between the points, the end point's value
+  // outside them (no extrapolation); 1 without points.
+  double GroupedGemmSlowdown(double rows) const;
+  std::string how;  // how it was fitted
   // What public checks (never fitted) say about serving predictions on this architecture, for
   // the user to see beside them; empty when none is known. A fallback entry inherits its
   // target's unless it states its own.

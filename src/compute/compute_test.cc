@@ -351,5 +351,75 @@ TEST(Gemm, Nvfp4ScalesInTheMemoryRoofline) {
   EXPECT_NEAR(f / 1e12, 2456.1, 1.0);
 }
 
+// The committed Hopper grouped-GEMM factors (compute.yaml `grouped_gemm`, DeepGEMM's masked and
+// contiguous rows): 1.234 at 256 rows per group, 1.097 at 512, 1 at 1024, linear in log2(rows)
+// between them: at 256 x sqrt(2) (half way in log2) (1.234 + 1.097) / 2 = 1.1655, at 512 x
+// sqrt(2) (1.097 + 1) / 2 = 1.0485; the end values outside (128 rows: 1.234, 8192: 1). Ampere has
+// no grouped row: 1 everywhere.
+TEST(GroupedGemm, SlowdownIsLinearInLog2RowsAndHoldsTheEnds) {
+  const ArchCalibration& h = Cal().For("hopper");
+  EXPECT_DOUBLE_EQ(h.GroupedGemmSlowdown(128), 1.234);
+  EXPECT_DOUBLE_EQ(h.GroupedGemmSlowdown(256), 1.234);
+  EXPECT_NEAR(h.GroupedGemmSlowdown(256 * std::sqrt(2.0)), 1.1655, 1e-12);
+  EXPECT_DOUBLE_EQ(h.GroupedGemmSlowdown(512), 1.097);
+  EXPECT_NEAR(h.GroupedGemmSlowdown(512 * std::sqrt(2.0)), 1.0485, 1e-12);
+  EXPECT_DOUBLE_EQ(h.GroupedGemmSlowdown(1024), 1.0);
+  EXPECT_DOUBLE_EQ(h.GroupedGemmSlowdown(8192), 1.0);
+  EXPECT_DOUBLE_EQ(Cal().For("ampere").GroupedGemmSlowdown(256), 1.0);
+}
+
+// DeepGEMM's masked row 4 groups x 256 rows, n 4096, k 7168, FP8 (932 TFLOP/s on H800, the H100
+// SXM die: 132 SMs, 1978.9 TFLOP/s, 3.35 TB/s), on H100 with the Hopper fp8 fit (0.725, 3 us
+// launch, 2.5 us per wave, 128x256 tile, hbm 0.8628):
+// - tiles ceil(256/128) x ceil(4096/256) x 4 = 128 <= 132 SMs, split-K min(132 div 128, 7168 div
+//   256) = 1, one wave: 132 x 128 x 256 x 2 x 7168 / (1978.9e12 x 0.725) + 2.5 us = 45.71 us;
+// - bytes 4 x (256 x 7168 + 7168 x 4096 + 256 x 4096 x 2) = 133,169,152 / (3350e9 x 0.8628) =
+//   46.07 us, the larger;
+// dense model 46.07 + 3 = 49.07 us; as a grouped kernel of 256-row groups x 1.234: 56.85 + 3 =
+// 59.85 us (measured 2 x 4 x 256 x 4096 x 7168 / 932e12 = 64.5 us). The same op marked as not
+// grouped, or with one group, keeps the dense time.
+TEST(GroupedGemm, DeepGemmMaskedRowByHand) {
+  const GpuSpec h100 = Gpu("H100-SXM5-80GB");
+  Op op = Gemm(256, 4096, 7168, Dtype::kFp8);
+  op.batch = 4;
+  op.flop = 2.0 * 4 * 256 * 4096 * 7168;
+  op.bytes = 4.0 * (256.0 * 7168 + 7168.0 * 4096 + 256.0 * 4096 * 2);
+  const double compute = 132.0 * 128 * 256 * 2 * 7168 / (1978.9e12 * 0.725) + 2.5e-6;
+  const double memory = 133169152.0 / (3350e9 * 0.8628);
+  ASSERT_GT(memory, compute);
+  EXPECT_NEAR(OpTime(h100, op, Cal()), memory + 3e-6, 1e-10);
+  op.grouped_rows = 256;
+  EXPECT_NEAR(OpTime(h100, op, Cal()), memory * 1.234 + 3e-6, 1e-10);
+  EXPECT_NEAR(OpTime(h100, op, Cal()), 59.85e-6, 0.01e-6);
+  const OpTiming d = OpTimeDetail(h100, op, Cal());
+  EXPECT_NEAR(d.compute_s, compute * 1.234, 1e-12);  // both terms stretch
+  EXPECT_TRUE(d.memory_bound);
+  op.batch = 1;
+  op.flop /= 4;
+  op.bytes = 256.0 * 7168 + 7168.0 * 4096 + 256.0 * 4096 * 2;
+  Op dense = op;
+  dense.grouped_rows = 0;
+  EXPECT_DOUBLE_EQ(OpTime(h100, op, Cal()), OpTime(h100, dense, Cal()));
+}
+
+TEST(GroupedGemm, LoaderErrors) {
+  auto err = [](const std::string& block) {
+    StatusOr<ComputeCalibration> c = ParseComputeCalibration(OneArch(block), "c.yaml");
+    return c.ok() ? std::string("ok") : c.status().message();
+  };
+  auto block = [](const std::string& list) {
+    return "    grouped_gemm:\n      slowdown: " + list + "\n      residuals: r\n      how: h\n";
+  };
+  EXPECT_EQ(err(block("[256, 1.2, 1024, 1]")), "ok");
+  EXPECT_NE(err(block("[256, 1.2, 1024]")).find("must list [rows, factor] pairs"),
+            std::string::npos);
+  EXPECT_NE(err(block("[1024, 1.2, 256, 1]")).find("strictly ascending"), std::string::npos);
+  EXPECT_NE(err(block("[256, 0.9]")).find("factors must be in [1, 4]"), std::string::npos);
+  StatusOr<ComputeCalibration> c =
+      ParseComputeCalibration(OneArch(block("[256, 2, 1024, 1]")), "c");
+  ASSERT_TRUE(c.ok());
+  EXPECT_DOUBLE_EQ(c->For("default").GroupedGemmSlowdown(512), 1.5);  // half way in log2
+}
+
 }  // namespace
 }  // namespace ndt

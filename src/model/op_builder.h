@@ -52,6 +52,8 @@ struct Builder {
     op.n = n;
     op.k = k;
     op.batch = batch;
+    // Expert GEMMs (rows_total given): one grouped kernel over `batch` experts of m rows each.
+    if (rows_total >= 0 && batch > 1) op.grouped_rows = static_cast<double>(op.m);
     const double rows = rows_total >= 0 ? rows_total : m * static_cast<double>(batch);
     op.flop = 2.0 * rows * static_cast<double>(n) * static_cast<double>(k);
     op.weight_bytes = static_cast<double>(batch) * static_cast<double>(k) * n * w();

@@ -338,6 +338,9 @@ std::vector<Op> BackwardOps(const std::vector<Op>& fwd) {
       w.m = f.k;
       w.n = f.n;
       w.k = std::max<int64_t>(1, Ceil(rows / static_cast<double>(f.batch)));
+      // The weight gradient of a grouped GEMM groups along K (each expert's rows are its
+      // reduction), a kernel no grouped_gemm source row measures: priced as the dense model.
+      w.grouped_rows = 0;
       out.push_back(w);
     } else {
       Op b = f;

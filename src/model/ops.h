@@ -60,6 +60,9 @@ struct Op {
   // Index bookkeeping whose result the backward reuses (the MoE sort of token-expert pairs):
   // BackwardOps emits nothing for it.
   bool no_backward = false;
+  // A grouped GEMM over `batch` experts (MoE): the rows of each expert's GEMM (m, as priced);
+  // 0: not grouped (dense, or batched over heads). compute/ prices its kernel's own rate.
+  double grouped_rows = 0;
   Dtype math = Dtype::kBf16;  // precision of the arithmetic
 };
 

@@ -217,6 +217,34 @@ TEST(MoeOps, ExpertParallelInsideTensorParallelSplitsPairsNotWork) {
                    4 * (c[0].weight_bytes + c[1].weight_bytes));
 }
 
+// Which GEMMs run as a grouped kernel (compute/ prices its own rate for them): the experts' two
+// GEMMs, over their rows per expert as priced (m: Mixtral at TP 4, 4096 tokens, the expected
+// largest load 1067, see above), forward and dgrad; not the weight gradient (grouped along k),
+// not the router, not a dense MLP, not DeepSeek's per-head batched q_absorb (batch = heads).
+TEST(MoeOps, ExpertGemmsAreGroupedOverTheirRows) {
+  const TransformerSpec s = Preset("mixtral-8x7b");
+  OpShape tp4;
+  tp4.tp = 4;
+  const std::vector<Op> ops = LayerTokenOps(s, 0, 4096, tp4);
+  EXPECT_DOUBLE_EQ(Find(ops, "experts_gate_up").grouped_rows, 1067);
+  EXPECT_DOUBLE_EQ(Find(ops, "experts_down").grouped_rows, 1067);
+  EXPECT_EQ(Find(ops, "router").grouped_rows, 0);
+  tp4.seq_len = 4096;
+  const std::vector<Op> bwd = LayerBackwardOps(s, 0, tp4);
+  EXPECT_DOUBLE_EQ(Find(bwd, "experts_gate_up_dgrad").grouped_rows, 1067);
+  EXPECT_EQ(Find(bwd, "experts_gate_up_wgrad").grouped_rows, 0);
+  const TransformerSpec dense = Preset("llama3-8b");
+  for (const Op& o : LayerTokenOps(dense, 0, 4096, tp4)) EXPECT_EQ(o.grouped_rows, 0) << o.name;
+  const TransformerSpec ds = Preset("deepseek-v3");
+  OpShape one;
+  for (const Op& o : LayerTokenOps(ds, 10, 16, one)) {  // absorbed MLA: q_absorb, v_up
+    if (!o.name.starts_with("experts_")) {
+      EXPECT_EQ(o.grouped_rows, 0) << o.name;
+    }
+  }
+  EXPECT_GT(Find(LayerTokenOps(ds, 10, 16, one), "q_absorb").batch, 1);
+}
+
 // The expert grouping TensorRT-LLM's runMoe launches before the grouped GEMM (radix sort of the
 // pairs, then the per-expert offsets), by hand for Mixtral (top 2), 1000 tokens: 2000 int32
 // (expert, row) pairs; the sort reads and writes keys and values, 2000 x 4 x 2 x 2 = 32,000
