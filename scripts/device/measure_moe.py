@@ -19,7 +19,22 @@ random (seeded; each expert's rows rounded up to 16, the grouped kernel's alignm
 - the routing kernels at T tokens: top-2 of the softmax, the sort of the 2T expert ids, the
   permute (index_select of 2T rows of 4096) and the weighted unpermute.
 TFLOPS are counted on the exact 2T rows (2 x rows x n x k).
+
+First (2026-11-27), the equal-groups sweep the committed Hopper `grouped_gemm` factors
+(data/calibration/compute.yaml) can be refitted on, on this kernel instead of DeepGEMM's:
+- "MoE equal groups fp8": G groups of R rows each (no routing skew, every group full, as DeepGEMM's
+  masked rows), torch._scaled_grouped_mm, at DeepGEMM's n x k (4096 x 7168, 7168 x 2048) and
+  Mixtral's (28672 x 4096 gate_up, 4096 x 14336 down): G x R = 1 x 1024, 2 x 512, 4 x 256 (the
+  DeepGEMM rows: same total rows), 8 x 16 ... 8 x 2048 (Mixtral's 8 experts, decode to prefill).
+Then `python3 src/compute/fit_grouped.py --measured OUT.csv` prints the factor by rows per group
+(geometric mean over the n x k of measured / modelled time, launch excluded, against the Hopper
+fp8 fit) to paste into compute.yaml's `grouped_gemm: slowdown:`.
+Budget: ~1-2 min of GPU time on an H100/H200 (about 110 timed cases of ~0.5 s); MAX_S (default
+240) stops starting new cases after that many seconds, the rows done are written.
 """
+import os
+import time
+
 import sys
 
 import torch
@@ -70,6 +85,30 @@ def grouped(tokens, n, k, label):
     mk.gemm("fp8", TOPK * tokens, n, k, f"moe-dense-ref {label} T {tokens}")
 
 
+EQUAL_NK = ((4096, 7168), (7168, 2048), (2 * F, H), (H, F))
+EQUAL_GR = ((1, 1024), (2, 512), (4, 256), (8, 16), (8, 32), (8, 64), (8, 128), (8, 256),
+            (8, 512), (8, 1024), (8, 2048))
+
+
+def equal_groups(n, k):
+    """G groups of R rows each, every group full: the rows-per-group effect alone."""
+    for g, r in EQUAL_GR:
+        if time.time() > DEADLINE:
+            return
+        rows = g * r
+        offs = torch.arange(1, g + 1, device=mk.dev, dtype=torch.int32) * r
+        a8 = torch.randn(rows, k, device=mk.dev).to(torch.float8_e4m3fn)
+        b8 = torch.randn(g, n, k, device=mk.dev).to(torch.float8_e4m3fn).transpose(-2, -1)
+        sa = torch.ones(rows, device=mk.dev, dtype=torch.float32)
+        sb = torch.ones(g, n, device=mk.dev, dtype=torch.float32)
+        sec = mk.time_fn(lambda: torch._scaled_grouped_mm(a8, b8, sa, sb, offs=offs,
+                                                           out_dtype=torch.bfloat16))
+        add("MoE equal groups fp8", f"groups {g} x rows {r} n x k = {n}x{k}",
+            2.0 * rows * n * k / sec / 1e12, "TFLOPS", f"{sec * 1e6:.2f} us per call")
+        del a8, b8
+        torch.cuda.empty_cache()
+
+
 def routing(tokens):
     logits = torch.randn(tokens, E, device=mk.dev, dtype=torch.float32)
     x = torch.randn(tokens, H, device=mk.dev, dtype=torch.bfloat16)
@@ -91,10 +130,19 @@ def routing(tokens):
         add(f"MoE routing {name}", f"T {tokens}", sec * 1e6, "us per call")
 
 
+DEADLINE = time.time() + float(os.environ.get("MAX_S", "240"))
+
+
 def main():
     out_csv = sys.argv[1]
     torch.backends.cuda.matmul.allow_tf32 = False
+    for n, k in EQUAL_NK:
+        mk.guard(equal_groups, n, k)
+        mk.write_rows(out_csv)
     for tokens in TOKENS:
+        if time.time() > DEADLINE:
+            print(f"MAX_S reached: skipping T >= {tokens}", flush=True)
+            break
         mk.guard(grouped, tokens, 2 * F, H, "gate_up")
         mk.guard(grouped, tokens, H, F, "down")
         mk.guard(routing, tokens)

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""The Hopper grouped (MoE) GEMM factors of data/calibration/compute.yaml (`grouped_gemm`).
+
+Usage (repo root):
+  python3 src/compute/fit_grouped.py               # the committed factors, from DeepGEMM's rows
+  python3 src/compute/fit_grouped.py --measured CSV
+      # the same reading on ndtwin's own rows (scripts/device/measure_moe.py's "MoE equal groups
+      # fp8" rows, torch._scaled_grouped_mm on a lent H100/H200): prints a `slowdown:` list
+
+Model (compute.cc, the hopper fp8 fit of compute.yaml): a grouped GEMM of G groups of R rows
+(each R x n x k with its own weight) is priced as the dense model of G batched R x n x k GEMMs
+(tiles, waves, bytes = G (R k + k n + 2 R n)), times the factor at R rows per group. The factor
+at R = the geometric mean over the n x k shapes of (measured time - launch) / (modelled time -
+launch); 1 where it reads below 1 (the dense fit's own scatter: contiguous 4096-8192-row groups
+read 0.97). Nothing is searched: each factor is a direct reading.
+"""
+import argparse
+import csv
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fit_compute import GPUS, TILES, gemm_time_batched  # noqa: E402
+
+# The hopper fp8 fit (data/calibration/compute.yaml): fraction, launch, wave overhead, hbm.
+FRACTION, LAUNCH, WAVE, HBM = 0.725, 3.0e-6, 2.5e-6, 0.8628
+
+# DeepGEMM README (deepseek-ai/DeepGEMM @55ab91f, 2025-03-25, "Update performance"), H800 SXM5
+# (the H100 SXM die: 132 SMs, 1979 TFLOP/s FP8, 3.35 TB/s), FP8 with fine-grained scaling:
+# (groups, rows per group, n, k, TFLOP/s). Masked layout: every group full (tests/test_core.py
+# of that commit times masked_m = m); contiguous: groups of equal rows.
+DEEPGEMM = [
+    (4, 8192, 4096, 7168, 1346), (4, 8192, 7168, 2048, 1214),
+    (8, 4096, 4096, 7168, 1346), (8, 4096, 7168, 2048, 1214),
+    (1, 1024, 4096, 7168, 1233), (1, 1024, 7168, 2048, 925),
+    (2, 512, 4096, 7168, 1040), (2, 512, 7168, 2048, 916),
+    (4, 256, 4096, 7168, 932), (4, 256, 7168, 2048, 815),
+]
+
+
+def model_time(g, r, n, k, system):
+    _, _, sms, bw, peaks = GPUS[system]
+    nbytes = g * (r * k + k * n + 2 * r * n)
+    return gemm_time_batched(r, n, k, g, "fp8", sms, bw, peaks["fp8"], TILES["hopper"][:1],
+                             FRACTION, LAUNCH, WAVE, HBM, nbytes)
+
+
+def factors(rows, system):
+    """rows: (groups, rows per group, n, k, TFLOP/s) -> {rows per group: factor}."""
+    by_r = {}
+    for g, r, n, k, tflops in rows:
+        meas = 2.0 * g * r * n * k / (tflops * 1e12)
+        ratio = (meas - LAUNCH) / (model_time(g, r, n, k, system) - LAUNCH)
+        print(f"  {g} x {r:5d} rows, n x k {n:5d} x {k:5d}: measured {meas * 1e6:8.1f} us, "
+              f"model {model_time(g, r, n, k, system) * 1e6:8.1f} us, ratio {ratio:.3f}")
+        by_r.setdefault(r, []).append(ratio)
+    out = {}
+    for r in sorted(by_r):
+        v = by_r[r]
+        out[r] = max(1.0, math.prod(v) ** (1.0 / len(v)))
+    return out
+
+
+def measured_rows(path):
+    """measure_moe.py's 'MoE equal groups fp8' rows: (system name, rows as DEEPGEMM's)."""
+    rows, system = [], None
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            if r["benchmark"] != "MoE equal groups fp8":
+                continue
+            system = "ND H200 v5" if "H200" in r["system"] else "ND H100 v5"
+            p = r["parameter"].split()  # groups G x rows R n x k = NxK
+            g, rr = int(p[1]), int(p[4])
+            n, k = (int(x) for x in p[-1].split("x"))
+            rows.append((g, rr, n, k, float(r["value"])))
+    return system, rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--measured", help="measure_moe.py output CSV")
+    a = ap.parse_args()
+    if a.measured:
+        system, rows = measured_rows(a.measured)
+        if not rows:
+            sys.exit("no 'MoE equal groups fp8' rows in " + a.measured)
+    else:
+        system, rows = "ND H100 v5", DEEPGEMM  # H800 = H100 SXM's SMs, FP8 peak and HBM
+    print(f"{system}: measured / modelled time (launch excluded)")
+    f = factors(rows, system)
+    flat = ", ".join(f"{r}, {v:.3f}" for r, v in f.items())
+    print(f"slowdown: [{flat}]")
+
+
+if __name__ == "__main__":
+    main()
