@@ -48,9 +48,8 @@ StatusOr<CommandOutput> Render(const Context& ctx, const SimulatedTrainJob& run,
   const SkuSpec* sku = run.sku;
   const TrainJob& job = run.job;
   const TrainReport& r = run.report;
-  // ZeRO-3 runs have their own class: their parameter gathers are a mechanism of their own.
-  const IntervalClass iv =
-      IntervalFor(ctx, *sku, r.strategy.zero == 3 ? "training-zero3" : "training");
+  // ZeRO-3 gathered per tensor has its own class: its gathers are a mechanism of their own.
+  const IntervalClass iv = IntervalFor(ctx, *sku, TrainingIntervalWorkload(r.strategy));
   // Azure's placement limits (fleet/fleet.h): in the JSON for sizes with InfiniBand, in the text
   // where they bind (more VMs than a scale set holds by default, or NVL72 racks).
   const PlacementData& limits = ctx.fleet.placement;

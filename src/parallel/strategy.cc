@@ -32,6 +32,10 @@ bool ParsePipeSchedule(const std::string& s, PipeSchedule* out) {
   return true;
 }
 
+const char* TrainingIntervalWorkload(const Strategy& s) {
+  return s.zero == 3 && s.zero3.gather == Zero3Gather::kPerTensor ? "training-zero3" : "training";
+}
+
 const char* Zero3GatherName(Zero3Gather g) {
   return g == Zero3Gather::kPerTensor ? "per_tensor" : "per_block";
 }

@@ -45,6 +45,13 @@ enum class Zero3Gather {
   kPerTensor,
 };
 const char* Zero3GatherName(Zero3Gather g);
+
+struct Strategy;
+// The interval class (report/intervals.h) a training run's residuals belong to: "training-zero3"
+// for ZeRO-3 gathered per parameter tensor (DeepSpeed 2021: the class SC21 Table 2's runs build,
+// latency-bound per-tensor gathers), "training" for every other run, per-block FSDP and ZeRO-3
+// included (they gather once per block, prefetched, like the DP traffic of the training class).
+const char* TrainingIntervalWorkload(const Strategy& s);
 bool ParseZero3Gather(const std::string& s, Zero3Gather* out);
 
 // What selective recompute (Recompute::kSelective) re-runs in the backward, from the software

@@ -99,5 +99,21 @@ TEST(Strategy, MegatronRankOrderPutsTpFastest) {
   EXPECT_EQ(RankOf(s, {1, 0, 0, 0}), 4);  // tp now slowest: stride pp*dp*cp = 4
 }
 
+
+TEST(Strategy, OnlyPerTensorZero3RunsUseTheZero3IntervalClass) {
+  // The training-zero3 class is built from SC21 Table 2's DeepSpeed 2021 runs (per-tensor
+  // gathers); a per-block FSDP/ZeRO-3 run (torchtitan, LLM Foundry) is priced like the DP traffic
+  // of the training class and must not borrow those 17-75% residuals.
+  Strategy s;
+  EXPECT_STREQ(TrainingIntervalWorkload(s), "training");
+  s.zero = 3;
+  s.zero3.gather = Zero3Gather::kPerBlock;
+  EXPECT_STREQ(TrainingIntervalWorkload(s), "training");
+  s.zero3.gather = Zero3Gather::kPerTensor;
+  EXPECT_STREQ(TrainingIntervalWorkload(s), "training-zero3");
+  s.zero = 2;  // the trait only matters under ZeRO-3
+  EXPECT_STREQ(TrainingIntervalWorkload(s), "training");
+}
+
 }  // namespace
 }  // namespace ndt

@@ -117,7 +117,7 @@ StatusOr<ValidationRow> RunCase(const Env& env, InlineModelArgs a, Strategy s, i
                   (job.strategy.zero > 0 ? " zero" + std::to_string(job.strategy.zero) : "") +
                   " mbs" + std::to_string(job.strategy.mbs);
     row.sku = env.sku->name;
-    row.workload = job.strategy.zero == 3 ? "training-zero3" : "training";
+    row.workload = TrainingIntervalWorkload(job.strategy);
     row.metric = "tflops_per_gpu";
     row.unit = "TFLOP/s";
     row.source = source;
@@ -136,7 +136,7 @@ StatusOr<ValidationRow> RunCase(const Env& env, InlineModelArgs a, Strategy s, i
                 (r.zero > 0 ? " zero" + std::to_string(r.zero) : " vpp" + std::to_string(r.vpp)) +
                 " mbs" + std::to_string(r.mbs);
   row.sku = env.sku->name;
-  row.workload = r.zero == 3 ? "training-zero3" : "training";
+  row.workload = TrainingIntervalWorkload(r);
   row.metric = "tflops_per_gpu";
   row.unit = "TFLOP/s";
   row.predicted = flop / rep.sim.step_time_s / gpus / 1e12;

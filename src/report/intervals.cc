@@ -68,8 +68,8 @@ std::vector<IntervalDefault> DefaultIntervalWidths() {
        "fewer than 3 measured cases: no evidence the model meets the 15% max error accepted on "
        "validated training classes; +-25%, about 1.7x that bound"},
       {"training-zero3", 0.25,
-       "as training: ZeRO-3 runs (parameters gathered per layer or per tensor) are their own class "
-       "because their gathers are a mechanism of their own"},
+       "as training: ZeRO-3 gathered per parameter tensor (DeepSpeed 2021) is its own class "
+       "because its latency-bound per-tensor gathers are a mechanism of their own"},
       {"serving", 0.35,
        "fewer than 3 measured cases: no evidence the model meets the 20% max error accepted on "
        "validated serving classes; +-35%, about 1.7x that bound (batching and scheduler "
