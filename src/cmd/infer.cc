@@ -200,7 +200,12 @@ Status BuildOptions(const Context& ctx, const InferFlags& f, InferOptions* o) {
   if (f.no_cuda_graphs.value_or(false)) o->cuda_graphs = false;
   if (f.cuda_graph_padding.value_or(false)) {
     if (!o->cuda_graphs) {
-      return Status::InvalidInput("--cuda-graph-padding needs CUDA graphs: drop --no-cuda-graphs");
+      // Name what turned them off: the flag, or a stack without CUDA graphs (tensorrt-llm-2024).
+      return Status::InvalidInput(
+          f.no_cuda_graphs.value_or(false)
+              ? std::string("--cuda-graph-padding needs CUDA graphs: drop --no-cuda-graphs")
+              : "--cuda-graph-padding needs CUDA graphs, which --stack " + f.stack +
+                    " does not use: drop one of the two");
     }
     o->cuda_graph_padding = true;
   }

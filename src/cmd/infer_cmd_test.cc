@@ -40,5 +40,33 @@ TEST(InferFlags, RefusesFp32WeightsAndKvInOneLineNamingTheFlag) {
   EXPECT_EQ(r->json["deployment"]["weights"], "bf16");
 }
 
+// --cuda-graph-padding without CUDA graphs names what turned them off: --no-cuda-graphs, or a
+// stack whose cuda_graphs trait is false (tensorrt-llm-2024, data/stacks); the error used to
+// tell a user who gave only --stack to drop a --no-cuda-graphs they never gave.
+TEST(InferFlags, GraphPaddingWithoutGraphsNamesWhatDisabledThem) {
+  const Json base = {{"sku", "ND96isr_H100_v5"},
+                     {"model", "llama2-7b"},
+                     {"requests", 64},
+                     {"cuda-graph-padding", true}};
+  Json a = base;
+  a["no-cuda-graphs"] = true;
+  StatusOr<CommandOutput> r = Infer(a);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "--cuda-graph-padding needs CUDA graphs: drop --no-cuda-graphs");
+  Json b = base;
+  b["stack"] = "tensorrt-llm-2024";
+  r = Infer(b);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(r.status().message(),
+            "--cuda-graph-padding needs CUDA graphs, which --stack tensorrt-llm-2024 does not "
+            "use: drop one of the two");
+  // tensorrt-llm-2025 runs CUDA graphs: padding applies.
+  Json c = base;
+  c["stack"] = "tensorrt-llm-2025";
+  r = Infer(c);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+}
+
 }  // namespace
 }  // namespace ndt
