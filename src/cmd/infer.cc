@@ -108,11 +108,13 @@ struct InferFlags : CommandRequest {
   }
 };
 
-StatusOr<Dtype> ParseDtypeFlag(const std::string& flag, const std::string& v) {
+// fp32 parses as a Dtype (training) but is no serving precision: --weights fp32 ran, priced at
+// 4 bytes per weight, though the help and this error list fp16..fp4 and plan infer refuses it.
+StatusOr<Dtype> ParseDtypeFlag(const std::string& flag, const std::string& v,
+                               const char* choices = "fp16, bf16, fp8 or fp4") {
   Dtype d;
-  if (!ParseDtype(v, &d)) {
-    return Status::InvalidInput(flag + " '" + v +
-                                "' is not a precision; use fp16, bf16, fp8 or fp4");
+  if (!ParseDtype(v, &d) || d == Dtype::kFp32) {
+    return Status::InvalidInput(flag + " '" + v + "' is not a precision; use " + choices);
   }
   return d;
 }
@@ -141,7 +143,7 @@ Status BuildOptions(const Context& ctx, const InferFlags& f, InferOptions* o) {
   if (f.kv.empty()) {
     o->kv = DefaultKv(o->weights);
   } else {
-    NDT_ASSIGN_OR_RETURN(o->kv, ParseDtypeFlag("--kv", f.kv));
+    NDT_ASSIGN_OR_RETURN(o->kv, ParseDtypeFlag("--kv", f.kv, "fp16, bf16 or fp8"));
     if (o->kv == Dtype::kFp4)
       return Status::InvalidInput("--kv fp4 is not supported; use fp16, bf16 or fp8");
   }
@@ -198,7 +200,12 @@ Status BuildOptions(const Context& ctx, const InferFlags& f, InferOptions* o) {
   if (f.no_cuda_graphs.value_or(false)) o->cuda_graphs = false;
   if (f.cuda_graph_padding.value_or(false)) {
     if (!o->cuda_graphs) {
-      return Status::InvalidInput("--cuda-graph-padding needs CUDA graphs: drop --no-cuda-graphs");
+      // Name what turned them off: the flag, or a stack without CUDA graphs (tensorrt-llm-2024).
+      return Status::InvalidInput(
+          f.no_cuda_graphs.value_or(false)
+              ? std::string("--cuda-graph-padding needs CUDA graphs: drop --no-cuda-graphs")
+              : "--cuda-graph-padding needs CUDA graphs, which --stack " + f.stack +
+                    " does not use: drop one of the two");
     }
     o->cuda_graph_padding = true;
   }

@@ -8,6 +8,7 @@
 #include <omp.h>
 #endif
 
+#include "compute/compute.h"
 #include "serve/run.h"
 
 namespace ndt {
@@ -99,7 +100,14 @@ StatusOr<PlanInferReport> PlanInference(const ServeData& data, const PlanInferRe
     }
     std::vector<Dtype> ws = req.weights;
     if (ws.empty()) ws = NativeWeights(data.catalog->GpuOf(*sku));
-    for (Dtype w : ws) cands.push_back({sku, vms, w});
+    for (Dtype w : ws) {
+      cands.push_back({sku, vms, w});
+      // What `ndtwin infer` says on stderr for a precision without tensor cores on the GPU
+      // (weight-only quantization: fp8/fp4 storage, wider math), said once per pair here.
+      if (const std::string n = PrecisionNote(data.catalog->GpuOf(*sku), w); !n.empty()) {
+        rep.notes.push_back(sku->name + ": " + n);
+      }
+    }
   }
   if (!unpriced.empty()) {
     std::string list;

@@ -83,6 +83,20 @@ TEST(PlanInfer, AGpusAccuracyCaveatIsOneNoteHoweverManyPairsRan) {
   EXPECT_EQ(std::count(rep->notes.begin(), rep->notes.end(), caveat), 1);
 }
 
+TEST(PlanInfer, APrecisionWithoutTensorCoresIsANoteAsInInfer) {
+  // --weights fp8 on A100 (no fp8 tensor cores) runs weight-only: fp8 storage, bf16 GEMMs.
+  // `ndtwin infer` says so on stderr; the plan used to rank the pair without a word. H100 has
+  // fp8 tensor cores: no note for it. One note, naming the size.
+  PlanInferRequest req = Request({"Standard_ND96amsr_A100_v4", "Standard_ND96isr_H100_v5"});
+  req.weights = {Dtype::kFp8};
+  StatusOr<PlanInferReport> rep = PlanInference(testing::BuiltinServeData(), req);
+  ASSERT_TRUE(rep.ok()) << rep.status().message();
+  ASSERT_EQ(rep->notes.size(), 1u);
+  EXPECT_EQ(rep->notes[0],
+            "Standard_ND96amsr_A100_v4: A100-SXM4-80GB has no fp8 tensor cores: the GEMMs run in "
+            "bf16 (weight-only quantization: fp8 storage)");
+}
+
 TEST(PlanInfer, CostRanksByDollarsPerMillionTokensAndSkipsUnpricedSizes) {
   // ND H200 v5 has no list price in data/: skipped with a note under the cost objective.
   PlanInferRequest req = Request(

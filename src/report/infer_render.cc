@@ -49,7 +49,7 @@ Json InferJson(const InferView& v) {
   j["tpot_s"]["p99_interval"] = IntervalJson(lat, iv.OfTime(r.stats.tpot_s.p99));
   j["e2e_s"] = Stats(r.stats.e2e_s);
   if (r.scenario != Scenario::kOffline) {
-    j["slo"] = {{"ttft_p99_s", r.ttft_limit_s}, {"tpot_p99_s", r.tpot_limit_s}};
+    j["slo"] = {{"ttft_p99_s", r.ttft_limit_s}, {"tpot_p99_s", r.tpot_limit_s}, {"met", r.slo_met}};
   }
   j["deployment"] = {{"tp", d.tp},
                      {"pp", d.pp},
@@ -115,8 +115,8 @@ std::string InferText(const InferView& v) {
   }
   p("Scenario:       %s", ScenarioName(r.scenario));
   if (r.scenario != Scenario::kOffline) {
-    p(" at %.2f req/s (p99 limits: TTFT %.0f ms, TPOT %.0f ms)", r.qps, ms(r.ttft_limit_s),
-      ms(r.tpot_limit_s));
+    p(" at %.2f req/s (p99 limits: TTFT %.0f ms, TPOT %.0f ms%s)", r.qps, ms(r.ttft_limit_s),
+      ms(r.tpot_limit_s), r.slo_met ? "" : "; not met");
   }
   p("\nRequests:       mean input %.1f, mean output %.1f tokens; %lld simulated on %d of %d "
     "engines\n",

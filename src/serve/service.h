@@ -124,6 +124,10 @@ struct InferResult {
   double requests_per_s = 0;
   RequestStats stats;
   double ttft_limit_s = 0, tpot_limit_s = 0;  // server/interactive
+  // Server/interactive: whether the p99 TTFT and TPOT are within those limits. The rate search
+  // meets them by construction; a given --qps, a trace or a disaggregated run may not (a
+  // warning then says by how much).
+  bool slo_met = true;
   double mean_batch = 0;
   double kv_mean_use_frac = 0, kv_peak_use_frac = 0;
   int64_t preemptions = 0;

@@ -1,0 +1,72 @@
+// Tests of `ndtwin infer`'s flags (cmd/infer.cc) through RunJson, the path every door takes.
+#include <gtest/gtest.h>
+
+#include "cmd/command.h"
+
+namespace ndt {
+namespace {
+
+const Context& Ctx() {
+  static const Context ctx = *Context::Load(NDT_DATA_DIR);
+  return ctx;
+}
+
+StatusOr<CommandOutput> Infer(const Json& args) {
+  Diagnostics diag;
+  return RunJson(*FindCommand("infer"), Ctx(), args, &diag);
+}
+
+// fp32 parses as a training precision, but serving precisions are fp16, bf16, fp8, fp4 (the
+// help's list, and plan infer's): --weights fp32 used to run, priced at 4 bytes per weight.
+TEST(InferFlags, RefusesFp32WeightsAndKvInOneLineNamingTheFlag) {
+  const Json base = {{"sku", "ND96isr_H100_v5"}, {"model", "llama2-7b"}, {"requests", 64}};
+  Json a = base;
+  a["weights"] = "fp32";
+  StatusOr<CommandOutput> r = Infer(a);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(r.status().message(),
+            "--weights 'fp32' is not a precision; use fp16, bf16, fp8 or fp4");
+  Json b = base;
+  b["kv"] = "fp32";
+  r = Infer(b);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "--kv 'fp32' is not a precision; use fp16, bf16 or fp8");
+  // The serving precisions still run.
+  Json c = base;
+  c["weights"] = "bf16";
+  r = Infer(c);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->json["deployment"]["weights"], "bf16");
+}
+
+// --cuda-graph-padding without CUDA graphs names what turned them off: --no-cuda-graphs, or a
+// stack whose cuda_graphs trait is false (tensorrt-llm-2024, data/stacks); the error used to
+// tell a user who gave only --stack to drop a --no-cuda-graphs they never gave.
+TEST(InferFlags, GraphPaddingWithoutGraphsNamesWhatDisabledThem) {
+  const Json base = {{"sku", "ND96isr_H100_v5"},
+                     {"model", "llama2-7b"},
+                     {"requests", 64},
+                     {"cuda-graph-padding", true}};
+  Json a = base;
+  a["no-cuda-graphs"] = true;
+  StatusOr<CommandOutput> r = Infer(a);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "--cuda-graph-padding needs CUDA graphs: drop --no-cuda-graphs");
+  Json b = base;
+  b["stack"] = "tensorrt-llm-2024";
+  r = Infer(b);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(r.status().message(),
+            "--cuda-graph-padding needs CUDA graphs, which --stack tensorrt-llm-2024 does not "
+            "use: drop one of the two");
+  // tensorrt-llm-2025 runs CUDA graphs: padding applies.
+  Json c = base;
+  c["stack"] = "tensorrt-llm-2025";
+  r = Infer(c);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+}
+
+}  // namespace
+}  // namespace ndt
