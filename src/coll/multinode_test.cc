@@ -216,6 +216,39 @@ TEST(NicBound, OneA100PerVmRunsNcclsOneSearchChannelAtThePcieRate) {
   EXPECT_NEAR(r.busbw_Bps / 1e9, 22.675, 0.002);
 }
 
+TEST(NicBound, OneGpuPerVmLL128TakesNcclsLowPpnDiscountBefore223) {
+  // NCCL v2.12-v2.22 tuning.cc: Ring LL128 bus = min(f x C x b, C x perChMaxRingLL128Bw) with
+  // f = 0.7 when ranks / nodes < 2 ("sending/receiving at the same GPU through the NIC"), else
+  // 0.92; v2.23+ always 0.92. 2 ND A100 v4 VMs x 1 GPU: C = 1, b = 24 (one search channel at
+  // the PCIe rate), perChMaxRingLL128Bw[Ampere][2 nodes] = 20. v2.18.5: min(0.7 x 24, 20) =
+  // 16.8; v2.30.4: min(0.92 x 24, 20) = 20. all_reduce on 2 ranks: algbw = bus x 2 / 2.
+  // 8 GPUs per VM keep 0.92 in both: min(0.92 x 8 x 24, 8 x 20) = 160, algbw 160 x 16/30.
+  Env e;
+  ClusterSpec spec;
+  spec.sku = *e.cat.FindSku("Standard_ND96amsr_A100_v4");
+  spec.gpu = &e.cat.GpuOf(*spec.sku);
+  spec.vms = 2;
+  spec.gpus_per_vm = 1;
+  spec.fabric.tiers = ChooseTiers(spec);
+  const Cluster one = *testing::BuildClusterForTest(spec);
+  NcclTopo t = *AnalyzeGroup(one, All(one), testing::BuiltinNcclCalibration().tuning);
+  auto ll128 = [](const NcclTopo& x) {
+    return EstimateNccl(x, CollOp::kAllReduce, Algo::kRing, Proto::kLL128, kGiB, false).algbw_GBps;
+  };
+  EXPECT_NEAR(ll128(t), 20.0, 1e-9);
+  t.nccl_version = 21805;
+  EXPECT_NEAR(ll128(t), 16.8, 1e-9);
+  t.nccl_version = 22203;
+  EXPECT_NEAR(ll128(t), 16.8, 1e-9);
+  t.nccl_version = 22304;
+  EXPECT_NEAR(ll128(t), 20.0, 1e-9);
+  const Cluster eight = e.Build("Standard_ND96amsr_A100_v4", 2);
+  NcclTopo t8 = *AnalyzeGroup(eight, All(eight), testing::BuiltinNcclCalibration().tuning);
+  ASSERT_EQ(t8.ring_channels, 8);
+  t8.nccl_version = 21805;
+  EXPECT_NEAR(ll128(t8), 160.0 * 16 / 30, 1e-9);
+}
+
 TEST(Oversubscription, SlowsARingWhoseHopsCrossThinUplinks) {
   // 16 H100 VMs, one VM per leaf group: every inter-VM ring hop goes leaf -> spine -> leaf. A
   // leaf has 1 NIC port per rail and ceil(1 / 4) = 1 uplink of 50 / 4 = 12.5 GB/s under
