@@ -220,7 +220,9 @@ AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, 
   const double intra_lat = k.hw_latency_us[path][AIdx(algo)][p];
   const double net_over = (t.amd_cpu ? k.net_overhead_amd_us : k.net_overhead_intel_us) *
                           (proto == Proto::kSimple ? k.net_overhead_simple_x : 1.0);
-  const double inter_lat = k.hw_latency_us[2][ppn == 1 ? AIdx(Algo::kTree) : AIdx(algo)][p];
+  const bool lat223 = t.nccl_version >= kNcclLatencyModel223Since;
+  const double inter_lat =
+      k.hw_latency_us[2][ppn == 1 && lat223 ? AIdx(Algo::kTree) : AIdx(algo)][p];
   const double base = k.base_latency_us[AIdx(algo)][p];
   const double log2N = std::log2(static_cast<double>(N));
   double L = 0;
@@ -229,7 +231,7 @@ AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, 
       if (bcred) {
         L = base + (N > 1 ? inter_lat : intra_lat);
       } else {
-        double snet = N > 1 ? (ar ? 2.0 * (N - 1) : N - 1.0) : 0.0;
+        double snet = N > 1 ? (ar ? 2.0 * (lat223 ? N - 1 : N) : N - 1.0) : 0.0;
         L = base + (steps - snet) * std::max(intra_lat, N > 1 ? net_over : 0.0) + snet * inter_lat;
         // Multi-node Ring-Simple all_reduce "plateau effect" (§8.7).
         if (ar && N > 1 && proto == Proto::kSimple && bytes / (C * n) >= 64)

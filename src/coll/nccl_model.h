@@ -173,6 +173,12 @@ inline constexpr int kNcclRingLLHalfSince = 22100;
 // when ranks / nodes < 2, one GPU sending and receiving through its NIC (src/graph/tuning.cc:
 // in v2.22.3, gone in v2.23.4; data/nccl.yaml ring_ll128_bus_factor).
 inline constexpr int kNcclLL128PpnDiscountUntil = 22300;
+// From this release NCCL's latency model (src/graph/tuning.cc) (1) prices a network step at the
+// Tree's network latency when ppn == 1 ("With ppn=1 latencies are fully exposed"), and (2)
+// counts 2(nodes - 1) network steps in a multi-node ring all_reduce; v2.12-v2.22 price every
+// network step at the algorithm's own network latency and count 2 x nodes network steps (and
+// nsteps - 2 x nodes intra steps, negative on one GPU per node, as NCCL writes it).
+inline constexpr int kNcclLatencyModel223Since = 22300;
 // First releases with an algorithm (NVIDIA NCCL release notes): NVLS (NVLink SHARP) inside a
 // node in 2.17.1; NVLS across nodes (with IB SHARP) and NVLSTree in 2.18.1; PAT in 2.23.4.
 // EstimateNccl reports an algorithm as unavailable under an older t.nccl_version.
