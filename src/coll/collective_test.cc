@@ -299,6 +299,13 @@ TEST(Coll, RingLLBusFactorFollowsTheNcclRelease) {
               60.0 * 8 / 14, 1e-9);
   EXPECT_NEAR(EstimateNccl(t, CollOp::kAllGather, Algo::kRing, Proto::kLL, mib, false).algbw_GBps,
               80.0 * 8 / 7, 1e-9);
+  // The switch to 1/2 is at 2.21 (tuning.cc: 1/4 in v2.20.5, 0.5 in v2.21.5).
+  t.nccl_version = 22005;
+  EXPECT_NEAR(EstimateNccl(t, CollOp::kAllReduce, Algo::kRing, Proto::kLL, mib, false).algbw_GBps,
+              60.0 * 8 / 14, 1e-9);
+  t.nccl_version = 22105;
+  EXPECT_NEAR(EstimateNccl(t, CollOp::kAllReduce, Algo::kRing, Proto::kLL, mib, false).algbw_GBps,
+              87.7 * 8 / 14, 1e-9);
 }
 
 TEST(Coll, TunerPicksByNcclsOwnModelNotByCalibratedTime) {

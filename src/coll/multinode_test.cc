@@ -216,6 +216,67 @@ TEST(NicBound, OneA100PerVmRunsNcclsOneSearchChannelAtThePcieRate) {
   EXPECT_NEAR(r.busbw_Bps / 1e9, 22.675, 0.002);
 }
 
+TEST(NicBound, OneGpuPerVmLL128TakesNcclsLowPpnDiscountBefore223) {
+  // NCCL v2.12-v2.22 tuning.cc: Ring LL128 bus = min(f x C x b, C x perChMaxRingLL128Bw) with
+  // f = 0.7 when ranks / nodes < 2 ("sending/receiving at the same GPU through the NIC"), else
+  // 0.92; v2.23+ always 0.92. 2 ND A100 v4 VMs x 1 GPU: C = 1, b = 24 (one search channel at
+  // the PCIe rate), perChMaxRingLL128Bw[Ampere][2 nodes] = 20. v2.18.5: min(0.7 x 24, 20) =
+  // 16.8; v2.30.4: min(0.92 x 24, 20) = 20. all_reduce on 2 ranks: algbw = bus x 2 / 2.
+  // 8 GPUs per VM keep 0.92 in both: min(0.92 x 8 x 24, 8 x 20) = 160, algbw 160 x 16/30.
+  Env e;
+  ClusterSpec spec;
+  spec.sku = *e.cat.FindSku("Standard_ND96amsr_A100_v4");
+  spec.gpu = &e.cat.GpuOf(*spec.sku);
+  spec.vms = 2;
+  spec.gpus_per_vm = 1;
+  spec.fabric.tiers = ChooseTiers(spec);
+  const Cluster one = *testing::BuildClusterForTest(spec);
+  NcclTopo t = *AnalyzeGroup(one, All(one), testing::BuiltinNcclCalibration().tuning);
+  auto ll128 = [](const NcclTopo& x) {
+    return EstimateNccl(x, CollOp::kAllReduce, Algo::kRing, Proto::kLL128, kGiB, false).algbw_GBps;
+  };
+  EXPECT_NEAR(ll128(t), 20.0, 1e-9);
+  t.nccl_version = 21805;
+  EXPECT_NEAR(ll128(t), 16.8, 1e-9);
+  t.nccl_version = 22203;
+  EXPECT_NEAR(ll128(t), 16.8, 1e-9);
+  t.nccl_version = 22304;
+  EXPECT_NEAR(ll128(t), 20.0, 1e-9);
+  const Cluster eight = e.Build("Standard_ND96amsr_A100_v4", 2);
+  NcclTopo t8 = *AnalyzeGroup(eight, All(eight), testing::BuiltinNcclCalibration().tuning);
+  ASSERT_EQ(t8.ring_channels, 8);
+  t8.nccl_version = 21805;
+  EXPECT_NEAR(ll128(t8), 160.0 * 16 / 30, 1e-9);
+}
+
+TEST(NcclVersion, MultiNodeRingLatencyFollowsTheReleasesModel) {
+  // NCCL tuning.cc, Ring all_reduce across nodes: L = base + (nsteps - nInter) x max(intraLat,
+  // netOverhead) + nInter x interLat, x1.4 for Simple past 64 B per channel and rank (plateau).
+  // 2 ND A100 v4 VMs x 1 GPU: nsteps = 2; netOverhead on the AMD host 2 us (x3 for Simple),
+  // above the NVLink and PCI intra latencies. v2.23+ (pinned 2.30.4): nInter = 2(N-1) = 2 and,
+  // with ppn == 1, the Tree's network latency (Simple 14, LL 5.0): Simple (8.4 + 0 + 2 x 14) x
+  // 1.4 = 50.96, LL 6.6 + 2 x 5.0 = 16.6. v2.12-v2.22 (2.18.5): nInter = 2N = 4 and the Ring's
+  // own network latency (Simple 14, LL 2.7), nsteps - nInter = -2 as NCCL writes it: Simple
+  // (8.4 - 2 x 6 + 4 x 14) x 1.4 = 73.36, LL 6.6 - 2 x 2 + 4 x 2.7 = 13.4.
+  Env e;
+  ClusterSpec spec;
+  spec.sku = *e.cat.FindSku("Standard_ND96amsr_A100_v4");
+  spec.gpu = &e.cat.GpuOf(*spec.sku);
+  spec.vms = 2;
+  spec.gpus_per_vm = 1;
+  spec.fabric.tiers = ChooseTiers(spec);
+  const Cluster c = *testing::BuildClusterForTest(spec);
+  NcclTopo t = *AnalyzeGroup(c, All(c), testing::BuiltinNcclCalibration().tuning);
+  auto lat = [&](Proto p) {
+    return EstimateNccl(t, CollOp::kAllReduce, Algo::kRing, p, kGiB, false).latency_us;
+  };
+  EXPECT_NEAR(lat(Proto::kSimple), 50.96, 1e-9);
+  EXPECT_NEAR(lat(Proto::kLL), 16.6, 1e-9);
+  t.nccl_version = 21805;
+  EXPECT_NEAR(lat(Proto::kSimple), 73.36, 1e-9);
+  EXPECT_NEAR(lat(Proto::kLL), 13.4, 1e-9);
+}
+
 TEST(Oversubscription, SlowsARingWhoseHopsCrossThinUplinks) {
   // 16 H100 VMs, one VM per leaf group: every inter-VM ring hop goes leaf -> spine -> leaf. A
   // leaf has 1 NIC port per rail and ceil(1 / 4) = 1 uplink of 50 / 4 = 12.5 GB/s under

@@ -157,14 +157,22 @@ AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, 
   const double ll_max = k.ll_max_bw[llrow][ni];
   if (algo == Algo::kRing) {
     if (proto == Proto::kLL) {
-      // Pre-2.22 tuners: B/4 for all_reduce, reduce or multi-node, B/3 otherwise; later B/2.
+      // Pre-2.21 tuners: B/4 for all_reduce, reduce or multi-node, B/3 otherwise; later B/2.
       const bool quarter = ar || op == CollOp::kReduce || N > 1;
       const double div = t.nccl_version >= kNcclRingLLHalfSince ? k.ring_ll_divisor_new
                          : quarter                              ? k.ring_ll_divisor_old_ar
                                                                 : k.ring_ll_divisor_old_other;
       B = std::min(ll_max, 1.0 / div * B);
     }
-    if (proto == Proto::kLL128) B = std::min(0.92 * B, C * k.per_ch_max_ring_ll128[t.arch][ni]);
+    if (proto == Proto::kLL128) {
+      // NCCL's ppn is ranks / nodes (a float): under 2, one GPU sends and receives through its
+      // NIC, which releases before 2.23 discount to 0.7 (data/nccl.yaml ring_ll128_bus_factor).
+      const bool low_ppn = static_cast<double>(n) / N < 2.0;
+      const double f = low_ppn && t.nccl_version < kNcclLL128PpnDiscountUntil
+                           ? k.ring_ll128_factor_low_ppn_old
+                           : k.ring_ll128_factor;
+      B = std::min(f * B, C * k.per_ch_max_ring_ll128[t.arch][ni]);
+    }
   } else if (algo == Algo::kTree) {
     B = std::min(0.92 * B, C * k.per_ch_max_tree[t.arch][ni]);
     if (proto == Proto::kLL) B = std::min(B / 3.8, ll_max);
@@ -212,7 +220,9 @@ AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, 
   const double intra_lat = k.hw_latency_us[path][AIdx(algo)][p];
   const double net_over = (t.amd_cpu ? k.net_overhead_amd_us : k.net_overhead_intel_us) *
                           (proto == Proto::kSimple ? k.net_overhead_simple_x : 1.0);
-  const double inter_lat = k.hw_latency_us[2][ppn == 1 ? AIdx(Algo::kTree) : AIdx(algo)][p];
+  const bool lat223 = t.nccl_version >= kNcclLatencyModel223Since;
+  const double inter_lat =
+      k.hw_latency_us[2][ppn == 1 && lat223 ? AIdx(Algo::kTree) : AIdx(algo)][p];
   const double base = k.base_latency_us[AIdx(algo)][p];
   const double log2N = std::log2(static_cast<double>(N));
   double L = 0;
@@ -221,7 +231,7 @@ AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, 
       if (bcred) {
         L = base + (N > 1 ? inter_lat : intra_lat);
       } else {
-        double snet = N > 1 ? (ar ? 2.0 * (N - 1) : N - 1.0) : 0.0;
+        double snet = N > 1 ? (ar ? 2.0 * (lat223 ? N - 1 : N) : N - 1.0) : 0.0;
         L = base + (steps - snet) * std::max(intra_lat, N > 1 ? net_over : 0.0) + snet * inter_lat;
         // Multi-node Ring-Simple all_reduce "plateau effect" (§8.7).
         if (ar && N > 1 && proto == Proto::kSimple && bytes / (C * n) >= 64)

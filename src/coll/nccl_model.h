@@ -33,6 +33,8 @@ struct NcclTuning {
   int ctas_per_channel = 0;  // thread blocks (SMs) a collective's kernel runs per channel
   double ll_max_bw[4][3] = {};
   double ring_ll_divisor_old_ar = 0, ring_ll_divisor_old_other = 0, ring_ll_divisor_new = 0;
+  // Ring LL128 bus factor (0.92), and 0.7 under 2 ranks per node before kNcclLL128PpnDiscountUntil.
+  double ring_ll128_factor = 0, ring_ll128_factor_low_ppn_old = 0;
   double per_ch_max_ring_ll128[4][3] = {};
   double per_ch_max_tree_ll128[4][3] = {};
   double per_ch_max_tree[4][3] = {};
@@ -164,9 +166,19 @@ struct NcclTopo {
 };
 
 // NCCL releases before this one price Ring LL at 1/4 of the ring bus bandwidth for all_reduce,
-// reduce and multi-node (1/3 otherwise); later ones at 1/2 (src/graph/tuning.cc; see
-// data/nccl.yaml ring_ll_bus_divisor).
-inline constexpr int kNcclRingLLHalfSince = 22200;
+// reduce and multi-node (1/3 otherwise); later ones at 1/2 (src/graph/tuning.cc: 1/4 in
+// v2.20.5, 0.5 in v2.21.5; see data/nccl.yaml ring_ll_bus_divisor).
+inline constexpr int kNcclRingLLHalfSince = 22100;
+// NCCL releases before this one price Ring LL128 at 0.7 (not 0.92) of the ring bus bandwidth
+// when ranks / nodes < 2, one GPU sending and receiving through its NIC (src/graph/tuning.cc:
+// in v2.22.3, gone in v2.23.4; data/nccl.yaml ring_ll128_bus_factor).
+inline constexpr int kNcclLL128PpnDiscountUntil = 22300;
+// From this release NCCL's latency model (src/graph/tuning.cc) (1) prices a network step at the
+// Tree's network latency when ppn == 1 ("With ppn=1 latencies are fully exposed"), and (2)
+// counts 2(nodes - 1) network steps in a multi-node ring all_reduce; v2.12-v2.22 price every
+// network step at the algorithm's own network latency and count 2 x nodes network steps (and
+// nsteps - 2 x nodes intra steps, negative on one GPU per node, as NCCL writes it).
+inline constexpr int kNcclLatencyModel223Since = 22300;
 // First releases with an algorithm (NVIDIA NCCL release notes): NVLS (NVLink SHARP) inside a
 // node in 2.17.1; NVLS across nodes (with IB SHARP) and NVLSTree in 2.18.1; PAT in 2.23.4.
 // EstimateNccl reports an algorithm as unavailable under an older t.nccl_version.

@@ -119,12 +119,17 @@ StatusOr<NcclTuning> FromMap(const YamlMap& top) {
 
   NDT_RETURN_IF_ERROR(ArchTable(top, "llMaxBw", k.ll_max_bw));
   NDT_ASSIGN_OR_RETURN(YamlMap ll, top.Map("ring_ll_bus_divisor"));
-  NDT_ASSIGN_OR_RETURN(YamlMap old, ll.Map("before_2_22"));
+  NDT_ASSIGN_OR_RETURN(YamlMap old, ll.Map("before_2_21"));
   NDT_ASSIGN_OR_RETURN(k.ring_ll_divisor_old_ar, Positive(old, "allreduce_reduce_or_multinode"));
   NDT_ASSIGN_OR_RETURN(k.ring_ll_divisor_old_other, Positive(old, "others"));
   NDT_RETURN_IF_ERROR(old.Finish());
-  NDT_ASSIGN_OR_RETURN(k.ring_ll_divisor_new, Positive(ll, "since_2_22"));
+  NDT_ASSIGN_OR_RETURN(k.ring_ll_divisor_new, Positive(ll, "since_2_21"));
   NDT_RETURN_IF_ERROR(ll.Finish());
+  NDT_ASSIGN_OR_RETURN(YamlMap ll128, top.Map("ring_ll128_bus_factor"));
+  NDT_ASSIGN_OR_RETURN(k.ring_ll128_factor, Positive(ll128, "default"));
+  NDT_ASSIGN_OR_RETURN(k.ring_ll128_factor_low_ppn_old,
+                       Positive(ll128, "under_2_ranks_per_node_before_2_23"));
+  NDT_RETURN_IF_ERROR(ll128.Finish());
   NDT_RETURN_IF_ERROR(ArchTable(top, "perChMaxRingLL128Bw", k.per_ch_max_ring_ll128));
   NDT_RETURN_IF_ERROR(ArchTable(top, "perChMaxTreeLL128Bw", k.per_ch_max_tree_ll128));
   NDT_RETURN_IF_ERROR(ArchTable(top, "perChMaxTreeBw", k.per_ch_max_tree));

@@ -92,7 +92,7 @@ TEST(NcclTuning, BadFilesAreOneLineErrors) {
   } bads[] = {
       {"llMaxBw: [[39.0, 39.0, 20.4], ", "llMaxBw: [", "expected 4 rows"},
       {"pre_hopper: [40, 30,", "pre_hopper: [30, 40,", "strictly descending"},
-      {"since_2_22: 2}", "since_2_22: 0}", "must be a finite number > 0"},
+      {"since_2_21: 2}", "since_2_21: 0}", "must be a finite number > 0"},
       {"nvls_efficiency: {volta: 0,", "nvls_efficiency: {volta: 0, turing: 0,", "turing"},
       {"simple: [.9, .9,", "simple: [.9,", "expected 23 numbers"},
       {"buffer: 4 MiB", "buffer: 4", "buffer"},
