@@ -6,6 +6,7 @@
 
 #include "hw/catalog.h"
 #include "parallel/cluster_costs.h"
+#include "parallel/stack.h"
 #include "plan/choose.h"
 #include "topo/builders.h"
 
@@ -353,6 +354,7 @@ StatusOr<SimulatedTrainJob> SimulateTrainJob(const Context& ctx, const TrainJobA
                                 " has no InfiniBand: training across VMs needs a scale-out "
                                 "network; use --vms 1 or a size with InfiniBand");
   }
+  NDT_RETURN_IF_ERROR(CheckTrainPrecision(gpu, job.strategy.precision));
   if (const std::string note = PrecisionNote(gpu, job.strategy.precision); !note.empty()) {
     diag->Warn(note);
   }

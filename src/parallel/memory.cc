@@ -66,16 +66,13 @@ MemoryBreakdown StageMemory(const TransformerSpec& m, const Strategy& s, int sta
   for (int c = 0; c < s.vpp; ++c) {
     const LayerRange r = StageChunk(m, s, stage, c);
     for (int64_t l = r.first; l < r.first + r.count; ++l) {
-      chunk_bytes[static_cast<size_t>(c)] +=
-          ActivationBytesPerLayer(m, l, b_mb, seq, s.tp, s.sp, s.recompute, s.flash_attention);
+      chunk_bytes[static_cast<size_t>(c)] += LayerActivationBytes(m, s, l, b_mb, seq, s.recompute);
       if (s.recompute != Recompute::kNone) {
-        // The recompute's working set during one layer's backward: the whole layer's
-        // activations under full recompute, the attention core's (scores) under selective.
-        const double none = ActivationBytesPerLayer(m, l, b_mb, seq, s.tp, s.sp, Recompute::kNone,
-                                                    s.flash_attention);
+        // The recompute's working set during one layer's backward: what the layer would keep
+        // without recompute less what it kept (all of it under full recompute).
+        const double none = LayerActivationBytes(m, s, l, b_mb, seq, Recompute::kNone);
         const double kept = s.recompute == Recompute::kSelective
-                                ? ActivationBytesPerLayer(m, l, b_mb, seq, s.tp, s.sp,
-                                                          Recompute::kSelective, s.flash_attention)
+                                ? LayerActivationBytes(m, s, l, b_mb, seq, Recompute::kSelective)
                                 : 0.0;
         recompute_working_set = std::max(recompute_working_set, none - kept);
       }
@@ -108,6 +105,34 @@ std::string GiB(double bytes) {
 }
 
 }  // namespace
+
+double AlternateMatmulsActivationBytes(const TransformerSpec& m, int64_t layer, double b, double s,
+                                       int tp, bool sp, bool flash) {
+  if (m.IsMoeLayer(layer) || m.attention == AttentionKind::kMla) {
+    return ActivationBytesPerLayer(m, layer, b, s, tp, sp, Recompute::kSelective, flash);
+  }
+  const double t = tp > 0 ? tp : 1;
+  const double sb = s * b;
+  const double h = static_cast<double>(m.hidden);
+  const double q_dim = static_cast<double>(m.heads) * m.head_dim;
+  const double v_dim = static_cast<double>(m.kv_heads) * m.head_dim;
+  const double ffn = static_cast<double>(m.ffn_hidden);
+  double bytes = 2 * sb * h / (sp ? t : 1.0);           // block input
+  bytes += 2 * sb * (q_dim + v_dim + ffn + q_dim) / t;  // wq, wv, w1, SDPA output
+  bytes += 4 * sb * static_cast<double>(m.heads) / t;   // SDPA log-sum-exp
+  bytes += 2 * sb * h;                                  // w2's output
+  if (sp && t > 1) bytes += 2 * (2 * sb * h / t);       // reduce-scatter outputs
+  return bytes;
+}
+
+double LayerActivationBytes(const TransformerSpec& m, const Strategy& s, int64_t layer, double b,
+                            double seq, Recompute r) {
+  if (r == Recompute::kSelective &&
+      s.selective_recompute == SelectiveRecompute::kAlternateMatmuls) {
+    return AlternateMatmulsActivationBytes(m, layer, b, seq, s.tp, s.sp, s.flash_attention);
+  }
+  return ActivationBytesPerLayer(m, layer, b, seq, s.tp, s.sp, r, s.flash_attention);
+}
 
 double GradBytesPerParam(Dtype precision) { return precision == Dtype::kFp16 ? 2.0 : 4.0; }
 

@@ -53,6 +53,28 @@ struct MemoryBreakdown {
   }
 };
 
+// Activation bytes one layer keeps for its backward under torchtitan's op-level selective
+// checkpointing (SelectiveRecompute::kAlternateMatmuls: torchtitan parallelize_llama.py
+// _save_list / _custom_policy, 2024; the same policy as parallel/train_layer_cost.cc
+// AlternateMatmulShare prices): the checkpoint keeps the block's input and the outputs of the
+// ops its policy saves, and re-runs the rest in the backward. A Llama block calls aten.mm as wq,
+// wk, wv, wo, w1, w3, w2 and the policy saves every odd-numbered one (wq, wv, w1, w2), the SDPA
+// kernel's output and log-sum-exp, and reduce_scatter_tensor's outputs (with SP: after wo and
+// w2). 16-bit, per layer, micro-batch b, sequence s (per CP rank), TP t:
+//   2sbh / (SP ? t : 1)                      block input
+//   + 2sb (q_dim + v_dim + ffn + o_dim) / t  wq, wv, w1 (or a plain MLP's first GEMM), SDPA out
+//   + 4 s b heads / t                        the SDPA log-sum-exp (fp32)
+//   + 2sbh                                   w2's output (row-parallel: a full-size partial sum)
+//   + (SP and t > 1 ? 2 * 2sbh / t : 0)      the two reduce-scatter outputs
+// (Llama 3 8B, t = 1: 2h + 2(q + v + ffn + o) + 4a + 2h = 63,616 B per token, against 139,392
+// without recompute.) Layers of another layout (MoE, MLA) keep what selective recompute keeps
+// there (ActivationBytesPerLayer with Recompute::kSelective).
+double AlternateMatmulsActivationBytes(const TransformerSpec& model, int64_t layer, double b,
+                                       double s, int tp, bool sp, bool flash_attention);
+// Activation bytes one layer keeps under strategy `s` (its recompute and, for selective, which
+// selective recompute): ActivationBytesPerLayer, or AlternateMatmulsActivationBytes.
+double LayerActivationBytes(const TransformerSpec& model, const Strategy& s, int64_t layer,
+                            double b, double seq, Recompute r);
 // Parameters held by pipeline stage `stage` per GPU (TP/EP split; embeddings on the first
 // stage, LM head on the last, both when tied and pp > 1).
 double StageParamsPerGpu(const TransformerSpec& model, const Strategy& s, int stage);

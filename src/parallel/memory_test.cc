@@ -101,6 +101,41 @@ TEST(Memory, FullRecomputeKeepsOnlyLayerInputs) {
   EXPECT_NEAR(b.activations_bytes, 8 * 2 * sbh + flash_layer + logits, 1e-6 * b.activations_bytes);
 }
 
+TEST(Memory, AlternateMatmulCheckpointingKeepsTheSavedOpsOutputs) {
+  // torchtitan's op-level selective checkpointing (SelectiveRecompute::kAlternateMatmuls) keeps
+  // the block input and the outputs of wq, wv, w1, SDPA (+ fp32 log-sum-exp) and w2. Llama 3 8B
+  // shape (h 4096, 32 heads, 8 K/V heads of 128, ffn 14336), no TP, per token (s = b = 1):
+  //   2*4096 + 2*(4096 + 1024 + 14336 + 4096) + 4*32 + 2*4096 = 63,616 B
+  // against ActivationBytesPerLayer's no-recompute count with flash attention (no dropout):
+  //   replicated 8h = 32,768 + split 2*(q + k + v + o) + 2*3*ffn = 20,480 + 86,016 + lse 128
+  //   = 139,392 B.
+  InlineModelArgs a;
+  a.arch = "llama";
+  a.layers = 2;
+  a.hidden = 4096;
+  a.heads = 32;
+  a.kv_heads = 8;
+  a.ffn = 14336;
+  a.vocab = 128256;
+  a.seq = 8192;
+  const TransformerSpec m = BuildInlineModel(a).value();
+  EXPECT_DOUBLE_EQ(AlternateMatmulsActivationBytes(m, 0, 1, 1, 1, false, true), 63616.0);
+  EXPECT_DOUBLE_EQ(ActivationBytesPerLayer(m, 0, 1, 1, 1, false, Recompute::kNone, true), 139392.0);
+  // TP 2 with SP: the input and what is split halve, w2's partial-sum output stays full and the
+  // two reduce-scatter outputs add 2 * 2h / 2:
+  //   8192/2 + 47104/2 + 128/2 + 8192 + 2*4096 = 4096 + 23552 + 64 + 8192 + 8192 = 44,096 B.
+  EXPECT_DOUBLE_EQ(AlternateMatmulsActivationBytes(m, 0, 1, 1, 2, true, true), 44096.0);
+  // The strategy picks it only for selective recompute with the alternate-matmul policy.
+  Strategy s;
+  s.selective_recompute = SelectiveRecompute::kAlternateMatmuls;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, s, 0, 2, 8192, Recompute::kSelective),
+                   2 * 8192 * 63616.0);
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, s, 0, 2, 8192, Recompute::kNone), 2 * 8192 * 139392.0);
+  s.selective_recompute = SelectiveRecompute::kAttentionCore;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, s, 0, 2, 8192, Recompute::kSelective),
+                   ActivationBytesPerLayer(m, 0, 2, 8192, 1, false, Recompute::kSelective, true));
+}
+
 TEST(Memory, InterleavedInFlightFollowsTheSchedule) {
   // GPT 8 layers, no TP, pp 2, 4 micro-batches. 1F1B: stage 0 holds pp = 2 micro-batches of its
   // 4 layers. Interleaved vpp 2 (chunks of 2 layers): warm-up (pp - 1) * 2 + (vpp - 1) * pp = 4

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "compute/compute.h"
 #include "core/strings.h"
 
 namespace ndt {
@@ -334,6 +335,16 @@ void ApplyTrainStack(const SoftwareStack& stack, const StrategyKnobs& user, Stra
   s->eager_elementwise = stack.eager_elementwise;
   s->selective_recompute = stack.selective_recompute;
   s->host_issue_per_kernel_s = stack.host_issue_per_kernel_s;
+}
+
+Status CheckTrainPrecision(const GpuSpec& gpu, Dtype precision) {
+  if (precision != Dtype::kFp8 || EffectivePrecision(gpu, Dtype::kFp8) == Precision::kFp8) {
+    return Status::Ok();
+  }
+  return Status::Unsupported(
+      fmt::format("--precision fp8: {} has no fp8 tensor cores, and FP8 training needs them "
+                  "(Transformer Engine refuses compute capability < 8.9); use bf16",
+                  gpu.name));
 }
 
 }  // namespace ndt

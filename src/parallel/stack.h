@@ -19,6 +19,7 @@
 
 #include "core/status.h"
 #include "core/yaml.h"
+#include "hw/spec.h"
 #include "model/transformer.h"
 #include "parallel/strategy.h"
 
@@ -107,6 +108,14 @@ StatusOr<SoftwareStack> FindStack(const std::vector<SoftwareStack>& stacks, cons
 // Sets every knob of `s`: the user's where given, else the stack's, else s's current value; and
 // the stack's implementation traits. REQUIRES: stack.kind == kTraining.
 void ApplyTrainStack(const SoftwareStack& stack, const StrategyKnobs& user, Strategy* s);
+
+// Whether `gpu` can train at `precision`. FP8 training needs FP8 tensor cores: Transformer
+// Engine refuses it below compute capability 8.9 (transformer_engine/pytorch/fp8.py
+// check_fp8_support, TE 1.x-2.x: "Device compute capability 8.9 or higher required for FP8
+// execution"; fp8_autocast asserts it), and training has no weight-only FP8 to fall back on.
+// kUnsupported naming --precision for FP8 on a GPU without FP8 tensor cores (Ampere, Volta);
+// OK otherwise (other precisions keep the compute/ note where the GPU lacks them).
+Status CheckTrainPrecision(const GpuSpec& gpu, Dtype precision);
 
 }  // namespace ndt
 

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "hw/catalog.h"
+
 namespace ndt {
 namespace {
 
@@ -52,9 +54,10 @@ std::string Replace(std::string text, const std::string& from, const std::string
 TEST(Stacks, EveryFileLoadsAndTheNamedOnesExist) {
   StatusOr<std::vector<SoftwareStack>> all = LoadStacks();
   ASSERT_TRUE(all.ok()) << all.status().message();
-  for (const char* name : {"megatron-lm-2021", "megatron-lm-2022", "megatron-core-2024",
-                           "torchtitan-fsdp2-2024", "deepspeed-zero3-2021", "meta-llama3-2024",
-                           "tensorrt-llm-2024", "tensorrt-llm-2025", kDefaultTrainStack}) {
+  for (const char* name :
+       {"megatron-lm-2021", "megatron-lm-2022", "megatron-core-2024", "torchtitan-fsdp2-2024",
+        "deepspeed-zero3-2021", "meta-llama3-2024", "tensorrt-llm-2024", "tensorrt-llm-2025",
+        "llm-foundry-2023", kDefaultTrainStack}) {
     StatusOr<SoftwareStack> st = FindStack(*all, name);
     ASSERT_TRUE(st.ok()) << st.status().message();
     EXPECT_FALSE(st->sources.empty()) << name;
@@ -111,6 +114,17 @@ TEST(Stacks, EveryFileLoadsAndTheNamedOnesExist) {
   EXPECT_DOUBLE_EQ(ds->zero3.host_view_s, 6.0e-6);
   EXPECT_TRUE(ds->zero3.zero_fill);
   EXPECT_EQ(*ds->knobs.zero, 3);
+  // LLM Foundry 2023 (MPT tables): FSDP1 FULL_SHARD per MPTBlock, flat parameters (no
+  // copy-out), Composer's DEFAULT mixed precision reducing in fp32, full activation checkpointing.
+  StatusOr<SoftwareStack> lf = FindStack(*all, "llm-foundry-2023", StackKind::kTraining);
+  ASSERT_TRUE(lf.ok()) << lf.status().message();
+  EXPECT_EQ(*lf->knobs.zero, 3);
+  EXPECT_EQ(*lf->knobs.recompute, Recompute::kFull);
+  EXPECT_EQ(lf->zero3.gather, Zero3Gather::kPerBlock);
+  EXPECT_FALSE(lf->zero3.block_copy_out);
+  EXPECT_DOUBLE_EQ(lf->zero3.grad_reduce_bytes_per_param, 4.0);
+  EXPECT_FALSE(*lf->knobs.tp_overlap);
+  EXPECT_FALSE(*lf->knobs.grad_accum_fusion);
   StatusOr<SoftwareStack> trt = FindStack(*all, "tensorrt-llm-2025", StackKind::kServing);
   ASSERT_TRUE(trt.ok());
   EXPECT_EQ(*trt->serve.kv_block_tokens, 32);
@@ -323,6 +337,22 @@ TEST(Stacks, CpCommAndUnevenStagesAreOptionalKnobs) {
     EXPECT_EQ(meta->sources.at(k).rfind("ASSUMPTION", 0), 0u) << k;
   }
   EXPECT_NE(meta->sources.at("knobs.cp_comm").find("Llama 3 paper"), std::string::npos);
+}
+
+TEST(Stacks, Fp8TrainingNeedsFp8TensorCores) {
+  // Transformer Engine's check_fp8_support refuses FP8 below compute capability 8.9: FP8 training
+  // on an A100 is refused (kUnsupported naming --precision), on an H100 allowed; bf16 is allowed
+  // on both.
+  StatusOr<Catalog> cat = Catalog::Load(Catalog::DefaultDataDir());
+  ASSERT_TRUE(cat.ok()) << cat.status().message();
+  const GpuSpec& a100 = cat->GpuOf(*cat->FindSku("Standard_ND96amsr_A100_v4").value());
+  const GpuSpec& h100 = cat->GpuOf(*cat->FindSku("Standard_ND96isr_H100_v5").value());
+  const Status refused = CheckTrainPrecision(a100, Dtype::kFp8);
+  EXPECT_EQ(refused.code(), StatusCode::kUnsupported);
+  EXPECT_NE(refused.message().find("--precision fp8"), std::string::npos) << refused.message();
+  EXPECT_TRUE(CheckTrainPrecision(a100, Dtype::kBf16).ok());
+  EXPECT_TRUE(CheckTrainPrecision(h100, Dtype::kFp8).ok());
+  EXPECT_TRUE(CheckTrainPrecision(h100, Dtype::kBf16).ok());
 }
 
 }  // namespace

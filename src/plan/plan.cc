@@ -13,6 +13,7 @@
 #endif
 
 #include "parallel/cluster_costs.h"
+#include "parallel/stack.h"
 #include "parallel/train.h"
 #include "topo/builders.h"
 
@@ -173,6 +174,10 @@ std::vector<SizeContext> BuildContexts(const Catalog& cat, const FabricParams& f
     if (cluster.ok() && !assumed.empty()) fabric_notes->push_back(sku->name + ": " + assumed);
     if (!cluster.ok()) {
       notes->push_back(sku->name + ": " + cluster.status().message() + "; skipped");
+      continue;
+    }
+    if (const Status p = CheckTrainPrecision(gpu, req.precision); !p.ok()) {
+      notes->push_back(sku->name + ": " + p.message() + "; skipped");
       continue;
     }
     if (const std::string n = PrecisionNote(gpu, req.precision); !n.empty()) {
