@@ -11,7 +11,6 @@ namespace ndt {
 namespace {
 
 constexpr int kMaxPlanGpus = 131072;
-constexpr int kMaxThreads = 1024;
 
 }  // namespace
 
