@@ -105,6 +105,8 @@ ERRORS = [
     ("/api/train", {"sku": "ND96amsr_A100_v4", "model": "m.yaml", "gbs": 8}, 400, "file path"),
     ("/api/topo", {"sku": "ND96amsr_A100_v4", "vms": 100000}, 400, "budget"),
     ("/api/infer", {"requests": 10 ** 7}, 400, "budget"),
+    # --gpus sizes the cluster too (131072 GPUs: 16,384 VMs of 8, beyond the 4,096 VMs' budget).
+    ("/api/plan-train", {"model": "llama2-7b", "gbs": 64, "gpus": 131072}, 400, "budget"),
     ("/api/topo", b"{" + b" " * 70000 + b"}", 400, "budget"),
     ("/api/train", {"sku": "nope", "model": "llama2-7b", "gbs": 8}, 400, "nope"),
     ("/api/no-such", {}, 404, "unknown command"),
