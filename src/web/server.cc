@@ -85,8 +85,9 @@ WebResponse HandleApi(const Context& ctx, const std::string& slug, const std::st
                             "(use a preset, or the CLI)");
     }
     // A model given by name may also be a YAML path ("--model m.yaml"): the web door takes
-    // presets only, so any path-like value is refused.
-    if (value.is_string()) {
+    // presets only, so any path-like value is refused. Only where a file may be named: other
+    // values hold slashes of their own ("storage_bw": "2 TB/s" was refused as a path).
+    if (value.is_string() && o != nullptr && o->preset_or_file) {
       const std::string v = value.get<std::string>();
       const auto ends = [&v](const std::string& suf) {
         return v.size() >= suf.size() && v.compare(v.size() - suf.size(), suf.size(), suf) == 0;
