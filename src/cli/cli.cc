@@ -66,6 +66,10 @@ CLI::Validator StrictInteger() {
         T x{};
         auto [p, ec] = std::from_chars(b, e, x);
         if (ec == std::errc() && p == e && b != e) return "";
+        // An unsigned field (a seed) cannot hold "-1": say so ("not a whole number" misled).
+        if (std::is_unsigned_v<T> && b != e && *b == '-') {
+          return "'" + v + "' is negative; it takes a whole number >= 0";
+        }
         if (ec == std::errc::result_out_of_range) {
           return "'" + v + "' is out of range (" + std::to_string(std::numeric_limits<T>::min()) +
                  ".." + std::to_string(std::numeric_limits<T>::max()) + ")";
