@@ -79,6 +79,21 @@ CLI::Validator StrictInteger() {
       "");
 }
 
+// A flag's value (--sp=false) must be one CLI11 reads as true or false: its own reading threw
+// std::invalid_argument past the parser for "--sp=maybe" (CLI11 2.1), which aborted the run.
+CLI::Validator FlagValue() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        try {
+          (void)CLI::detail::to_flag_value(v);
+          return "";
+        } catch (const std::exception&) {
+          return "'" + v + "' is not true or false";
+        }
+      },
+      "");
+}
+
 // One option of the registry as a CLI11 flag bound to its field.
 void AddCliOption(CLI::App* sub, Option& o) {
   const std::string flag = o.positional ? o.name : "--" + o.name;
@@ -108,8 +123,10 @@ void AddCliOption(CLI::App* sub, Option& o) {
   std::visit(
       [&](auto* p) {
         using T = std::remove_pointer_t<decltype(p)>;
-        if constexpr (std::is_same_v<T, int> || std::is_same_v<T, int64_t> ||
-                      std::is_same_v<T, uint64_t>) {
+        if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, std::optional<bool>>) {
+          added->check(FlagValue());
+        } else if constexpr (std::is_same_v<T, int> || std::is_same_v<T, int64_t> ||
+                             std::is_same_v<T, uint64_t>) {
           added->check(StrictInteger<T>());
         } else if constexpr (std::is_same_v<T, std::optional<int>> ||
                              std::is_same_v<T, std::optional<int64_t>>) {
