@@ -169,7 +169,10 @@ void Warn(const std::string& msg) {
 // Diagnostics straight to stderr, in the order the command emits them.
 class StderrDiagnostics : public Diagnostics {
  public:
-  void Warn(const std::string& msg) override { ndt::Warn(msg); }
+  void Warn(const std::string& msg) override {
+    ndt::Warn(msg);
+    warnings.push_back(msg);  // for the --report page
+  }
   explicit StderrDiagnostics(bool progress) : progress_(progress) {}
   void Note(const std::string& line) override { std::fprintf(stderr, "%s\n", line.c_str()); }
   void Progress(const std::string& line) override {
@@ -295,7 +298,8 @@ int RunCli(int argc, char** argv) {
   if (!out.ok()) return Fail(out.status());
   if (report.has_value()) {
     const Status st = WriteReport(
-        *report, ReportHtml(chosen->cmd->name, OptionValues(chosen->options), out->json));
+        *report,
+        ReportHtml(chosen->cmd->name, OptionValues(chosen->options), out->json, diag.warnings));
     if (!st.ok()) return Fail(st);
   }
   if (json && !out->json.is_null()) {  // null: an MPI worker of sweep (rank 0 prints)

@@ -139,7 +139,8 @@ WebResponse HandleApi(const Context& ctx, const std::string& slug, const std::st
       bound->Declare(&bound_options);
       if (BindJson(args, &bound_options, cmd->name).ok()) inputs = OptionValues(bound_options);
     }
-    return {200, "text/html; charset=utf-8", ReportHtml(cmd->name, inputs, out->json)};
+    return {200, "text/html; charset=utf-8",
+            ReportHtml(cmd->name, inputs, out->json, diag.warnings)};
   }
   return {200, "application/json", out->json.dump(2) + "\n"};
 }
