@@ -66,11 +66,30 @@ CLI::Validator StrictInteger() {
         T x{};
         auto [p, ec] = std::from_chars(b, e, x);
         if (ec == std::errc() && p == e && b != e) return "";
+        // An unsigned field (a seed) cannot hold "-1": say so ("not a whole number" misled).
+        if (std::is_unsigned_v<T> && b != e && *b == '-') {
+          return "'" + v + "' is negative; it takes a whole number >= 0";
+        }
         if (ec == std::errc::result_out_of_range) {
           return "'" + v + "' is out of range (" + std::to_string(std::numeric_limits<T>::min()) +
                  ".." + std::to_string(std::numeric_limits<T>::max()) + ")";
         }
         return "'" + v + "' is not a whole number";
+      },
+      "");
+}
+
+// A flag's value (--sp=false) must be one CLI11 reads as true or false: its own reading threw
+// std::invalid_argument past the parser for "--sp=maybe" (CLI11 2.1), which aborted the run.
+CLI::Validator FlagValue() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        try {
+          (void)CLI::detail::to_flag_value(v);
+          return "";
+        } catch (const std::exception&) {
+          return "'" + v + "' is not true or false";
+        }
       },
       "");
 }
@@ -104,8 +123,10 @@ void AddCliOption(CLI::App* sub, Option& o) {
   std::visit(
       [&](auto* p) {
         using T = std::remove_pointer_t<decltype(p)>;
-        if constexpr (std::is_same_v<T, int> || std::is_same_v<T, int64_t> ||
-                      std::is_same_v<T, uint64_t>) {
+        if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, std::optional<bool>>) {
+          added->check(FlagValue());
+        } else if constexpr (std::is_same_v<T, int> || std::is_same_v<T, int64_t> ||
+                             std::is_same_v<T, uint64_t>) {
           added->check(StrictInteger<T>());
         } else if constexpr (std::is_same_v<T, std::optional<int>> ||
                              std::is_same_v<T, std::optional<int64_t>>) {
@@ -148,7 +169,10 @@ void Warn(const std::string& msg) {
 // Diagnostics straight to stderr, in the order the command emits them.
 class StderrDiagnostics : public Diagnostics {
  public:
-  void Warn(const std::string& msg) override { ndt::Warn(msg); }
+  void Warn(const std::string& msg) override {
+    ndt::Warn(msg);
+    warnings.push_back(msg);  // for the --report page
+  }
   explicit StderrDiagnostics(bool progress) : progress_(progress) {}
   void Note(const std::string& line) override { std::fprintf(stderr, "%s\n", line.c_str()); }
   void Progress(const std::string& line) override {
@@ -274,7 +298,8 @@ int RunCli(int argc, char** argv) {
   if (!out.ok()) return Fail(out.status());
   if (report.has_value()) {
     const Status st = WriteReport(
-        *report, ReportHtml(chosen->cmd->name, OptionValues(chosen->options), out->json));
+        *report,
+        ReportHtml(chosen->cmd->name, OptionValues(chosen->options), out->json, diag.warnings));
     if (!st.ok()) return Fail(st);
   }
   if (json && !out->json.is_null()) {  // null: an MPI worker of sweep (rank 0 prints)

@@ -11,7 +11,6 @@ namespace ndt {
 namespace {
 
 constexpr int kMaxPlanGpus = 131072;
-constexpr int kMaxThreads = 1024;
 
 }  // namespace
 
@@ -27,7 +26,7 @@ std::vector<std::string> SplitCommas(const std::string& list) {
 }
 
 void ModelArgs::Declare(OptionList* o) {
-  o->Add("model", &model, "Model preset or YAML file (see: ndtwin model list)");
+  o->Add("model", &model, "Model preset or YAML file (see: ndtwin model list)").PresetOrFile();
   o->Add("model-file", &model_file, "Model YAML file").LocalFile();
   o->Add("hf-config", &hf_config, "Hugging Face config.json").LocalFile();
   // The same bounds as a model file's keys (model/transformer.h).
@@ -146,7 +145,8 @@ StatusOr<const Context*> PriceArgs::Apply(const Context& ctx,
 }
 
 void LengthArgs::Declare(OptionList* o) {
-  o->Add("dataset", &dataset, "Length dataset preset or CSV (default mlperf-llama2-70b)");
+  o->Add("dataset", &dataset, "Length dataset preset or CSV (default mlperf-llama2-70b)")
+      .PresetOrFile();
   o->Add("input-len", &input_len, "Fixed input tokens per request").Range(1, kMaxTokensPerRequest);
   o->Add("output-len", &output_len, "Fixed output tokens per request")
       .Range(1, kMaxTokensPerRequest);

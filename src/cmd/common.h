@@ -100,6 +100,9 @@ inline constexpr int kMaxDegree = 1024;
 inline constexpr double kMaxTrainTokens = 1e15;
 // Rows a planner prints (--top).
 inline constexpr int kMaxTop = 1000;
+// Threads of a command's --threads (plan, sweep): beyond, libgomp cannot start them (a sweep
+// with --threads 100000 died in GOMP_parallel).
+inline constexpr int kMaxThreads = 1024;
 // The training options' ranges (train and plan train), on options already declared.
 void RangeTrainOptions(OptionList* o);
 

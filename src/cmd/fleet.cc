@@ -74,6 +74,10 @@ struct FleetRequest : CommandRequest {
     o->Range("runs", 1, 1e6, "Monte Carlo runs (10,000 take about 0.3 s)");
     o->Range("days", 1e-3, 36500, "wall-clock days, up to 100 years");
     o->Range("failure-scale", 0, 1e4, "a multiple of the fitted interruption rates");
+    // Spares beyond a cluster would overflow VMs + spares (--spares 2147483647 hung).
+    o->Range("spares", 0, kMaxVms, "hot spare VMs");
+    // Before RangeTrainOptions: fleet's --threads defaults to 1, not to all cores.
+    o->Range("threads", 0, kMaxThreads, "Monte Carlo threads (0 runs on one)");
     RangeTrainOptions(o);
   }
 };

@@ -29,7 +29,9 @@ struct ModelShowOptions : CommandRequest {
   std::string name;
   std::string hf_config;
   void Declare(OptionList* o) override {
-    o->Add("name", &name, "Preset name (e.g. llama2-70b) or a model .yaml file").Positional();
+    o->Add("name", &name, "Preset name (e.g. llama2-70b) or a model .yaml file")
+        .Positional()
+        .PresetOrFile();
     o->Add("hf-config", &hf_config, "A Hugging Face config.json instead of NAME").LocalFile();
   }
 };

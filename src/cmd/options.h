@@ -46,6 +46,9 @@ struct Option {
   bool local_file = false;  // names a file the command reads or writes (refused by the web door)
   bool for_report = false;  // a flag adding the data of a report's charts to the JSON (a
                             // timeline): --report and the web's forms turn it on
+  // A preset's name or a file's path (--model, --dataset): the web door takes the names and
+  // refuses a value that looks like a path.
+  bool preset_or_file = false;
   // Numeric options: the inclusive range every value must lie in, given or default (omitted
   // optionals are not checked). Every door applies it through CheckRanges before the command
   // runs, so no value outside it reaches the library. `range_note` follows the message
@@ -63,6 +66,10 @@ struct Option {
   }
   Option& LocalFile() {
     local_file = true;
+    return *this;
+  }
+  Option& PresetOrFile() {
+    preset_or_file = true;
     return *this;
   }
   Option& ForReport() {

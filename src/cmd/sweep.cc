@@ -302,7 +302,8 @@ struct SweepRequest : CommandRequest {
         .LocalFile();
     o->Add("out", &out, "The SQLite database to write (FILE.sqlite)").Required().LocalFile();
     o->Add("resume", &resume, "Finish the missing points of an interrupted --out");
-    o->Add("threads", &threads, "OpenMP threads per process (default: all cores)");
+    o->Add("threads", &threads, "OpenMP threads per process (default: all cores)")
+        .Range(0, kMaxThreads, "0 or omitted for all cores");
     o->Add("store", &store, "full (the whole --json document per row; default) | summary");
     o->Add("pareto", &pareto, "Print the Pareto frontier over 2 or 3 columns (a,b[,c])");
     o->Add("top", &top, "Print the best K rows (with --by)");
@@ -326,7 +327,6 @@ StatusOr<CommandOutput> RunSweepCommand(const Context& ctx, const SweepRequest& 
   if (!ParseSweepStore(f.store, &store)) {
     return Status::InvalidInput("--store '" + f.store + "'; use full or summary");
   }
-  if (f.threads < 0) return Status::InvalidInput("--threads must be >= 0 (0: all cores)");
   const std::vector<std::string> pareto = Split(f.pareto);
   if (!f.pareto.empty() && (pareto.size() < 2 || pareto.size() > 3)) {
     return Status::InvalidInput("--pareto takes two or three columns (e.g. step_time_s,cost_usd)");

@@ -241,7 +241,8 @@ std::string FleetText(const FleetView& v) {
     causes += (causes.empty() ? "" : ", ") + name + " " +
               Fmt("%.0f%%", lost_total > 0 ? 100 * h / lost_total : 0);
   }
-  p("Lost GPU-hours: %.0f: %s\n", lost_total, causes.c_str());
+  // No cause when nothing was lost (no interruption, no checkpoint in the window).
+  p("Lost GPU-hours: %.0f%s%s\n", lost_total, causes.empty() ? "" : ": ", causes.c_str());
   p("Placement:      %d scale set%s%s", place.scale_sets, place.scale_sets == 1 ? "" : "s",
     place.azure_arranged ? " (beyond a customer scale set: Azure-arranged)" : "");
   if (place.racks > 0) p(", %d NVL72 rack%s", place.racks, place.racks == 1 ? "" : "s");

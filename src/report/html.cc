@@ -140,7 +140,8 @@ std::string JsonToHtml(const Json& doc) {
   return out;
 }
 
-std::string ReportHtml(const std::string& command, const Json& inputs, const Json& doc) {
+std::string ReportHtml(const std::string& command, const Json& inputs, const Json& doc,
+                       const std::vector<std::string>& warnings) {
   const std::vector<ChartSpec> charts = ChartSpecs(doc);
   std::string h;
   h += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
@@ -153,6 +154,11 @@ std::string ReportHtml(const std::string& command, const Json& inputs, const Jso
          HtmlEscape(doc["schema"].is_string() ? doc["schema"].get<std::string>() : "");
   }
   h += " &middot; a prediction of the model, not a measurement</div>\n";
+  if (!warnings.empty()) {
+    h += "<h2>Warnings</h2>\n<div id=\"warnings\">";
+    for (const std::string& w : warnings) h += "<p class=\"warn\">" + HtmlEscape(w) + "</p>";
+    h += "</div>\n";
+  }
   h += "<h2>Inputs</h2>\n<div id=\"inputs\">";
   Json shown = Json::object();
   for (const auto& [k, v] : inputs.items()) {

@@ -33,9 +33,11 @@ std::string JsonToHtml(const nlohmann::ordered_json& doc);
 std::string HtmlEscape(const std::string& s);
 
 // The whole page. `command` is the registry name ("plan train"); `inputs` the request's option
-// values (OptionValues); `doc` the command's --json document.
+// values (OptionValues); `doc` the command's --json document; `warnings` what the command warned
+// (the CLI's "ndtwin: warning: ..." lines, e.g. an accuracy caveat), shown under the title.
 std::string ReportHtml(const std::string& command, const nlohmann::ordered_json& inputs,
-                       const nlohmann::ordered_json& doc);
+                       const nlohmann::ordered_json& doc,
+                       const std::vector<std::string>& warnings = {});
 
 // Writes `html` to `path` atomically (a temporary file beside it, then a rename); an unwritable
 // path is kInvalidInput "cannot write report 'p': <reason>".

@@ -157,6 +157,17 @@ TEST(ReportHtml, HoldsTheDocumentInputsAndSpecs) {
   EXPECT_EQ(html, ReportHtml("train", inputs, doc));
 }
 
+// A command's warnings (the CLI's stderr lines: an accuracy caveat) show on the page, escaped;
+// without any, the page has no warnings section.
+TEST(ReportHtml, ShowsTheWarnings) {
+  const Json doc = TrainDoc();
+  const Json inputs = Json::object();
+  EXPECT_EQ(ReportHtml("train", inputs, doc).find("id=\"warnings\""), std::string::npos);
+  const std::string html = ReportHtml("train", inputs, doc, {"fitted on <3 cases", "second"});
+  EXPECT_NE(html.find("<p class=\"warn\">fitted on &lt;3 cases</p><p class=\"warn\">second</p>"),
+            std::string::npos);
+}
+
 TEST(JsonToHtml, TablesForObjectsAndRows) {
   const Json doc = Json::parse(R"({"a_b": 1.5, "rows": [{"x": 1}, {"x": 2, "y": "z"}]})");
   const std::string h = JsonToHtml(doc);

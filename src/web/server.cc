@@ -85,8 +85,9 @@ WebResponse HandleApi(const Context& ctx, const std::string& slug, const std::st
                             "(use a preset, or the CLI)");
     }
     // A model given by name may also be a YAML path ("--model m.yaml"): the web door takes
-    // presets only, so any path-like value is refused.
-    if (value.is_string()) {
+    // presets only, so any path-like value is refused. Only where a file may be named: other
+    // values hold slashes of their own ("storage_bw": "2 TB/s" was refused as a path).
+    if (value.is_string() && o != nullptr && o->preset_or_file) {
       const std::string v = value.get<std::string>();
       const auto ends = [&v](const std::string& suf) {
         return v.size() >= suf.size() && v.compare(v.size() - suf.size(), suf.size(), suf) == 0;
@@ -98,7 +99,10 @@ WebResponse HandleApi(const Context& ctx, const std::string& slug, const std::st
                               "(use a preset name)");
       }
     }
+    // --gpus sizes a cluster as --vms does (plan train --gpus 131072 is 16,384 VMs of 8 GPUs,
+    // 131,072 of 1): without its own limit it went around the VMs' budget.
     for (const auto& [name, limit] : {std::pair<std::string, int64_t>{"vms", budget.max_vms},
+                                      {"gpus", budget.max_gpus},
                                       {"requests", budget.max_requests}}) {
       if (Dashed(key) == name && value.is_number() && value.get<double>() > double(limit)) {
         return Error(400, "'" + key + "' = " + value.dump() +
@@ -135,7 +139,8 @@ WebResponse HandleApi(const Context& ctx, const std::string& slug, const std::st
       bound->Declare(&bound_options);
       if (BindJson(args, &bound_options, cmd->name).ok()) inputs = OptionValues(bound_options);
     }
-    return {200, "text/html; charset=utf-8", ReportHtml(cmd->name, inputs, out->json)};
+    return {200, "text/html; charset=utf-8",
+            ReportHtml(cmd->name, inputs, out->json, diag.warnings)};
   }
   return {200, "application/json", out->json.dump(2) + "\n"};
 }
@@ -148,6 +153,7 @@ struct ServeRequest : CommandRequest {
   int threads = 4;
   int queue = 16;
   int64_t max_vms = WebBudget().max_vms;
+  int64_t max_gpus = WebBudget().max_gpus;
   int64_t max_requests = WebBudget().max_requests;
   void Declare(OptionList* o) override {
     o->Add("host", &host, "Address to listen on (default 127.0.0.1: this machine only)");
@@ -155,9 +161,15 @@ struct ServeRequest : CommandRequest {
     o->Add("threads", &threads, "Requests served at once (default 4)");
     o->Add("queue", &queue,
            "Connections that may wait for a thread (default 16); beyond, HTTP 503 at once");
-    o->Add("max-vms", &max_vms, "Per-request budget: the most VMs a request may ask for");
+    o->Add("max-vms", &max_vms,
+           "Per-request budget: the most VMs a request may ask for (default " +
+               std::to_string(max_vms) + ")");
+    o->Add("max-gpus", &max_gpus,
+           "Per-request budget: the most GPUs a request may ask for with --gpus (default " +
+               std::to_string(max_gpus) + ")");
     o->Add("max-requests", &max_requests,
-           "Per-request budget: the most inference requests a request may simulate");
+           "Per-request budget: the most inference requests a request may simulate (default " +
+               std::to_string(max_requests) + ")");
   }
 };
 
@@ -239,6 +251,7 @@ StatusOr<CommandOutput> RunServe(const Context& ctx, const ServeRequest& r, Diag
   }
   WebBudget budget;
   budget.max_vms = r.max_vms;
+  budget.max_gpus = r.max_gpus;
   budget.max_requests = r.max_requests;
   httplib::Server svr;
   const int threads = r.threads;

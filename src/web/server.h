@@ -26,6 +26,7 @@ namespace ndt {
 struct WebBudget {
   size_t max_body_bytes = 64 * 1024;
   int64_t max_vms = 4096;        // "vms" of any command
+  int64_t max_gpus = 32768;      // "gpus" of plan and fleet: 4096 VMs of 8 GPUs
   int64_t max_requests = 20000;  // "requests" simulated by infer / plan infer
 };
 

@@ -79,6 +79,11 @@ SAME = [
      ["plan", "train", "--model", "llama2-7b", "--gbs", "64", "--vms", "1", "--sku",
       "Standard_ND96amsr_A100_v4", "--top", "2", "--tokens", "1e11", "--fidelity", "analytical"]),
     ("sku-list", {}, ["sku", "list"]),
+    # A slash that is a unit's, not a path's.
+    ("fleet", {"sku": "ND96isr_H100_v5", "vms": 2, "model": "llama2-7b", "gbs": 64,
+               "tokens": 1e10, "runs": 10, "checkpoint-to": "lustre", "storage-bw": "2 TB/s"},
+     ["fleet", "--sku", "ND96isr_H100_v5", "--vms", "2", "--model", "llama2-7b", "--gbs", "64",
+      "--tokens", "1e10", "--runs", "10", "--checkpoint-to", "lustre", "--storage-bw", "2 TB/s"]),
     ("model-show", {"name": "llama2-70b"}, ["model", "show", "llama2-70b"]),
 ]
 for slug, body, args in SAME:
@@ -103,8 +108,13 @@ ERRORS = [
     ("/api/train", {"model-file": "m.yaml"}, 400, "local file"),
     ("/api/train", {"sku": "ND96amsr_A100_v4", "model": "/etc/passwd", "gbs": 8}, 400, "file path"),
     ("/api/train", {"sku": "ND96amsr_A100_v4", "model": "m.yaml", "gbs": 8}, 400, "file path"),
+    ("/api/infer", {"sku": "ND96amsr_A100_v4", "model": "llama2-7b", "dataset": "/etc/passwd"},
+     400, "file path"),
+    ("/api/model-show", {"name": "../m.yaml"}, 400, "file path"),
     ("/api/topo", {"sku": "ND96amsr_A100_v4", "vms": 100000}, 400, "budget"),
     ("/api/infer", {"requests": 10 ** 7}, 400, "budget"),
+    # --gpus sizes the cluster too (131072 GPUs: 16,384 VMs of 8, beyond the 4,096 VMs' budget).
+    ("/api/plan-train", {"model": "llama2-7b", "gbs": 64, "gpus": 131072}, 400, "budget"),
     ("/api/topo", b"{" + b" " * 70000 + b"}", 400, "budget"),
     ("/api/train", {"sku": "nope", "model": "llama2-7b", "gbs": 8}, 400, "nope"),
     ("/api/no-such", {}, 404, "unknown command"),
