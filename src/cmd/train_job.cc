@@ -354,6 +354,13 @@ StatusOr<SimulatedTrainJob> SimulateTrainJob(const Context& ctx, const TrainJobA
                                 "network; use --vms 1 or a size with InfiniBand");
   }
   if (const std::string note = PrecisionNote(gpu, job.strategy.precision); !note.empty()) {
+    // fp8 training (Transformer Engine) needs fp8 tensor cores: there is no weight-only fp8
+    // training to fall back to, unlike serving.
+    if (DtypeBytes(job.strategy.precision) < 2) {
+      return Status::InvalidInput("--precision " + std::string(DtypeName(job.strategy.precision)) +
+                                  ": " + gpu.name + " has no " + DtypeName(job.strategy.precision) +
+                                  " tensor cores to train in; use --precision bf16 or fp16");
+    }
     diag->Warn(note);
   }
   ClusterSpec cs;
