@@ -56,5 +56,25 @@ TEST(TrainAudit, Fp8TrainingIsRefusedWithoutFp8TensorCores) {
       << p.status().message();
 }
 
+// --schedule gpipe with pp given and vpp left out: the vpp search used to pick vpp 8 and report
+// interleaved-1f1b, silently dropping the flag. GPipe has one chunk per stage.
+TEST(TrainAudit, GpipeScheduleIsKeptWhenVppIsSearched) {
+  StatusOr<CommandOutput> r = RunCmd("train", {{"sku", "ND96isr_H100_v5"},
+                                               {"vms", 4},
+                                               {"model", "llama3-8b"},
+                                               {"gbs", 256},
+                                               {"pp", 4},
+                                               {"schedule", "gpipe"}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->json["strategy"]["schedule"], "gpipe");
+  EXPECT_EQ(r->json["strategy"]["vpp"], 1);
+  // Without the flag the same job still interleaves (the search is unchanged).
+  r = RunCmd(
+      "train",
+      {{"sku", "ND96isr_H100_v5"}, {"vms", 4}, {"model", "llama3-8b"}, {"gbs", 256}, {"pp", 4}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->json["strategy"]["schedule"], "interleaved-1f1b");
+}
+
 }  // namespace
 }  // namespace ndt
