@@ -249,6 +249,14 @@ StatusOr<TransformerSpec> BuildInlineModel(const InlineModelArgs& a) {
     return Status::InvalidInput("--arch must be one of " + ModelArchList() + " (got '" + a.arch +
                                 "')");
   }
+  // No flag gives experts (or MLA): an inline "mixtral" or "deepseek" would be a dense model
+  // under a mixture-of-experts name, and --ep would then refuse it as dense.
+  if (a.arch == "mixtral" || a.arch == "deepseek") {
+    return Status::InvalidInput("--arch " + a.arch +
+                                ": an inline model has no experts (no flags for them); use "
+                                "--model, --model-file or --hf-config for a mixture of experts, or "
+                                "--arch llama for its dense shape");
+  }
   const ArchDefaults d = DefaultsOf(a.arch);
   if (a.layers <= 0 || a.hidden <= 0 || a.heads <= 0) {
     return Status::InvalidInput(
