@@ -316,8 +316,11 @@ StatusOr<TransformerSpec> HfConfigFromJson(const nlohmann::json& j, const std::s
     return def;
   };
   TransformerSpec s;
-  s.name = fs::path(name).parent_path().filename().string();
-  if (s.name.empty() || s.name == ".") s.name = fs::path(name).stem().string();
+  // A Hugging Face checkout's config.json is named by its folder (Llama-2-70b-hf/config.json);
+  // any other file by its own name (/tmp/x/qwen3-moe.json is "qwen3-moe", not "x").
+  const fs::path file(name);
+  if (file.filename() == "config.json") s.name = file.parent_path().filename().string();
+  if (s.name.empty() || s.name == ".") s.name = file.stem().string();
   s.source = "Hugging Face config " + name;
   const std::string model_type = j.value("model_type", std::string());
   // Families that are not decoder-only transformers: state-space, hybrid, recurrent, encoders.

@@ -193,6 +193,8 @@ TEST(HfConfig, Llama2_70bConfigMatchesPreset) {
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(s->name, "Llama-2-70b-hf");
   EXPECT_DOUBLE_EQ(CountParams(*s).total, CountParams(Preset("llama2-70b")).total);
+  // A file with another name is named by itself, not by its folder (was "configs").
+  EXPECT_EQ(ParseHfConfig(json, "configs/llama2-70b.json")->name, "llama2-70b");
 }
 
 TEST(HfConfig, MixtralExpertsAreRead) {
