@@ -64,6 +64,7 @@ MemoryBreakdown StageMemory(const TransformerSpec& m, const Strategy& s, int sta
               : bytes_per_param * params;
   };
   b.weights_bytes = sharded(kWeightBytesPerParam, s.zero >= 3);
+  b.expert_weights_bytes = kWeightBytesPerParam * expert / (s.zero >= 3 ? expert_shards : 1.0);
   b.gradients_bytes = sharded(GradBytesPerParam(s.precision), s.zero >= 2);
   b.optimizer_bytes = sharded(OptimizerStateBytesPerParam(s.precision), s.zero >= 1);
 

@@ -45,6 +45,8 @@ struct MemoryBreakdown {
   double activations_bytes = 0;  // stored activations of in-flight micro-batches + working set
   double comm_buffers_bytes = 0;
   double workspace_bytes = 0;
+  double expert_weights_bytes = 0;   // the experts' part of weights_bytes (MoE; ZeRO shards it
+                                     // over DP x CP / EP ranks, the rest over DP x CP)
   double params_per_gpu = 0;         // parameters this GPU holds (before ZeRO-3 sharding)
   double inflight_microbatches = 0;  // in micro-batch units of a whole stage
   int peak_stage = 0;                // pipeline stage with the largest total

@@ -114,9 +114,11 @@ TEST(Memory, ZeroShardsExpertsOverTheExpertDataParallelGroup) {
   const double dense = params - expert;
   MemoryBreakdown z1 = EstimateMemory(m, s);
   EXPECT_NEAR(z1.optimizer_bytes, 12 * (dense / 16 + expert / 2), 1e-6 * params);
+  EXPECT_NEAR(z1.expert_weights_bytes, 2 * expert, 1e-6 * params);  // unsharded below ZeRO-3
   s.zero = 3;
   MemoryBreakdown z3 = EstimateMemory(m, s);
   EXPECT_NEAR(z3.weights_bytes, 2 * (dense / 16 + expert / 2), 1e-6 * params);
+  EXPECT_NEAR(z3.expert_weights_bytes, 2 * expert / 2, 1e-6 * params);
   EXPECT_NEAR(z3.gradients_bytes, 4 * (dense / 16 + expert / 2), 1e-6 * params);
   // ep 1: every GPU holds every expert, the 16 shards apply to all of it.
   s.ep = 1;
