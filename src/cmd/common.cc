@@ -39,7 +39,9 @@ void ModelArgs::Declare(OptionList* o) {
   o->Add("vocab", &vocab, "Inline model: vocabulary").Range(1, kMaxModelVocab, kDefault);
   o->Add("seq", &seq, "Sequence length (inline model, or overrides a model's)")
       .Range(1, kMaxModelSeq, kDefault);
-  o->Add("arch", &arch, "Inline model: gpt | llama | mixtral | deepseek (default gpt)");
+  o->Add("arch", &arch,
+         "Inline model: gpt | llama (default gpt; mixture of experts: --model, --model-file or "
+         "--hf-config)");
 }
 
 StatusOr<TransformerSpec> ModelArgs::Resolve(const Context& ctx) const {

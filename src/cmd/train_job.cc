@@ -110,6 +110,9 @@ Status BuildStrategy(const TrainJobArgs& f, const std::vector<SoftwareStack>& st
     return Status::InvalidInput("--vpp " + std::to_string(*f.vpp) + " interleaves the pipeline; " +
                                 "drop --schedule " + schedule + " or use --vpp 1");
   }
+  // GPipe has no interleaved form: --schedule gpipe keeps one chunk per stage (the vpp search
+  // would turn it into interleaved 1F1B).
+  if (s.schedule == PipeSchedule::kGpipe) job->vpp_given = true;
   if (!f.order.empty()) {
     NDT_ASSIGN_OR_RETURN(s.order, ParseOrder(f.order));
   }
@@ -356,6 +359,13 @@ StatusOr<SimulatedTrainJob> SimulateTrainJob(const Context& ctx, const TrainJobA
   }
   NDT_RETURN_IF_ERROR(CheckTrainPrecision(gpu, job.strategy.precision));
   if (const std::string note = PrecisionNote(gpu, job.strategy.precision); !note.empty()) {
+    // fp8 training (Transformer Engine) needs fp8 tensor cores: there is no weight-only fp8
+    // training to fall back to, unlike serving.
+    if (DtypeBytes(job.strategy.precision) < 2) {
+      return Status::InvalidInput("--precision " + std::string(DtypeName(job.strategy.precision)) +
+                                  ": " + gpu.name + " has no " + DtypeName(job.strategy.precision) +
+                                  " tensor cores to train in; use --precision bf16 or fp16");
+    }
     diag->Warn(note);
   }
   ClusterSpec cs;
@@ -398,7 +408,8 @@ StatusOr<SimulatedTrainJob> SimulateTrainJob(const Context& ctx, const TrainJobA
                            ChooseTrainStrategy(job, fast ? *fast : costs, space, *stack, user,
                                                fast ? nullptr : as_given));
       job.strategy = choice.strategy;
-      job.vpp_given = f.vpp.has_value() || job.strategy.pp == 1;
+      job.vpp_given = f.vpp.has_value() || job.strategy.schedule == PipeSchedule::kGpipe ||
+                      job.strategy.pp == 1;
       chosen = choice.chosen;
       return Status::Ok();
     };

@@ -90,7 +90,12 @@ const char* CheckpointTargetName(CheckpointTarget t) {
 
 double CheckpointBytesPerGpu(const MemoryBreakdown& m, const Strategy& s) {
   if (s.zero == 0) return m.weights_bytes + m.optimizer_bytes;  // the first replica writes
-  const double weights = s.zero >= 3 ? m.weights_bytes : m.weights_bytes / s.weight_replicas();
+  // Deduplicated over the ranks holding a copy: DP x CP, an expert's DP x CP / EP.
+  const double replicas = s.weight_replicas();
+  const double expert = m.expert_weights_bytes;
+  const double weights =
+      s.zero >= 3 ? m.weights_bytes
+                  : (m.weights_bytes - expert) / replicas + expert / std::max(1.0, replicas / s.ep);
   return weights + m.optimizer_bytes;
 }
 

@@ -244,6 +244,13 @@ TEST(CheckpointBytes, FollowZeroStage) {
   s.zero = 3;  // weights already sharded by the memory model
   m.weights_bytes = 2.5e9;
   EXPECT_DOUBLE_EQ(CheckpointBytesPerGpu(m, s), 17.5e9);
+  // MoE, ep 2, ZeRO-1: 8 of the 10 GB of weights are experts, each held by 4 / 2 = 2 ranks, so
+  // a GPU writes 2 / 4 + 8 / 2 = 4.5 GB of weights (not 10 / 4 = 2.5): 15 + 4.5 = 19.5 GB.
+  s.zero = 1;
+  s.ep = 2;
+  m.weights_bytes = 10e9;
+  m.expert_weights_bytes = 8e9;
+  EXPECT_DOUBLE_EQ(CheckpointBytesPerGpu(m, s), 19.5e9);
 }
 
 TEST_F(Fleet, CheckpointTimesFollowThePerVmLimits) {

@@ -249,6 +249,14 @@ StatusOr<TransformerSpec> BuildInlineModel(const InlineModelArgs& a) {
     return Status::InvalidInput("--arch must be one of " + ModelArchList() + " (got '" + a.arch +
                                 "')");
   }
+  // No flag gives experts (or MLA): an inline "mixtral" or "deepseek" would be a dense model
+  // under a mixture-of-experts name, and --ep would then refuse it as dense.
+  if (a.arch == "mixtral" || a.arch == "deepseek") {
+    return Status::InvalidInput("--arch " + a.arch +
+                                ": an inline model has no experts (no flags for them); use "
+                                "--model, --model-file or --hf-config for a mixture of experts, or "
+                                "--arch llama for its dense shape");
+  }
   const ArchDefaults d = DefaultsOf(a.arch);
   if (a.layers <= 0 || a.hidden <= 0 || a.heads <= 0) {
     return Status::InvalidInput(
@@ -308,8 +316,11 @@ StatusOr<TransformerSpec> HfConfigFromJson(const nlohmann::json& j, const std::s
     return def;
   };
   TransformerSpec s;
-  s.name = fs::path(name).parent_path().filename().string();
-  if (s.name.empty() || s.name == ".") s.name = fs::path(name).stem().string();
+  // A Hugging Face checkout's config.json is named by its folder (Llama-2-70b-hf/config.json);
+  // any other file by its own name (/tmp/x/qwen3-moe.json is "qwen3-moe", not "x").
+  const fs::path file(name);
+  if (file.filename() == "config.json") s.name = file.parent_path().filename().string();
+  if (s.name.empty() || s.name == ".") s.name = file.stem().string();
   s.source = "Hugging Face config " + name;
   const std::string model_type = j.value("model_type", std::string());
   // Families that are not decoder-only transformers: state-space, hybrid, recurrent, encoders.

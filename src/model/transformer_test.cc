@@ -160,6 +160,23 @@ TEST(Inline, LlamaFfnRuleGivesLlama2_7bShape) {
   EXPECT_NEAR(CountParams(*s).total, CountParams(Preset("llama2-7b")).total, 1);
 }
 
+// --arch mixtral / deepseek inline used to build a dense Llama-shaped model tagged "mixtral"
+// (no flag sets experts), which --ep then refused as dense: refused with one line instead.
+TEST(Inline, MixtureOfExpertsArchesAreRefused) {
+  for (const char* arch : {"mixtral", "deepseek"}) {
+    InlineModelArgs a;
+    a.arch = arch;
+    a.layers = 32;
+    a.hidden = 4096;
+    a.heads = 32;
+    StatusOr<TransformerSpec> s = BuildInlineModel(a);
+    ASSERT_FALSE(s.ok()) << arch;
+    EXPECT_EQ(s.status().code(), StatusCode::kInvalidInput);
+    EXPECT_EQ(s.status().message().rfind(std::string("--arch ") + arch + ": ", 0), 0u)
+        << s.status().message();
+  }
+}
+
 TEST(Inline, MissingShapeIsAnError) {
   StatusOr<TransformerSpec> s = BuildInlineModel(InlineModelArgs{});
   ASSERT_FALSE(s.ok());
@@ -176,6 +193,8 @@ TEST(HfConfig, Llama2_70bConfigMatchesPreset) {
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(s->name, "Llama-2-70b-hf");
   EXPECT_DOUBLE_EQ(CountParams(*s).total, CountParams(Preset("llama2-70b")).total);
+  // A file with another name is named by itself, not by its folder (was "configs").
+  EXPECT_EQ(ParseHfConfig(json, "configs/llama2-70b.json")->name, "llama2-70b");
 }
 
 TEST(HfConfig, MixtralExpertsAreRead) {

@@ -52,11 +52,21 @@ MemoryBreakdown StageMemory(const TransformerSpec& m, const Strategy& s, int sta
   b.peak_stage = stage;
   const double params = StageParamsPerGpu(m, s, stage);
   b.params_per_gpu = params;
-  const int shards = s.weight_replicas();  // ZeRO shards over DP x CP
-  b.weights_bytes = params * kWeightBytesPerParam / (s.zero >= 3 ? shards : 1);
-  b.gradients_bytes = params * GradBytesPerParam(s.precision) / (s.zero >= 2 ? shards : 1);
-  b.optimizer_bytes =
-      params * OptimizerStateBytesPerParam(s.precision) / (s.zero >= 1 ? shards : 1);
+  // ZeRO shards a parameter over the ranks that hold a copy of it: the dense ones over DP x CP,
+  // an expert's over the expert-data-parallel group, DP x CP / EP (the other EP ranks hold other
+  // experts; Megatron-core's expert_data_parallel_group).
+  const double expert = StageExpertParamsPerGpu(m, s, stage);
+  const double dense = params - expert;
+  const double shards = s.weight_replicas();
+  const double expert_shards = std::max(1.0, shards / s.ep);
+  auto sharded = [&](double bytes_per_param, bool on) {
+    return on ? bytes_per_param * (dense / shards + expert / expert_shards)
+              : bytes_per_param * params;
+  };
+  b.weights_bytes = sharded(kWeightBytesPerParam, s.zero >= 3);
+  b.expert_weights_bytes = kWeightBytesPerParam * expert / (s.zero >= 3 ? expert_shards : 1.0);
+  b.gradients_bytes = sharded(GradBytesPerParam(s.precision), s.zero >= 2);
+  b.optimizer_bytes = sharded(OptimizerStateBytesPerParam(s.precision), s.zero >= 1);
 
   const double seq = static_cast<double>(m.seq_len) / s.cp;
   const double b_mb = static_cast<double>(s.mbs);
@@ -152,6 +162,18 @@ double StageParamsPerGpu(const TransformerSpec& m, const Strategy& s, int stage)
     p += pc.final_norm;
     // A tied LM head is a second copy of the embedding on the last stage when pp > 1.
     p += (m.tied_embeddings ? (s.pp > 1 ? pc.embedding : 0.0) : pc.lm_head) / s.tp;
+  }
+  return p;
+}
+
+double StageExpertParamsPerGpu(const TransformerSpec& m, const Strategy& s, int stage) {
+  const ParamCounts pc = CountParams(m);
+  double p = 0;
+  for (int c = 0; c < s.vpp; ++c) {
+    const LayerRange r = StageChunk(m, s, stage, c);
+    for (int64_t l = r.first; l < r.first + r.count; ++l) {
+      if (m.IsMoeLayer(l)) p += pc.moe_mlp_per_layer / (static_cast<double>(s.ep) * s.tp);
+    }
   }
   return p;
 }

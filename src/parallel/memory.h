@@ -2,7 +2,8 @@
 // Memory per GPU of one training job: weights, gradients and optimizer states (mixed-precision
 // Adam: 16-bit weights 2 B/param, gradients 2 B/param (fp16) or 4 (fp32 main_grad, bf16/fp8),
 // fp32 master weights + two moments 12 B/param (16 for fp16: + an fp32 gradient copy); ZeRO 1
-// divides the optimizer by DP, 2 also the gradients, 3 also the weights), activations (Korthikanti
+// divides the optimizer by DP x CP (experts: by DP x CP / EP), 2 also the gradients, 3 also the
+// weights), activations (Korthikanti
 // et al. 2022 per layer, model/), times the peak of what the stage's schedule keeps in flight,
 // walked pass by pass (parallel/schedule.h: a forward stores its chunk's activations, the backward
 // frees them; equal chunks give 1F1B's min(pp - stage, m) micro-batches, interleaved's (pp - stage
@@ -44,6 +45,8 @@ struct MemoryBreakdown {
   double activations_bytes = 0;  // stored activations of in-flight micro-batches + working set
   double comm_buffers_bytes = 0;
   double workspace_bytes = 0;
+  double expert_weights_bytes = 0;   // the experts' part of weights_bytes (MoE; ZeRO shards it
+                                     // over DP x CP / EP ranks, the rest over DP x CP)
   double params_per_gpu = 0;         // parameters this GPU holds (before ZeRO-3 sharding)
   double inflight_microbatches = 0;  // in micro-batch units of a whole stage
   int peak_stage = 0;                // pipeline stage with the largest total
@@ -78,6 +81,9 @@ double LayerActivationBytes(const TransformerSpec& model, const Strategy& s, int
 // Parameters held by pipeline stage `stage` per GPU (TP/EP split; embeddings on the first
 // stage, LM head on the last, both when tied and pp > 1).
 double StageParamsPerGpu(const TransformerSpec& model, const Strategy& s, int stage);
+// The part of StageParamsPerGpu in MoE layers' experts (and router), split by EP x TP: ZeRO
+// shards it over DP x CP / EP ranks, not DP x CP.
+double StageExpertParamsPerGpu(const TransformerSpec& model, const Strategy& s, int stage);
 
 // Memory of the stage that needs the most. REQUIRES: s resolved (ResolveStrategy).
 MemoryBreakdown EstimateMemory(const TransformerSpec& model, const Strategy& s);

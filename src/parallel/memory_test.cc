@@ -80,6 +80,53 @@ TEST(Memory, ZeroShardsOverContextParallelRanksToo) {
   EXPECT_NEAR(EstimateMemory(m, s).optimizer_bytes, 12 * p / 8, 1e-6 * p);
 }
 
+TEST(Memory, ZeroShardsExpertsOverTheExpertDataParallelGroup) {
+  // Mixtral-style MoE (8 experts) on 16 GPUs as dp 16 with ep 8: each GPU holds 1 expert of 8 per
+  // layer, and only the 16 / 8 = 2 GPUs of its expert-data-parallel group hold a copy of it, so
+  // ZeRO-1 divides the experts' 12 B/param by 2 and the rest's by 16. (Dividing the experts' by
+  // 16 too, as before, undercounted their optimizer states eightfold.)
+  InlineModelArgs a;
+  a.arch = "llama";
+  a.layers = 4;
+  a.hidden = 1024;
+  a.heads = 16;
+  a.kv_heads = 8;
+  a.ffn = 3584;
+  a.vocab = 32000;
+  a.seq = 1024;
+  TransformerSpec m = BuildInlineModel(a).value();
+  m.arch = "mixtral";
+  m.moe.experts = 8;
+  m.moe.top_k = 2;
+  m.moe.expert_ffn_hidden = 3584;
+  m.ffn_hidden = 0;
+  ASSERT_TRUE(m.IsMoeLayer(0));
+  Strategy s;
+  s.gbs = 16;
+  s.ep = 8;
+  s.zero = 1;
+  s = Resolve(m, s, 16);
+  ASSERT_EQ(s.dp, 16);
+  const ParamCounts pc = CountParams(m);
+  const double expert = 4 * pc.moe_mlp_per_layer / 8;  // 4 layers, split by ep 8
+  EXPECT_NEAR(StageExpertParamsPerGpu(m, s, 0), expert, 1e-9 * expert);
+  const double params = StageParamsPerGpu(m, s, 0);
+  const double dense = params - expert;
+  MemoryBreakdown z1 = EstimateMemory(m, s);
+  EXPECT_NEAR(z1.optimizer_bytes, 12 * (dense / 16 + expert / 2), 1e-6 * params);
+  EXPECT_NEAR(z1.expert_weights_bytes, 2 * expert, 1e-6 * params);  // unsharded below ZeRO-3
+  s.zero = 3;
+  MemoryBreakdown z3 = EstimateMemory(m, s);
+  EXPECT_NEAR(z3.weights_bytes, 2 * (dense / 16 + expert / 2), 1e-6 * params);
+  EXPECT_NEAR(z3.expert_weights_bytes, 2 * expert / 2, 1e-6 * params);
+  EXPECT_NEAR(z3.gradients_bytes, 4 * (dense / 16 + expert / 2), 1e-6 * params);
+  // ep 1: every GPU holds every expert, the 16 shards apply to all of it.
+  s.ep = 1;
+  s.zero = 1;
+  const double all = StageParamsPerGpu(m, s, 0);
+  EXPECT_NEAR(EstimateMemory(m, s).optimizer_bytes, 12 * all / 16, 1e-6 * all);
+}
+
 TEST(Memory, FullRecomputeKeepsOnlyLayerInputs) {
   // GPT, no TP: full recompute stores 2sbh per layer (Korthikanti Table 2) for L layers, plus one
   // layer's full set sbh(34 + 5as/h) as the recompute working set, plus fp32 logits 8 s b V.

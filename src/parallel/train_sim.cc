@@ -18,6 +18,18 @@
 
 namespace ndt {
 namespace train_internal {
+namespace {
+
+// Of `params` (stage `st`'s per GPU), those whose optimizer states this GPU updates: ZeRO >= 1
+// shards the dense ones over DP x CP and the experts over DP x CP / EP, as memory.h counts them.
+double OptimizerParams(const TransformerSpec& m, const Strategy& s, int st, double params) {
+  if (s.zero < 1) return params;
+  const double expert = StageExpertParamsPerGpu(m, s, st);
+  const double shards = s.weight_replicas();
+  return (params - expert) / shards + expert / std::max(1.0, shards / s.ep);
+}
+
+}  // namespace
 
 StatusOr<TrainSimResult> Lowering::Run() {
   Layer(0);  // sets the op mix (bound_fwd_, bound_bwd_) the overlap slowdowns use
@@ -50,7 +62,7 @@ StatusOr<TrainSimResult> Lowering::EstimateClosedForm(const Chunks& chunks, doub
     StageTail& t = tails[st];
     Op adam;
     adam.kind = OpKind::kElementwise;
-    adam.bytes = OptimizerBytesPerParam() * params / (s_.zero >= 1 ? s_.weight_replicas() : 1);
+    adam.bytes = OptimizerBytesPerParam() * OptimizerParams(m_, s_, st, params);
     t.optimizer_s = c_.OpsTime({adam});
     t.p2p_share = s_.overlap_p2p ? p2p_share_ : 0.0;
     if (s_.weight_replicas() > 1 && s_.zero < 3) {
@@ -215,7 +227,7 @@ void Lowering::AddDpAndOptimizer(const Chunks& chunks, Graph* lg) {
     } else {
       for (const ChunkCost& cc : chunks[st]) stage_params += cc.sum.params;
     }
-    const double opt_params = stage_params / (s_.zero >= 1 ? s_.weight_replicas() : 1);
+    const double opt_params = OptimizerParams(m_, s_, st, stage_params);
     Op adam;
     adam.name = "adam";
     adam.kind = OpKind::kElementwise;

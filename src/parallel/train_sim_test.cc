@@ -36,6 +36,46 @@ TEST(TrainSim, OneGpuHasNoCommunication) {
   EXPECT_NEAR(r->step_time_s, b.compute_s + b.optimizer_s, 1e-9 * r->step_time_s);
 }
 
+TEST(TrainSim, ZeroOptimizerStepUpdatesTheExpertsOfItsExpertDataParallelShard) {
+  // An 8-expert MoE on 16 GPUs as dp 16, ep 8, ZeRO-1: a GPU updates 1/16 of the dense
+  // parameters but 1/2 of its experts' (16 / 8 = 2 ranks hold each expert; memory.h). The Adam
+  // step is one element-wise op of 38 B per updated parameter (train_layer_cost.cc), which
+  // FakeCosts times at 1 TB/s: 38 * (dense / 16 + expert / 2) / 1e12 s, in the graph and in the
+  // closed form. (It was 38 * (dense + expert) / 16 / 1e12: the experts' update 8x too short.)
+  InlineModelArgs a;
+  a.arch = "llama";
+  a.layers = 4;
+  a.hidden = 1024;
+  a.heads = 16;
+  a.kv_heads = 8;
+  a.vocab = 1024;
+  a.seq = 1024;
+  TransformerSpec m = BuildInlineModel(a).value();
+  m.arch = "mixtral";
+  m.moe.experts = 8;
+  m.moe.top_k = 2;
+  m.moe.expert_ffn_hidden = 3584;
+  m.ffn_hidden = 0;
+  Strategy s;
+  s.gbs = 16;
+  s.ep = 8;
+  s.zero = 1;
+  s = Resolve(m, s, 16);
+  ASSERT_EQ(s.dp, 16);
+  const double expert = StageExpertParamsPerGpu(m, s, 0);
+  const double dense = StageParamsPerGpu(m, s, 0) - expert;
+  ASSERT_GT(expert, dense);
+  const double want = 38.0 * (dense / 16 + expert / 2) / 1e12;
+  FakeCosts costs;
+  for (bool closed_form : {false, true}) {
+    TrainSimOptions o;
+    o.closed_form = closed_form;
+    auto r = SimulateTrainingStep(m, s, costs, o);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_NEAR(r->breakdown.optimizer_s, want, 1e-9 * want) << closed_form;
+  }
+}
+
 TEST(TrainSim, UnfusedGradientAccumulationAddsOnePassOverTheGradientsPerMicroBatch) {
   // 1 GPU, 4 micro-batches. fp16 without gradient_accumulation_fusion: every micro-batch but the
   // first reads the new gradient and the sum and writes the sum (6 B/param) -> 3 * 6 * params
