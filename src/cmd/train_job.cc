@@ -359,13 +359,6 @@ StatusOr<SimulatedTrainJob> SimulateTrainJob(const Context& ctx, const TrainJobA
   }
   NDT_RETURN_IF_ERROR(CheckTrainPrecision(gpu, job.strategy.precision));
   if (const std::string note = PrecisionNote(gpu, job.strategy.precision); !note.empty()) {
-    // fp8 training (Transformer Engine) needs fp8 tensor cores: there is no weight-only fp8
-    // training to fall back to, unlike serving.
-    if (DtypeBytes(job.strategy.precision) < 2) {
-      return Status::InvalidInput("--precision " + std::string(DtypeName(job.strategy.precision)) +
-                                  ": " + gpu.name + " has no " + DtypeName(job.strategy.precision) +
-                                  " tensor cores to train in; use --precision bf16 or fp16");
-    }
     diag->Warn(note);
   }
   ClusterSpec cs;

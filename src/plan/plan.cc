@@ -181,12 +181,6 @@ std::vector<SizeContext> BuildContexts(const Catalog& cat, const FabricParams& f
       continue;
     }
     if (const std::string n = PrecisionNote(gpu, req.precision); !n.empty()) {
-      // No fp8 training without fp8 tensor cores (train refuses it too).
-      if (DtypeBytes(req.precision) < 2) {
-        notes->push_back(sku->name + ": " + gpu.name + " has no " + DtypeName(req.precision) +
-                         " tensor cores to train in; skipped");
-        continue;
-      }
       notes->push_back(sku->name + ": " + n);
     }
     SizeContext c;
