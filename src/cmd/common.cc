@@ -176,6 +176,15 @@ StatusOr<std::vector<RequestLengths>> LengthArgs::Resolve(const Context& ctx) co
   return lengths;
 }
 
+StatusOr<LatencyLimits> LengthArgs::BenchmarkLimits(const Context& ctx, bool interactive) const {
+  if (fixed()) return LatencyLimits{};
+  NDT_ASSIGN_OR_RETURN(
+      std::optional<DatasetPreset> p,
+      FindDatasetPreset(dataset.empty() ? "mlperf-llama2-70b" : dataset, ctx.data_dir));
+  if (!p) return LatencyLimits{};
+  return interactive ? p->interactive : p->server;
+}
+
 void SizeArgs::Declare(OptionList* o) {
   o->Add("sku", &sku, "One VM size (see: ndtwin sku list)");
   o->Add("skus", &skus, "all (default) or a comma-separated list of sizes");

@@ -61,6 +61,10 @@ struct LengthArgs {
   void Declare(OptionList* o);
   bool fixed() const { return input_len.has_value() || output_len.has_value(); }
   StatusOr<std::vector<RequestLengths>> Resolve(const Context& ctx) const;
+  // The dataset's own benchmark p99 limits for a server (interactive = false) or interactive
+  // scenario (datasets.yaml server_p99 / interactive_p99); zeros for fixed lengths, a CSV or a
+  // dataset that has none (the service then takes Llama-2-70B's).
+  StatusOr<LatencyLimits> BenchmarkLimits(const Context& ctx, bool interactive) const;
 };
 
 // Where both planners search: --sku / --skus and --gpus / --vms.

@@ -76,8 +76,12 @@ struct InferFlags : CommandRequest {
     o->Add("scenario", &scenario, "offline | server | interactive (default offline)");
     o->Add("qps", &qps, "Server/interactive: run this Poisson rate instead of searching")
         .Range(kMinQps, kMaxQps, "omit it to search for the highest rate");
-    o->Add("ttft-p99", &ttft_p99, "p99 TTFT limit, e.g. \"2 s\" (default: the scenario's)");
-    o->Add("tpot-p99", &tpot_p99, "p99 TPOT limit, e.g. \"200 ms\" (default: the scenario's)");
+    o->Add(
+        "ttft-p99", &ttft_p99,
+        "p99 TTFT limit, e.g. \"2 s\" (default: the dataset's MLPerf limit, else Llama-2-70B's)");
+    o->Add("tpot-p99", &tpot_p99,
+           "p99 TPOT limit, e.g. \"200 ms\" (default: the dataset's MLPerf limit, else "
+           "Llama-2-70B's)");
     lengths.Declare(o);
     o->Add("requests", &requests, "Requests to simulate (default: automatic)")
         .Range(1, kMaxRequests, kChoose);
@@ -172,6 +176,13 @@ Status BuildOptions(const Context& ctx, const InferFlags& f, InferOptions* o) {
     for (const Request& r : o->trace) o->lengths.push_back({r.input_tokens, r.output_tokens});
   } else {
     NDT_ASSIGN_OR_RETURN(o->lengths, f.lengths.Resolve(ctx));
+    if (o->scenario != Scenario::kOffline) {
+      // Limits not given are the dataset's own benchmark's (MLPerf: 405B 6 s / 175 ms, ...).
+      NDT_ASSIGN_OR_RETURN(LatencyLimits l,
+                           f.lengths.BenchmarkLimits(ctx, o->scenario == Scenario::kInteractive));
+      if (o->ttft_p99_s <= 0) o->ttft_p99_s = l.ttft_s;
+      if (o->tpot_p99_s <= 0) o->tpot_p99_s = l.tpot_s;
+    }
   }
   if (!f.disaggregate.empty()) {
     int p = 0, d = 0;

@@ -266,6 +266,13 @@ StatusOr<PlanInferRequest> BuildInferRequest(const PlanInferFlags& f, const Cont
   }
   o.requests = f.requests;  // PlanInference checks its range
   NDT_ASSIGN_OR_RETURN(o.lengths, f.lengths.Resolve(ctx));
+  if (o.scenario != Scenario::kOffline) {
+    // The dataset's own benchmark limits (MLPerf), as infer takes them.
+    NDT_ASSIGN_OR_RETURN(LatencyLimits l,
+                         f.lengths.BenchmarkLimits(ctx, o.scenario == Scenario::kInteractive));
+    o.ttft_p99_s = l.ttft_s;
+    o.tpot_p99_s = l.tpot_s;
+  }
   return req;
 }
 

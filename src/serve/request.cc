@@ -115,6 +115,17 @@ StatusOr<std::vector<DatasetPreset>> LoadDatasetPresets(const std::string& data_
     NDT_ASSIGN_OR_RETURN(p.source, m.String("source"));
     NDT_ASSIGN_OR_RETURN(std::optional<std::string> note, m.OptionalString("note"));
     p.note = note.value_or("");
+    for (auto [key, limits] :
+         {std::pair{"server_p99", &p.server}, std::pair{"interactive_p99", &p.interactive}}) {
+      NDT_ASSIGN_OR_RETURN(std::optional<YamlMap> l, m.OptionalMap(key));
+      if (!l) continue;
+      NDT_ASSIGN_OR_RETURN(Sourced ttft, l->Quantity("ttft", Dim::kTime));
+      NDT_ASSIGN_OR_RETURN(Sourced tpot, l->Quantity("tpot", Dim::kTime));
+      NDT_ASSIGN_OR_RETURN(std::string source, l->String("source"));
+      (void)source;  // every limit says where it comes from (mlperf.conf)
+      NDT_RETURN_IF_ERROR(l->Finish());
+      *limits = LatencyLimits{ttft.value, tpot.value};
+    }
     NDT_RETURN_IF_ERROR(m.Finish());
     out.push_back(std::move(p));
   }
@@ -123,6 +134,17 @@ StatusOr<std::vector<DatasetPreset>> LoadDatasetPresets(const std::string& data_
 
 StatusOr<std::vector<RequestLengths>> LoadLengthsCsv(const std::string& path) {
   return LoadLengths(path, false);
+}
+
+StatusOr<std::optional<DatasetPreset>> FindDatasetPreset(const std::string& name_or_path,
+                                                         const std::string& data_dir) {
+  NDT_ASSIGN_OR_RETURN(std::vector<DatasetPreset> presets, LoadDatasetPresets(data_dir));
+  for (DatasetPreset& p : presets) {
+    bool hit = EqualsIgnoreCase(p.name, name_or_path);
+    for (const std::string& a : p.aliases) hit = hit || EqualsIgnoreCase(a, name_or_path);
+    if (hit) return std::optional<DatasetPreset>(std::move(p));
+  }
+  return std::optional<DatasetPreset>();
 }
 
 StatusOr<std::vector<RequestLengths>> LoadDataset(const std::string& name_or_path,

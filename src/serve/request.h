@@ -9,6 +9,7 @@
 #define NDTWIN_SERVE_REQUEST_H_
 
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -33,6 +34,11 @@ struct Request {
 };
 
 // A named length dataset of data/datasets/datasets.yaml.
+// A benchmark's p99 latency limits (seconds; 0 = the benchmark sets none).
+struct LatencyLimits {
+  double ttft_s = 0, tpot_s = 0;
+};
+
 struct DatasetPreset {
   std::string name;
   std::vector<std::string> aliases;
@@ -40,6 +46,9 @@ struct DatasetPreset {
   int requests = 0;
   std::string source;
   std::string note;
+  // The MLPerf benchmark's own Server and Interactive limits for this dataset (mlperf.conf),
+  // the defaults of --ttft-p99/--tpot-p99 when the dataset is used.
+  LatencyLimits server, interactive;
 };
 
 // Presets of data_dir/datasets/datasets.yaml ("" = NDT_DATA_DIR), in file order.
@@ -57,6 +66,10 @@ StatusOr<std::vector<RequestLengths>> LoadLengthsCsv(const std::string& path);
 // `name_or_path`: a preset name or alias (case-insensitive) or a CSV path. A preset's lengths of
 // 0 (ShareGPT has empty prompts and answers) count as 1 token; a CSV path's are errors. Unknown
 // names that are not files: "unknown dataset 'x'; did you mean 'y'? (presets: ...)".
+// The preset named name_or_path (or one of its aliases), or nullptr when none is (a CSV path).
+StatusOr<std::optional<DatasetPreset>> FindDatasetPreset(const std::string& name_or_path,
+                                                         const std::string& data_dir);
+
 StatusOr<std::vector<RequestLengths>> LoadDataset(const std::string& name_or_path,
                                                   const std::string& data_dir);
 // The fixed lengths of --input-len and --output-len (`*_given`: the flag was on the command

@@ -43,6 +43,38 @@ TEST(Request, MlperfLlamaPresetHasTheDatasetsCountAndMean) {
   EXPECT_NEAR(MeanOutputTokens(*l), 218.89, 0.01);
 }
 
+TEST(Request, MlperfPresetsCarryTheirBenchmarksLatencyLimits) {
+  // mlperf.conf (inference_workloads.md section 2): Llama-2-70B server 2000/200 ms, interactive
+  // 450/40 ms; Llama 3.1 405B 6000/175 and 4500/80; DeepSeek-R1 2000/80 and 1500/15; Mixtral
+  // 2000/200 and no interactive benchmark (zeros); ShareGPT is no benchmark (zeros).
+  auto limits = [](const std::string& name) {
+    StatusOr<std::optional<DatasetPreset>> p = FindDatasetPreset(name, "");
+    EXPECT_TRUE(p.ok() && p->has_value()) << name;
+    return **p;
+  };
+  const DatasetPreset l2 = limits("llama2-70b");  // an alias finds the preset
+  EXPECT_DOUBLE_EQ(l2.server.ttft_s, 2.0);
+  EXPECT_DOUBLE_EQ(l2.server.tpot_s, 0.200);
+  EXPECT_DOUBLE_EQ(l2.interactive.ttft_s, 0.450);
+  EXPECT_DOUBLE_EQ(l2.interactive.tpot_s, 0.040);
+  const DatasetPreset l405 = limits("mlperf-llama3-1-405b");
+  EXPECT_DOUBLE_EQ(l405.server.ttft_s, 6.0);
+  EXPECT_DOUBLE_EQ(l405.server.tpot_s, 0.175);
+  EXPECT_DOUBLE_EQ(l405.interactive.ttft_s, 4.5);
+  EXPECT_DOUBLE_EQ(l405.interactive.tpot_s, 0.080);
+  const DatasetPreset r1 = limits("deepseek-r1");
+  EXPECT_DOUBLE_EQ(r1.server.tpot_s, 0.080);
+  EXPECT_DOUBLE_EQ(r1.interactive.tpot_s, 0.015);
+  const DatasetPreset mx = limits("mlperf-mixtral-8x7b");
+  EXPECT_DOUBLE_EQ(mx.server.tpot_s, 0.200);
+  EXPECT_DOUBLE_EQ(mx.interactive.ttft_s, 0.0);
+  EXPECT_DOUBLE_EQ(limits("sharegpt").server.ttft_s, 0.0);
+  // A CSV path is no preset.
+  StatusOr<std::optional<DatasetPreset>> none = FindDatasetPreset("/tmp/x.csv", "");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+}
+
 // Writes `text` to a file in the test's temporary directory; returns its path.
 std::string WriteTemp(const std::string& name, const std::string& text) {
   const std::string path = ::testing::TempDir() + name;

@@ -4,9 +4,10 @@
 // and run the MLPerf scenarios (serve/scenario.h says how each is measured):
 //   offline      all requests at t = 0; throughput = the engines' batch-full output tokens/s.
 //   server       the highest Poisson rate whose p99 TTFT and p99 TPOT meet the limits
-//                (default MLPerf Llama-2-70B: 2 s, 200 ms), by bisection over the rate;
-//                throughput = output tokens emitted between warm-up and the last arrival, so it
-//                never exceeds what the engines complete (nor offline on the same deployment).
+//                (default: the dataset's MLPerf limits, else Llama-2-70B's 2 s, 200 ms), by
+//                bisection over the rate; throughput = output tokens emitted between warm-up and
+//                the last arrival, so it never exceeds what the engines complete (nor offline on
+//                the same deployment).
 //   interactive  the same with 450 ms and 40 ms.
 // Engines (replicas x pipeline groups) are identical and independent (offline: round-robin
 // share of the requests; server: each gets a Poisson stream of qps / engines), so only as many
