@@ -85,21 +85,7 @@ TEST(Memory, ZeroShardsExpertsOverTheExpertDataParallelGroup) {
   // layer, and only the 16 / 8 = 2 GPUs of its expert-data-parallel group hold a copy of it, so
   // ZeRO-1 divides the experts' 12 B/param by 2 and the rest's by 16. (Dividing the experts' by
   // 16 too, as before, undercounted their optimizer states eightfold.)
-  InlineModelArgs a;
-  a.arch = "llama";
-  a.layers = 4;
-  a.hidden = 1024;
-  a.heads = 16;
-  a.kv_heads = 8;
-  a.ffn = 3584;
-  a.vocab = 32000;
-  a.seq = 1024;
-  TransformerSpec m = BuildInlineModel(a).value();
-  m.arch = "mixtral";
-  m.moe.experts = 8;
-  m.moe.top_k = 2;
-  m.moe.expert_ffn_hidden = 3584;
-  m.ffn_hidden = 0;
+  TransformerSpec m = testing::TinyMoe(32000);
   ASSERT_TRUE(m.IsMoeLayer(0));
   Strategy s;
   s.gbs = 16;

@@ -1,6 +1,6 @@
 // File: parallel/testing.h
 // Test-only helpers shared by the module's tests: closed-form TrainCosts (FakeCosts), a small
-// GPT, and a strategy resolved for it.
+// GPT, a tiny MoE, and a strategy resolved for it.
 #ifndef NDTWIN_PARALLEL_TESTING_H_
 #define NDTWIN_PARALLEL_TESTING_H_
 
@@ -48,6 +48,26 @@ inline TransformerSpec SmallGpt(int64_t vocab = 51200) {
   a.seq = 1024;
   a.vocab = vocab;
   return BuildInlineModel(a).value();
+}
+
+// A small Mixtral-shaped MoE: 4 layers, hidden 1024, 16 heads (8 K/V), 8 experts of 3584, top 2.
+inline TransformerSpec TinyMoe(int64_t vocab) {
+  InlineModelArgs a;
+  a.arch = "llama";
+  a.layers = 4;
+  a.hidden = 1024;
+  a.heads = 16;
+  a.kv_heads = 8;
+  a.ffn = 3584;
+  a.vocab = vocab;
+  a.seq = 1024;
+  TransformerSpec m = BuildInlineModel(a).value();
+  m.arch = "mixtral";
+  m.moe.experts = 8;
+  m.moe.top_k = 2;
+  m.moe.expert_ffn_hidden = 3584;
+  m.ffn_hidden = 0;
+  return m;
 }
 
 inline Strategy Resolve(const TransformerSpec& m, Strategy s, int gpus) {

@@ -42,20 +42,7 @@ TEST(TrainSim, ZeroOptimizerStepUpdatesTheExpertsOfItsExpertDataParallelShard) {
   // step is one element-wise op of 38 B per updated parameter (train_layer_cost.cc), which
   // FakeCosts times at 1 TB/s: 38 * (dense / 16 + expert / 2) / 1e12 s, in the graph and in the
   // closed form. (It was 38 * (dense + expert) / 16 / 1e12: the experts' update 8x too short.)
-  InlineModelArgs a;
-  a.arch = "llama";
-  a.layers = 4;
-  a.hidden = 1024;
-  a.heads = 16;
-  a.kv_heads = 8;
-  a.vocab = 1024;
-  a.seq = 1024;
-  TransformerSpec m = BuildInlineModel(a).value();
-  m.arch = "mixtral";
-  m.moe.experts = 8;
-  m.moe.top_k = 2;
-  m.moe.expert_ffn_hidden = 3584;
-  m.ffn_hidden = 0;
+  TransformerSpec m = testing::TinyMoe(1024);
   Strategy s;
   s.gbs = 16;
   s.ep = 8;
