@@ -136,29 +136,37 @@ StatusOr<std::vector<RequestLengths>> LoadLengthsCsv(const std::string& path) {
   return LoadLengths(path, false);
 }
 
+namespace {
+
+// The preset named `name` or aliased so (case-insensitive), or nullptr.
+const DatasetPreset* MatchPreset(const std::vector<DatasetPreset>& presets,
+                                 const std::string& name) {
+  for (const DatasetPreset& p : presets) {
+    bool hit = EqualsIgnoreCase(p.name, name);
+    for (const std::string& a : p.aliases) hit = hit || EqualsIgnoreCase(a, name);
+    if (hit) return &p;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 StatusOr<std::optional<DatasetPreset>> FindDatasetPreset(const std::string& name_or_path,
                                                          const std::string& data_dir) {
   NDT_ASSIGN_OR_RETURN(std::vector<DatasetPreset> presets, LoadDatasetPresets(data_dir));
-  for (DatasetPreset& p : presets) {
-    bool hit = EqualsIgnoreCase(p.name, name_or_path);
-    for (const std::string& a : p.aliases) hit = hit || EqualsIgnoreCase(a, name_or_path);
-    if (hit) return std::optional<DatasetPreset>(std::move(p));
-  }
-  return std::optional<DatasetPreset>();
+  const DatasetPreset* p = MatchPreset(presets, name_or_path);
+  return p != nullptr ? std::optional<DatasetPreset>(*p) : std::optional<DatasetPreset>();
 }
 
 StatusOr<std::vector<RequestLengths>> LoadDataset(const std::string& name_or_path,
                                                   const std::string& data_dir) {
   NDT_ASSIGN_OR_RETURN(std::vector<DatasetPreset> presets, LoadDatasetPresets(data_dir));
+  // Presets are published data as extracted (ShareGPT has empty prompts and answers), so their
+  // zeros count as one token; datasets.yaml says so.
+  if (const DatasetPreset* p = MatchPreset(presets, name_or_path))
+    return LoadLengths(p->file, true);
   std::vector<std::string> names;
-  for (const DatasetPreset& p : presets) {
-    names.push_back(p.name);
-    bool hit = EqualsIgnoreCase(p.name, name_or_path);
-    for (const std::string& a : p.aliases) hit = hit || EqualsIgnoreCase(a, name_or_path);
-    // Presets are published data as extracted (ShareGPT has empty prompts and answers), so
-    // their zeros count as one token; datasets.yaml says so.
-    if (hit) return LoadLengths(p.file, true);
-  }
+  for (const DatasetPreset& p : presets) names.push_back(p.name);
   std::error_code ec;
   // A path that exists is read as a CSV (a directory or a device is refused there, by name).
   if (std::filesystem::exists(name_or_path, ec)) return LoadLengthsCsv(name_or_path);
