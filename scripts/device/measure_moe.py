@@ -4,7 +4,8 @@ GEMM of the same rows, for ndtwin's MoE serving model (VALIDATION.md, "MoE servi
 
 Run on the device machine (PyTorch there); not part of the build or tests. Same CSV columns and
 timing method as measure_kernels.py (CUDA events, median of 3 timed loops of >= MIN_TIME s).
-argv[1]: output CSV. Not yet run (written 2026-11-26 by a session without a lent GPU).
+argv[1]: output CSV. First run 2026-11-27 on an H100 (data/measured/h100_moe_2026-11-27.csv); the
+dense references (tensor-wise and rowwise FP8, BF16) were added after it, for the H200 run.
 
 Question: does a CUTLASS SM90 grouped FP8 GEMM (PyTorch's torch._scaled_grouped_mm, the same
 ptr-array grouped kernel family as TensorRT-LLM's Hopper MoE GEMM) reach the rate of a dense FP8
@@ -69,10 +70,12 @@ def grouped(tokens, n, k, label):
     b8 = torch.randn(E, n, k, device=mk.dev).to(torch.float8_e4m3fn).transpose(-2, -1)
     sa = torch.ones(rows, device=mk.dev, dtype=torch.float32)
     sb = torch.ones(E, n, device=mk.dev, dtype=torch.float32)
-    sec = mk.time_fn(lambda: torch._scaled_grouped_mm(a8, b8, sa, sb, offs=offs,
-                                                       out_dtype=torch.bfloat16))
-    add(f"MoE grouped fp8 {label}", f"T {tokens} n x k = {n}x{k}", flop / sec / 1e12, "TFLOPS",
-        f"{sec * 1e6:.2f} us per call; {note}")
+    for fast in (False, True):
+        sec = mk.time_fn(lambda: torch._scaled_grouped_mm(
+            a8, b8, sa, sb, offs=offs, out_dtype=torch.bfloat16, use_fast_accum=fast))
+        add(f"MoE grouped fp8{' fastaccum' if fast else ''} {label}",
+            f"T {tokens} n x k = {n}x{k}", flop / sec / 1e12, "TFLOPS",
+            f"{sec * 1e6:.2f} us per call; {note}")
     del a8, b8
     a16 = torch.randn(rows, k, device=mk.dev, dtype=torch.bfloat16)
     b16 = torch.randn(E, n, k, device=mk.dev, dtype=torch.bfloat16).transpose(-2, -1)
@@ -83,6 +86,23 @@ def grouped(tokens, n, k, label):
     torch.cuda.empty_cache()
     # The dense reference: all 2T rows against one weight (what the dense fit prices).
     mk.gemm("fp8", TOPK * tokens, n, k, f"moe-dense-ref {label} T {tokens}")
+    rowwise(TOPK * tokens, n, k, f"moe-dense-ref {label} T {tokens}")
+    mk.gemm("bf16", TOPK * tokens, n, k, f"moe-dense-ref {label} T {tokens}")
+
+
+def rowwise(m, n, k, label, fast=False):
+    """One dense FP8 GEMM with rowwise scales (torch routes these to CUTLASS, not cuBLAS): the
+    grouped kernel's scaling without its grouping."""
+    a = torch.randn(m, k, device=mk.dev).to(torch.float8_e4m3fn)
+    b = torch.randn(n, k, device=mk.dev).to(torch.float8_e4m3fn).t()
+    sa = torch.ones(m, 1, device=mk.dev, dtype=torch.float32)
+    sb = torch.ones(1, n, device=mk.dev, dtype=torch.float32)
+    sec = mk.time_fn(lambda: torch._scaled_mm(a, b, scale_a=sa, scale_b=sb,
+                                              out_dtype=torch.bfloat16, use_fast_accum=fast))
+    add(f"GEMM fp8 rowwise{' fastaccum' if fast else ''} {label}", f"m x n x k = {m}x{n}x{k}", 2.0 * m * n * k / sec / 1e12,
+        "TFLOPS", f"{sec * 1e6:.2f} us per call")
+    del a, b
+    torch.cuda.empty_cache()
 
 
 EQUAL_NK = ((4096, 7168), (7168, 2048), (2 * F, H), (H, F))
@@ -101,12 +121,36 @@ def equal_groups(n, k):
         b8 = torch.randn(g, n, k, device=mk.dev).to(torch.float8_e4m3fn).transpose(-2, -1)
         sa = torch.ones(rows, device=mk.dev, dtype=torch.float32)
         sb = torch.ones(g, n, device=mk.dev, dtype=torch.float32)
-        sec = mk.time_fn(lambda: torch._scaled_grouped_mm(a8, b8, sa, sb, offs=offs,
-                                                           out_dtype=torch.bfloat16))
-        add("MoE equal groups fp8", f"groups {g} x rows {r} n x k = {n}x{k}",
-            2.0 * rows * n * k / sec / 1e12, "TFLOPS", f"{sec * 1e6:.2f} us per call")
+        for fast in (False, True):
+            sec = mk.time_fn(lambda: torch._scaled_grouped_mm(
+                a8, b8, sa, sb, offs=offs, out_dtype=torch.bfloat16, use_fast_accum=fast))
+            add("MoE equal groups fp8" + (" fastaccum" if fast else ""),
+                f"groups {g} x rows {r} n x k = {n}x{k}", 2.0 * rows * n * k / sec / 1e12,
+                "TFLOPS", f"{sec * 1e6:.2f} us per call")
         del a8, b8
         torch.cuda.empty_cache()
+    # The same total rows as one dense GEMM against one weight, tensor-wise (cuBLASLt, what the
+    # dense fit prices) and rowwise (CUTLASS) scales: this session's dense level at each size.
+    for rows in sorted({g * r for g, r in EQUAL_GR}):
+        if time.time() > DEADLINE:
+            return
+        mk.guard(mk.gemm, "fp8", rows, n, k, "equal-groups-dense-ref")
+        mk.guard(rowwise, rows, n, k, "equal-groups-dense-ref")
+        mk.guard(rowwise, rows, n, k, "equal-groups-dense-ref", True)
+        mk.guard(tensorwise_fast, rows, n, k, "equal-groups-dense-ref")
+
+
+def tensorwise_fast(m, n, k, label):
+    """The dense cuBLASLt FP8 GEMM of mk.gemm with fast accumulation (TensorRT-LLM's FP8 GEMMs)."""
+    a = torch.randn(m, k, device=mk.dev).to(torch.float8_e4m3fn)
+    b = torch.randn(n, k, device=mk.dev).to(torch.float8_e4m3fn).t()
+    one = torch.ones((), device=mk.dev, dtype=torch.float32)
+    sec = mk.time_fn(lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one,
+                                              out_dtype=torch.bfloat16, use_fast_accum=True))
+    add(f"GEMM fp8 fastaccum {label}", f"m x n x k = {m}x{n}x{k}", 2.0 * m * n * k / sec / 1e12,
+        "TFLOPS", f"{sec * 1e6:.2f} us per call")
+    del a, b
+    torch.cuda.empty_cache()
 
 
 def routing(tokens):
@@ -130,7 +174,7 @@ def routing(tokens):
         add(f"MoE routing {name}", f"T {tokens}", sec * 1e6, "us per call")
 
 
-DEADLINE = time.time() + float(os.environ.get("MAX_S", "240"))
+DEADLINE = time.time() + float(os.environ.get("MAX_S", "300"))
 
 
 def main():
@@ -139,6 +183,8 @@ def main():
     for n, k in EQUAL_NK:
         mk.guard(equal_groups, n, k)
         mk.write_rows(out_csv)
+    if os.environ.get("EQUAL_ONLY"):  # the equal-groups sweep and its dense references alone
+        return
     for tokens in TOKENS:
         if time.time() > DEADLINE:
             print(f"MAX_S reached: skipping T >= {tokens}", flush=True)

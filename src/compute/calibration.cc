@@ -22,8 +22,10 @@ const GemmFit& ArchCalibration::GemmFor(Precision p) const {
   return gemm.begin()->second;
 }
 
-double ArchCalibration::GroupedGemmSlowdown(double rows) const {
-  const auto& pts = grouped_gemm_slowdown;
+double ArchCalibration::GroupedGemmSlowdown(double rows, const std::string& gpu) const {
+  auto by_gpu = grouped_gemm_slowdown_by_gpu.find(gpu);
+  const auto& pts =
+      by_gpu != grouped_gemm_slowdown_by_gpu.end() ? by_gpu->second : grouped_gemm_slowdown;
   if (pts.empty()) return 1.0;
   if (rows <= pts.front().first) return pts.front().second;
   if (rows >= pts.back().first) return pts.back().second;
@@ -171,18 +173,37 @@ StatusOr<ArchCalibration> ParseArch(const YamlMap& y) {
   NDT_ASSIGN_OR_RETURN(std::optional<YamlMap> grouped, y.OptionalMap("grouped_gemm"));
   if (grouped) {
     // slowdown: [rows, factor, rows, factor, ...], rows strictly ascending, factors in [1, 4].
-    NDT_ASSIGN_OR_RETURN(std::vector<double> pts, grouped->NumberList("slowdown"));
-    if (pts.empty() || pts.size() % 2 != 0) {
-      return grouped->Error("slowdown", "must list [rows, factor] pairs, e.g. [256, 1.2, 1024, 1]");
+    auto points = [&](const YamlMap& m,
+                      std::string_view key) -> StatusOr<std::vector<std::pair<double, double>>> {
+      NDT_ASSIGN_OR_RETURN(std::vector<double> pts, m.NumberList(key));
+      if (pts.empty() || pts.size() % 2 != 0) {
+        return m.Error(key, "must list [rows, factor] pairs, e.g. [256, 1.2, 1024, 1]");
+      }
+      std::vector<std::pair<double, double>> out;
+      for (size_t i = 0; i < pts.size(); i += 2) {
+        if (pts[i] < 1 || (i > 0 && pts[i] <= pts[i - 2])) {
+          return m.Error(key, "rows per group must be >= 1 and strictly ascending");
+        }
+        if (pts[i + 1] < 1 || pts[i + 1] > 4) return m.Error(key, "factors must be in [1, 4]");
+        out.emplace_back(pts[i], pts[i + 1]);
+      }
+      return out;
+    };
+    NDT_ASSIGN_OR_RETURN(std::optional<std::string> prec, grouped->OptionalString("precision"));
+    if (prec) {
+      Precision p;
+      if (!ParsePrecision(*prec, &p)) {
+        return grouped->Error("precision", "must be a precision such as fp8 (got " + *prec + ")");
+      }
+      a.grouped_gemm_precision = p;
     }
-    for (size_t i = 0; i < pts.size(); i += 2) {
-      if (pts[i] < 1 || (i > 0 && pts[i] <= pts[i - 2])) {
-        return grouped->Error("slowdown", "rows per group must be >= 1 and strictly ascending");
+    NDT_ASSIGN_OR_RETURN(a.grouped_gemm_slowdown, points(*grouped, "slowdown"));
+    NDT_ASSIGN_OR_RETURN(std::optional<YamlMap> by_gpu, grouped->OptionalMap("by_gpu"));
+    if (by_gpu) {
+      for (const std::string& gpu : by_gpu->Keys()) {
+        NDT_ASSIGN_OR_RETURN(a.grouped_gemm_slowdown_by_gpu[gpu], points(*by_gpu, gpu));
       }
-      if (pts[i + 1] < 1 || pts[i + 1] > 4) {
-        return grouped->Error("slowdown", "factors must be in [1, 4]");
-      }
-      a.grouped_gemm_slowdown.emplace_back(pts[i], pts[i + 1]);
+      NDT_RETURN_IF_ERROR(by_gpu->Finish());
     }
     NDT_ASSIGN_OR_RETURN(std::string residuals, grouped->String("residuals"));
     NDT_ASSIGN_OR_RETURN(std::string how, grouped->String("how"));

@@ -93,11 +93,16 @@ struct ArchCalibration {
   double kernel_overhead_s = 3e-6;  // fixed cost of a non-GEMM kernel
   // Grouped (MoE) GEMM kernels: their time over the dense GEMM model's at the same per-group shape
   // (m x n x k, batch groups), by rows per group: (rows, factor) points, rows ascending, read from
-  // a published grouped-GEMM benchmark (compute.yaml `grouped_gemm`); empty: factor 1.
+  // grouped-GEMM measurements (compute.yaml `grouped_gemm`); empty: factor 1. The points hold for
+  // GEMMs in `grouped_gemm_precision` only (others: 1); `grouped_gemm_slowdown_by_gpu` replaces
+  // the list for a GPU measured on its own (GpuSpec::name).
+  std::optional<Precision> grouped_gemm_precision;
   std::vector<std::pair<double, double>> grouped_gemm_slowdown;
-  // The factor at `rows` per group: linear in log2(rows) between the points, the end point's value
-  // outside them (no extrapolation); 1 without points.
-  double GroupedGemmSlowdown(double rows) const;
+  std::map<std::string, std::vector<std::pair<double, double>>> grouped_gemm_slowdown_by_gpu;
+  // The factor at `rows` per group on `gpu` (its name; "" or unlisted: the arch's list): linear in
+  // log2(rows) between the points, the end point's value outside them (no extrapolation); 1
+  // without points.
+  double GroupedGemmSlowdown(double rows, const std::string& gpu = "") const;
   std::string how;  // how it was fitted
   // What public checks (never fitted) say about serving predictions on this architecture, for
   // the user to see beside them; empty when none is known. A fallback entry inherits its

@@ -2,10 +2,11 @@
 """The Hopper grouped (MoE) GEMM factors of data/calibration/compute.yaml (`grouped_gemm`).
 
 Usage (repo root):
-  python3 src/compute/fit_grouped.py               # the committed factors, from DeepGEMM's rows
-  python3 src/compute/fit_grouped.py --measured CSV
-      # the same reading on ndtwin's own rows (scripts/device/measure_moe.py's "MoE equal groups
-      # fp8" rows, torch._scaled_grouped_mm on a lent H100/H200): prints a `slowdown:` list
+  python3 src/compute/fit_grouped.py               # the committed factors (H100 list, H200 list),
+      # from ndtwin's own rows: scripts/device/measure_moe.py's 8-group "MoE equal groups fp8
+      # fastaccum" rows (torch._scaled_grouped_mm on a lent H100 and H200, data/measured/)
+  python3 src/compute/fit_grouped.py --measured CSV  # the same reading on another such CSV
+  python3 src/compute/fit_grouped.py --deepgemm      # the previous factors, from DeepGEMM's rows
 
 Model (compute.cc, the hopper fp8 fit of compute.yaml): a grouped GEMM of G groups of R rows
 (each R x n x k with its own weight) is priced as the dense model of G batched R x n x k GEMMs
@@ -62,35 +63,60 @@ def factors(rows, system):
     return out
 
 
+MEASURED = {  # ndtwin's own rows (scripts/device/measure_moe.py on lent GPUs, 2026-11-27)
+    "ND H100 v5": "data/measured/h100_moe_fastaccum_2026-11-27.csv",
+    "ND H200 v5": "data/measured/h200_moe_2026-11-27.csv",
+}
+
+
 def measured_rows(path):
-    """measure_moe.py's 'MoE equal groups fp8' rows: (system name, rows as DEEPGEMM's)."""
-    rows, system = [], None
+    """measure_moe.py's 8-group 'MoE equal groups fp8 fastaccum' rows, as DEEPGEMM's, less the
+    points where fast accumulation reads slower than default accumulation at the same shape (a
+    tile-selection glitch of torch's heuristic: fast accumulation does strictly less work)."""
+    times = {}
     with open(path, newline="") as f:
         for r in csv.DictReader(f):
-            if r["benchmark"] != "MoE equal groups fp8":
+            if not r["benchmark"].startswith("MoE equal groups fp8"):
                 continue
-            system = "ND H200 v5" if "H200" in r["system"] else "ND H100 v5"
             p = r["parameter"].split()  # groups G x rows R n x k = NxK
             g, rr = int(p[1]), int(p[4])
             n, k = (int(x) for x in p[-1].split("x"))
-            rows.append((g, rr, n, k, float(r["value"])))
-    return system, rows
+            fast = r["benchmark"].endswith("fastaccum")
+            times[(fast, g, rr, n, k)] = float(r["value"])
+    rows = []
+    for (fast, g, rr, n, k), tflops in sorted(times.items()):
+        if not fast or g != 8:
+            continue
+        default = times.get((False, g, rr, n, k))
+        if default is not None and tflops < default:
+            print(f"  left out: {g} x {rr} rows, n x k {n} x {k}: fast accumulation {tflops:.0f} "
+                  f"TFLOP/s < default {default:.0f}")
+            continue
+        rows.append((g, rr, n, k, tflops))
+    return rows
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--measured", help="measure_moe.py output CSV")
+    ap.add_argument("--measured", help="one measure_moe.py output CSV (with its system's model)")
+    ap.add_argument("--deepgemm", action="store_true",
+                    help="the previous reading, on DeepGEMM's published rows")
     a = ap.parse_args()
-    if a.measured:
-        system, rows = measured_rows(a.measured)
-        if not rows:
-            sys.exit("no 'MoE equal groups fp8' rows in " + a.measured)
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    if a.deepgemm:
+        runs = {"ND H100 v5": DEEPGEMM}  # H800 = H100 SXM's SMs, FP8 peak and HBM
+    elif a.measured:
+        system = "ND H200 v5" if "h200" in os.path.basename(a.measured).lower() else "ND H100 v5"
+        runs = {system: measured_rows(a.measured)}
     else:
-        system, rows = "ND H100 v5", DEEPGEMM  # H800 = H100 SXM's SMs, FP8 peak and HBM
-    print(f"{system}: measured / modelled time (launch excluded)")
-    f = factors(rows, system)
-    flat = ", ".join(f"{r}, {v:.3f}" for r, v in f.items())
-    print(f"slowdown: [{flat}]")
+        runs = {s: measured_rows(os.path.join(root, p)) for s, p in MEASURED.items()}
+    for system, rows in runs.items():
+        if not rows:
+            sys.exit(f"no 8-group 'MoE equal groups fp8 fastaccum' rows for {system}")
+        print(f"{system}: measured / modelled time (launch excluded)")
+        f = factors(rows, system)
+        flat = ", ".join(f"{r}, {v:.3f}" for r, v in f.items())
+        print(f"slowdown: [{flat}]")
 
 
 if __name__ == "__main__":
