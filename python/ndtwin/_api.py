@@ -257,12 +257,13 @@ def call(command, data_dir=None, _warn=True, **kwargs):
             data_dir = _data_dir
     if data_dir is None:
         data_dir = _default_data_dir()
-    code, payload, warns, progress = _core.call(command, json.dumps(args), os.fspath(data_dir))
+    code, payload, warns, progress, notes = _core.call(
+        command, json.dumps(args), os.fspath(data_dir))
     if code != "ok":
         raise _error(payload, cmd, code=code)
     for w in warns if _warn else ():
         warnings.warn(w, NdtwinWarning, stacklevel=3)
-    return Result(command, payload, warnings=warns, progress=progress, args=kwargs)
+    return Result(command, payload, warnings=warns, progress=progress, notes=notes, args=kwargs)
 
 
 def _make_function(cmd):
