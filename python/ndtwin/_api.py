@@ -104,21 +104,38 @@ def _spelled(name):
     return _py_option(name) + "="
 
 
-def _respell(message, cmd):
-    """The options in a message in Python's spelling: "option 'min-bytes'" and "valid: a-b, c"
-    (the binding's messages) become "option 'min_bytes='" and "valid: a_b=, c=" (the run's
-    messages already come respelled from the core: "--tp" is "tp=")."""
+def _message(message, cmd):
+    """Every Error's message, made in this one place: the CLI's one line (what `ndtwin` prints
+    after "ndtwin: error: "), options spelled the Python way. The core's run and range errors come
+    respelled already ("--tp" is "tp="); the binding's say "train: option 'min-bytes' takes ...",
+    which the CLI never prints: the command prefix goes (the function names the command, as the
+    web's URL does; Error.command keeps it) and "option 'min-bytes'" reads "min_bytes=", as the
+    CLI's "--min-bytes" ("--sku is required" is "sku= is required"). An unknown option is named
+    as the caller wrote it ("unknown option 'no_such='"), then the valid ones ("valid: a_b=, c=";
+    "valid: none" for a command without options)."""
+    if cmd is None:
+        return message
+    if message.startswith(cmd["name"] + ": "):
+        message = message[len(cmd["name"]) + 2:]
     names = {o["name"] for o in cmd["options"]}
 
     def one(m):
-        return "option '" + (_spelled(m.group(1)) if m.group(1) in names else m.group(1)) + "'"
+        return _spelled(m.group(1)) if m.group(1) in names else m.group(0)
 
+    message = re.sub(r"^unknown option '([A-Za-z0-9_-]+)'",
+                     lambda m: "unknown option '%s'" % _spelled(m.group(1)), message)
     message = re.sub(r"option '([A-Za-z0-9_-]+)'", one, message)
     m = re.search(r"; valid: (.*)$", message)
     if m:
-        valid = ", ".join(_spelled(v) if v in names else v for v in m.group(1).split(", "))
-        message = message[: m.start(1)] + valid
+        valid = ", ".join(_spelled(v) if v in names else v for v in m.group(1).split(", ") if v)
+        message = message[: m.start(1)] + (valid or "none")
     return message
+
+
+def _error(message, cmd, code="invalid_input", command=None):
+    """The Error of a call of `cmd` (None: no such command): its message through _message."""
+    return Error(_message(message, cmd), code=code,
+                 command=command if cmd is None else cmd["name"])
 
 
 # ---- Models given as a dict or a Hugging Face config.json ----
@@ -202,8 +219,7 @@ def _jsonable(value, option, cmd):
         return value
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise Error("%s: option '%s' takes a finite number (got %r)"
-                        % (cmd["name"], _spelled(option), value), command=cmd["name"])
+            raise _error("option '%s' must be a finite number (got %r)" % (option, value), cmd)
         return value
     if isinstance(value, os.PathLike):
         return os.fspath(value)
@@ -211,8 +227,8 @@ def _jsonable(value, option, cmd):
         return [_jsonable(v, option, cmd) for v in value]
     if hasattr(value, "item"):  # numpy scalars
         return _jsonable(value.item(), option, cmd)
-    raise Error("%s: option '%s' takes a number, a string, a bool or a list (got %s)"
-                % (cmd["name"], _spelled(option), type(value).__name__), command=cmd["name"])
+    raise _error("option '%s' takes a number, a string, a bool or a list (got %s)"
+                 % (option, type(value).__name__), cmd)
 
 
 def call(command, data_dir=None, _warn=True, **kwargs):
@@ -221,8 +237,8 @@ def call(command, data_dir=None, _warn=True, **kwargs):
     defaults."""
     cmd = _BY_NAME.get(command)
     if cmd is None:
-        raise Error("unknown command '%s'; use one of: %s"
-                    % (command, ", ".join(c["name"] for c in _REGISTRY)), command=command)
+        raise _error("unknown command '%s'; use one of: %s"
+                     % (command, ", ".join(c["name"] for c in _REGISTRY)), None, command=command)
     keywords = _KEYWORDS[command]
     args = {}
     for key, value in kwargs.items():
@@ -241,12 +257,13 @@ def call(command, data_dir=None, _warn=True, **kwargs):
             data_dir = _data_dir
     if data_dir is None:
         data_dir = _default_data_dir()
-    code, payload, warns, progress = _core.call(command, json.dumps(args), os.fspath(data_dir))
+    code, payload, warns, progress, notes = _core.call(
+        command, json.dumps(args), os.fspath(data_dir))
     if code != "ok":
-        raise Error(_respell(payload, cmd), code=code, command=command)
+        raise _error(payload, cmd, code=code)
     for w in warns if _warn else ():
         warnings.warn(w, NdtwinWarning, stacklevel=3)
-    return Result(command, payload, warnings=warns, progress=progress, args=kwargs)
+    return Result(command, payload, warnings=warns, progress=progress, notes=notes, args=kwargs)
 
 
 def _make_function(cmd):

@@ -41,12 +41,15 @@ class Result:
     - fields as attributes or items: ``r.step_time_s``, ``r["memory"]["peak_bytes_per_gpu"]``;
     - ``to_frame()``: a pandas DataFrame of its table (plan rankings, collective rows, ...);
     - ``plot()``: a matplotlib Figure of the result;
-    - ``warnings`` and ``progress``: the lines the CLI prints on stderr.
+    - ``warnings``, ``notes`` and ``progress``: the lines the CLI prints on stderr (a warning's
+      text after "ndtwin: warning: "; notes as printed, e.g. plan's "plan: note: <size>:
+      <why it was skipped>", which the CLI prints with or without --json and no document holds).
     """
 
-    def __init__(self, command, text, warnings=(), progress=(), args=None):
+    def __init__(self, command, text, warnings=(), progress=(), args=None, notes=()):
         self.command = command
         self.warnings = list(warnings)
+        self.notes = list(notes)
         self.progress = list(progress)
         self.args = dict(args or {})
         self._text = text

@@ -187,3 +187,28 @@ def test_warnings_are_python_warnings():
     with pytest.warns(ndtwin.NdtwinWarning, match="101 VMs exceed one scale set"):
         r = ndtwin.topo(sku="ND96isr_H100_v5", vms=101, tiers=3, radix=32)
     assert r.warnings and r.warnings[0].startswith("101 VMs exceed one scale set")
+
+
+def test_plan_notes_are_kept(cli):
+    """plan train and plan infer print what they skipped or assumed as "plan: note: ..." lines on
+    stderr, with or without --json (no document carries them): the Result keeps the same lines as
+    r.notes (a V100 has no bf16 tensor cores, an A100 no fp8 ones: compute/ PrecisionNote)."""
+    V100 = "Standard_ND40rs_v2"
+    for argv, call in [
+            (["plan", "train", "--sku", V100, "--vms", "1", "--model", "llama2-7b", "--gbs", "8",
+              "--top", "2"],
+             lambda: ndtwin.plan_train(sku=V100, vms=1, model="llama2-7b", gbs=8, top=2)),
+            (["plan", "infer", "--sku", A100, "--vms", "1", "--model", "llama2-7b", "--weights",
+              "fp8", "--requests", "64", "--top", "2"],
+             lambda: ndtwin.plan_infer(sku=A100, vms=1, model="llama2-7b", weights="fp8",
+                                       requests=64, top=2))]:
+        code, _, stderr = run_cli(["--json"] + argv)
+        assert code == 0
+        want = [l for l in stderr.splitlines() if l.startswith("plan: note: ")]
+        assert want, argv  # the case has a note to keep
+        r = call()
+        assert r.notes == want
+    assert "has no bf16 tensor cores" in ndtwin.plan_train(
+        sku=V100, vms=1, model="llama2-7b", gbs=8, top=2).notes[0]
+    # A command without notes has none.
+    assert ndtwin.skus().notes == []

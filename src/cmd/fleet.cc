@@ -27,6 +27,16 @@ namespace ndt {
 namespace {
 
 constexpr int kMaxRuns = 1000000;
+// Bounds of the inputs the reliability model reads as given (a value beyond them is a typo, not a
+// cluster: --step-time 1e9 ran one checkpoint interval of 11,574 days at 67.6% Monte Carlo
+// goodput against a closed form of 0%). A step is a millisecond to a day; a checkpoint interval is
+// at most the longest run (--days' 100 years); storage moves 10 MB/s (a throttled share) to
+// 100 TB/s (ten times the largest Lustre file systems); a checkpoint holds at most 1 TB per GPU
+// (more than any GPU's HBM and its share of host memory).
+constexpr double kMaxStepS = 86400;
+constexpr double kMaxIntervalS = 36500.0 * 86400;
+constexpr double kMinStorageBps = 1e7, kMaxStorageBps = 1e14;
+constexpr double kMaxCheckpointBytesPerGpu = 1e12;
 
 struct FleetRequest : CommandRequest {
   TrainJobArgs job;
@@ -73,6 +83,8 @@ struct FleetRequest : CommandRequest {
              "sequences per iteration; omit with --step-time");
     o->Range("runs", 1, 1e6, "Monte Carlo runs (10,000 take about 0.3 s)");
     o->Range("days", 1e-3, 36500, "wall-clock days, up to 100 years");
+    o->Range("step-time", 1e-3, kMaxStepS, "seconds per iteration, a millisecond to a day");
+    o->Range("gpus", 1, static_cast<double>(kMaxClusterGpus), "GPUs of the job, with --step-time");
     o->Range("failure-scale", 0, 1e4, "a multiple of the fitted interruption rates");
     // Spares beyond a cluster would overflow VMs + spares (--spares 2147483647 hung).
     o->Range("spares", 0, kMaxVms, "hot spare VMs");
@@ -96,7 +108,6 @@ struct JobFacts {
 StatusOr<JobFacts> FactsFromStepTime(const Context& ctx, const FleetRequest& f,
                                      std::optional<double> ckpt_bytes) {
   JobFacts j;
-  if (!(*f.step_time > 0)) return Status::InvalidInput("--step-time must be > 0 seconds");
   if (f.job.sku.empty()) return Status::InvalidInput("--step-time needs --sku");
   NDT_ASSIGN_OR_RETURN(j.sku, ctx.catalog.FindSku(f.job.sku));
   int vms = f.job.vms;
@@ -237,25 +248,28 @@ StatusOr<CommandOutput> RunFleet(const Context& base, const FleetRequest& f, Dia
   if (f.checkpoint_interval != "auto") {
     char* end = nullptr;
     const double v = std::strtod(f.checkpoint_interval.c_str(), &end);
-    if (end == f.checkpoint_interval.c_str() || *end != '\0' || !(v > 0) || !std::isfinite(v)) {
+    if (end == f.checkpoint_interval.c_str() || *end != '\0' || !(v > 0) || !(v <= kMaxIntervalS)) {
       return Status::InvalidInput("--checkpoint-interval '" + f.checkpoint_interval +
-                                  "'; use auto or a number of seconds > 0");
+                                  "'; use auto or a number of seconds in (0, " +
+                                  Fmt("%.0f", kMaxIntervalS) + "] (up to 100 years)");
     }
     interval_given = v;
   }
   std::optional<double> storage_Bps, ckpt_bytes;
   if (f.storage_bw.has_value()) {
     StatusOr<double> v = ParseQuantity(*f.storage_bw, Dim::kBandwidth);
-    if (!v.ok() || !(*v > 0)) {
-      return Status::InvalidInput("--storage-bw '" + *f.storage_bw + "'; write e.g. \"2 TB/s\"");
+    if (!v.ok() || !(*v >= kMinStorageBps && *v <= kMaxStorageBps)) {
+      return Status::InvalidInput(
+          "--storage-bw '" + *f.storage_bw +
+          "'; write a throughput from 10 MB/s to 100 TB/s, e.g. \"2 TB/s\"");
     }
     storage_Bps = *v;
   }
   if (f.checkpoint_size.has_value()) {
     StatusOr<double> v = ParseQuantity(*f.checkpoint_size, Dim::kBytes);
-    if (!v.ok() || !(*v > 0)) {
+    if (!v.ok() || !(*v > 0 && *v <= kMaxCheckpointBytesPerGpu)) {
       return Status::InvalidInput("--checkpoint-size '" + *f.checkpoint_size +
-                                  "'; write e.g. \"4 GB\"");
+                                  "'; write bytes per GPU above 0 and up to 1 TB, e.g. \"4 GB\"");
     }
     ckpt_bytes = *v;
   }

@@ -55,7 +55,8 @@ StatusOr<CommandOutput> Render(const Context& ctx, const SimulatedTrainJob& run,
   const PlacementData& limits = ctx.fleet.placement;
   const int vms = job.num_gpus / job.gpus_per_vm;
   NDT_ASSIGN_OR_RETURN(Placement place, PlanPlacement(limits, *sku, vms, 0, false));
-  const TrainView v{job, stack, *sku, r, iv, place, limits, run.cluster_ref().fabric_layout().nics};
+  TrainView v{job, stack, *sku, r, iv, place, limits, run.cluster_ref().fabric_layout().nics};
+  v.gpu = &ctx.catalog.GpuOf(*sku);  // the Strategy line names the precision it computes in
   return CommandOutput{TrainJson(v), text ? TrainText(v) : std::string()};
 }
 

@@ -93,8 +93,11 @@ MemoryBreakdown StageMemory(const TransformerSpec& m, const Strategy& s, int sta
   b.inflight_microbatches = per_mb > 0 ? held / per_mb : 0;
   b.activations_bytes = held + recompute_working_set;
   if (stage == s.pp - 1) {
-    // fp32 logits and their gradient for one micro-batch, vocabulary split by TP.
-    b.activations_bytes += 2.0 * 4.0 * b_mb * seq * static_cast<double>(m.vocab) / s.tp;
+    // fp32 logits and their gradient for one micro-batch, vocabulary split by TP; a loss that
+    // upcasts out of place before an eager cross-entropy holds a third fp32 tensor at its peak
+    // (the log-softmax backward: its saved output, the incoming gradient and the new one).
+    const double fp32_logits = 4.0 * b_mb * seq * static_cast<double>(m.vocab) / s.tp;
+    b.activations_bytes += (s.loss_fp32_copy ? 3.0 : 2.0) * fp32_logits;
   }
   // PP send/recv buffers (two directions, double-buffered) and NCCL channel buffers.
   const double msg = b_mb * seq * static_cast<double>(m.hidden) * 2.0 / (s.sp ? s.tp : 1);

@@ -8,9 +8,10 @@
 // walked pass by pass (parallel/schedule.h: a forward stores its chunk's activations, the backward
 // frees them; equal chunks give 1F1B's min(pp - stage, m) micro-batches, interleaved's (pp - stage
 // - 1) * 2 + (vpp - 1) * pp + 1 chunk passes, GPipe's m; unequal chunks count what each really
-// holds), plus the recompute working set of one layer, the output logits, communication buffers and
-// a fixed workspace. Framework allowances (CUDA context, allocator slack) are assumptions named
-// below. Bytes.
+// holds), plus the recompute working set of one layer, the output logits (fp32 and their fp32
+// gradient on the last stage; one more fp32 copy where the stack's loss upcasts out of place,
+// Strategy::loss_fp32_copy), communication buffers and a fixed workspace. Framework allowances
+// (CUDA context, allocator slack) are assumptions named below. Bytes.
 #ifndef NDTWIN_PARALLEL_MEMORY_H_
 #define NDTWIN_PARALLEL_MEMORY_H_
 

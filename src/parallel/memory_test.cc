@@ -169,6 +169,39 @@ TEST(Memory, AlternateMatmulCheckpointingKeepsTheSavedOpsOutputs) {
                    ActivationBytesPerLayer(m, 0, 2, 8192, 1, false, Recompute::kSelective, true));
 }
 
+TEST(Memory, AnOutOfPlaceFp32LossCopyCostsOneMoreFp32Logits) {
+  // torchtitan's loss (Strategy::loss_fp32_copy) holds three fp32 logits tensors at its peak
+  // against two otherwise, on the last stage only. Llama 3 8B at torchtitan's 2024 config
+  // (seq 8192, micro-batch 1, vocab 128256, no TP): one fp32 copy is
+  //   4 * 8192 * 128256 = 4,202,692,608 B (3.91 GiB; the two already counted are 7.83 GiB).
+  InlineModelArgs a;
+  a.arch = "llama";
+  a.layers = 4;
+  a.hidden = 4096;
+  a.heads = 32;
+  a.kv_heads = 8;
+  a.ffn = 14336;
+  a.vocab = 128256;
+  a.seq = 8192;
+  const TransformerSpec m = BuildInlineModel(a).value();
+  auto activations = [&](int tp, int pp, bool copy, int stage) {
+    Strategy s;
+    s.gbs = 1;
+    s.mbs = 1;
+    s.tp = tp;
+    s.pp = pp;
+    s.loss_fp32_copy = copy;
+    s = Resolve(m, s, tp * pp);
+    EXPECT_EQ(s.loss_fp32_copy, copy);
+    return StageMemoryOf(m, s, stage).activations_bytes;
+  };
+  EXPECT_DOUBLE_EQ(activations(1, 1, true, 0) - activations(1, 1, false, 0), 4202692608.0);
+  // TP 2 splits the vocabulary: half of it. The first of two stages holds no logits.
+  EXPECT_DOUBLE_EQ(activations(2, 1, true, 0) - activations(2, 1, false, 0), 4202692608.0 / 2);
+  EXPECT_DOUBLE_EQ(activations(1, 2, true, 1) - activations(1, 2, false, 1), 4202692608.0);
+  EXPECT_DOUBLE_EQ(activations(1, 2, true, 0), activations(1, 2, false, 0));
+}
+
 TEST(Memory, InterleavedInFlightFollowsTheSchedule) {
   // GPT 8 layers, no TP, pp 2, 4 micro-batches. 1F1B: stage 0 holds pp = 2 micro-batches of its
   // 4 layers. Interleaved vpp 2 (chunks of 2 layers): warm-up (pp - 1) * 2 + (vpp - 1) * pp = 4

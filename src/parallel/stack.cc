@@ -164,6 +164,11 @@ Status ParseTraining(const YamlMap& knobs, const YamlMap& traits, SoftwareStack*
     st->selective_recompute = sr == "alternate_matmuls" ? SelectiveRecompute::kAlternateMatmuls
                                                         : SelectiveRecompute::kAttentionCore;
   }
+  if (traits.Has("loss_logits")) {  // optional: absent means in place (Megatron's)
+    NDT_ASSIGN_OR_RETURN(std::string ll, ChoiceEntry(traits, "traits", "loss_logits",
+                                                     {"in_place", "fp32_copy"}, st));
+    st->loss_fp32_copy = ll == "fp32_copy";
+  }
   if (traits.Has("host_issue_per_kernel")) {  // optional: absent means 0
     NDT_ASSIGN_OR_RETURN(Sourced issue, traits.Quantity("host_issue_per_kernel", Dim::kTime));
     if (issue.source.empty()) {
@@ -335,6 +340,7 @@ void ApplyTrainStack(const SoftwareStack& stack, const StrategyKnobs& user, Stra
   s->eager_elementwise = stack.eager_elementwise;
   s->selective_recompute = stack.selective_recompute;
   s->host_issue_per_kernel_s = stack.host_issue_per_kernel_s;
+  s->loss_fp32_copy = stack.loss_fp32_copy;
 }
 
 Status CheckTrainPrecision(const GpuSpec& gpu, Dtype precision) {

@@ -73,6 +73,9 @@ struct SoftwareStack {
   // training trait `host_issue_per_kernel` (optional, default 0):
   // Strategy::host_issue_per_kernel_s.
   double host_issue_per_kernel_s = 0;
+  // training trait `loss_logits` (optional, default in_place): fp32_copy when the loss upcasts
+  // the logits out of place before an eager cross-entropy (Strategy::loss_fp32_copy).
+  bool loss_fp32_copy = false;
   ServeKnobs serve;  // serving
   // Serving traits the engine model must have (serve/engine.h models both, always).
   bool in_flight_batching = true;

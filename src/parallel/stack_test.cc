@@ -85,6 +85,15 @@ TEST(Stacks, EveryFileLoadsAndTheNamedOnesExist) {
   // ... and its selective recompute is PyTorch's op-level policy, not Megatron's attention core.
   EXPECT_EQ(tt->selective_recompute, SelectiveRecompute::kAlternateMatmuls);
   EXPECT_DOUBLE_EQ(tt->host_issue_per_kernel_s, 22.5e-6);  // measured, data/measured/
+  // torchtitan's loss upcasts the logits out of place (train.py loss_fn: pred.float()); the
+  // other stacks' sources name a fused or in-place cross-entropy, or nothing: the default.
+  EXPECT_TRUE(tt->loss_fp32_copy);
+  EXPECT_FALSE(tt->sources.at("traits.loss_logits").empty());
+  for (const SoftwareStack& other : *all) {
+    if (other.name != "torchtitan-fsdp2-2024") {
+      EXPECT_FALSE(other.loss_fp32_copy) << other.name;
+    }
+  }
   EXPECT_EQ(FindStack(*all, "megatron-core-2024")->host_issue_per_kernel_s, 0);
   EXPECT_EQ(FindStack(*all, "megatron-lm-2022")->selective_recompute,
             SelectiveRecompute::kAttentionCore);

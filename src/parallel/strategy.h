@@ -155,6 +155,12 @@ struct Strategy {
   // longer than this; where they are shorter the GPU waits, so a layer's forward takes at least
   // its kernel count times this. 0: the host never holds the GPU back.
   double host_issue_per_kernel_s = 0;
+  // The loss upcasts the last stage's 16-bit logits to an fp32 copy and runs PyTorch's eager
+  // cross-entropy on it (set by the software stack's trait `loss_logits: fp32_copy`): its
+  // log-softmax keeps an fp32 output for the backward, whose gradient is a new fp32 tensor, not
+  // computed in place (parallel/memory.h counts one more fp32 logits tensor). false: a fused or
+  // in-place vocabulary cross-entropy (Megatron's).
+  bool loss_fp32_copy = false;
   // Weight gradients accumulate across micro-batches inside the wgrad GEMM (Megatron-LM's
   // gradient_accumulation_fusion, 2022+: the GEMM adds into the fp32 main_grad in its epilogue).
   // false: a separate memory-bound add per micro-batch over the stage's gradients, as PyTorch's

@@ -106,14 +106,15 @@ const char* CodeName(StatusCode code) {
   return "internal";
 }
 
-// What call() returns to Python: (code, json_or_message, warnings, progress). code "ok": the
-// second field is the --json document dumped as the CLI dumps it (indent 2, no trailing
-// newline); otherwise it is the one-line error and code names the reason (CodeName).
-using CallResult =
-    std::tuple<std::string, std::string, std::vector<std::string>, std::vector<std::string>>;
+// What call() returns to Python: (code, json_or_message, warnings, progress, notes). code "ok":
+// the second field is the --json document dumped as the CLI dumps it (indent 2, no trailing
+// newline); otherwise it is the one-line error and code names the reason (CodeName). notes: the
+// lines the CLI always prints on stderr ("plan: note: ..."), which no --json document carries.
+using CallResult = std::tuple<std::string, std::string, std::vector<std::string>,
+                              std::vector<std::string>, std::vector<std::string>>;
 
 CallResult Fail(const Status& s, const Diagnostics& diag) {
-  return {CodeName(s.code()), s.message(), diag.warnings, diag.progress};
+  return {CodeName(s.code()), s.message(), diag.warnings, diag.progress, diag.notes};
 }
 
 CallResult Call(const std::string& name, const std::string& args_json,
@@ -127,7 +128,7 @@ CallResult Call(const std::string& name, const std::string& args_json,
     if (!ctx.ok()) return Fail(ctx.status(), diag);
     StatusOr<CommandOutput> out = RunJson(*cmd, **ctx, args, &diag, PythonSpelling);
     if (!out.ok()) return Fail(out.status(), diag);
-    return {"ok", out->json.dump(2), diag.warnings, diag.progress};
+    return {"ok", out->json.dump(2), diag.warnings, diag.progress, diag.notes};
   } catch (const std::exception& e) {
     return Fail(Status::Internal(name + ": " + e.what()), diag);
   }
@@ -166,7 +167,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("call", &ndt::Call, py::arg("name"), py::arg("args_json"), py::arg("data_dir") = "",
         py::call_guard<py::gil_scoped_release>(),
         "Runs a command from a JSON object of options; returns (code, json_or_message, "
-        "warnings, progress)");
+        "warnings, progress, notes)");
   m.def("time_call", &ndt::TimeCall, py::arg("name"), py::arg("args_json"),
         py::arg("data_dir") = "", py::arg("repeat") = 1, py::call_guard<py::gil_scoped_release>(),
         "Mean seconds of the C++ side of call() (parse, RunJson, dump) over `repeat` runs");

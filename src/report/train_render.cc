@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <string>
 
+#include "compute/compute.h"
 #include "report/interval_render.h"
 #include "report/text.h"
 
@@ -11,7 +12,16 @@ namespace {
 
 double GiB(double b) { return b / (1024.0 * 1024 * 1024); }
 
-std::string StrategyLine(const std::string& stack, const Strategy& s) {
+// The precision the job's GEMMs run in: the strategy's, or the wider one a GPU without its tensor
+// path runs (a V100 has no bf16: fp16, with the warning compute/ PrecisionNote gives).
+std::string PrecisionUsed(const Strategy& s, const GpuSpec* gpu) {
+  if (gpu == nullptr) return DtypeName(s.precision);
+  const Precision p = EffectivePrecision(*gpu, s.precision);
+  return p == ToPrecision(s.precision) ? DtypeName(s.precision) : PrecisionName(p);
+}
+
+std::string StrategyLine(const std::string& stack, const Strategy& s,
+                         const std::string& precision) {
   char buf[320];
   std::snprintf(buf, sizeof buf,
                 "%s: tp %d, pp %d, dp %d, cp %d, ep %d, vpp %d, sp %s, zero %d, recompute %s, "
@@ -20,13 +30,13 @@ std::string StrategyLine(const std::string& stack, const Strategy& s) {
                 RecomputeName(s.recompute), static_cast<long long>(s.mbs),
                 static_cast<long long>(s.gbs), static_cast<long long>(s.micro_batches()),
                 s.micro_batches() == 1 ? "" : "es", PipeScheduleName(s.schedule),
-                DtypeName(s.precision));
+                precision.c_str());
   return std::string(buf) + (s.tp_overlap ? ", tp overlap" : "") +
          (s.uneven_stages ? ", uneven stages" : "");
 }
 
 std::string TrainTextOf(const TrainJob& job, const std::string& stack, const SkuSpec& sku,
-                        const TrainReport& r, const IntervalClass& iv) {
+                        const TrainReport& r, const IntervalClass& iv, const GpuSpec* gpu) {
   TextOut p;
   const TimeBreakdown& b = r.sim.breakdown;
   const MemoryBreakdown& m = r.memory;
@@ -34,7 +44,7 @@ std::string TrainTextOf(const TrainJob& job, const std::string& stack, const Sku
   p("Job:           %s, seq %lld, on %d x %s (%d GPUs)\n", job.model.name.c_str(),
     static_cast<long long>(job.model.seq_len), job.num_gpus / job.gpus_per_vm, sku.name.c_str(),
     job.num_gpus);
-  p("Strategy:      %s\n", StrategyLine(stack, r.strategy).c_str());
+  p("Strategy:      %s\n", StrategyLine(stack, r.strategy, PrecisionUsed(r.strategy, gpu)).c_str());
   if (!r.chosen.empty()) {
     std::string c;
     for (const std::string& x : r.chosen) c += (c.empty() ? "" : ", ") + x;
@@ -82,7 +92,7 @@ std::string TrainTextOf(const TrainJob& job, const std::string& stack, const Sku
 }
 
 nlohmann::ordered_json ToJson(const TrainJob& job, const std::string& stack, const SkuSpec& sku,
-                              const TrainReport& r, const IntervalClass& iv) {
+                              const TrainReport& r, const IntervalClass& iv, const GpuSpec* gpu) {
   using Json = nlohmann::ordered_json;
   const Strategy& s = r.strategy;
   const MemoryBreakdown& m = r.memory;
@@ -137,7 +147,7 @@ nlohmann::ordered_json ToJson(const TrainJob& job, const std::string& stack, con
                        {"gbs", s.gbs},
                        {"micro_batches", s.micro_batches()},
                        {"schedule", PipeScheduleName(s.schedule)},
-                       {"precision", DtypeName(s.precision)},
+                       {"precision", PrecisionUsed(s, gpu)},
                        {"uneven_stages", s.uneven_stages},
                        {"tp_overlap", s.tp_overlap},
                        {"chosen", chosen}};
@@ -153,7 +163,7 @@ nlohmann::ordered_json ToJson(const TrainJob& job, const std::string& stack, con
 }  // namespace
 
 Json TrainJson(const TrainView& v) {
-  Json j = ToJson(v.job, v.stack, v.sku, v.report, v.interval);
+  Json j = ToJson(v.job, v.stack, v.sku, v.report, v.interval, v.gpu);
   if (v.fabric_nics > 0) {
     const Placement& place = v.placement;
     j["placement"] = {{"scale_sets", place.scale_sets},
@@ -164,7 +174,7 @@ Json TrainJson(const TrainView& v) {
 }
 
 std::string TrainText(const TrainView& v) {
-  std::string text = TrainTextOf(v.job, v.stack, v.sku, v.report, v.interval);
+  std::string text = TrainTextOf(v.job, v.stack, v.sku, v.report, v.interval, v.gpu);
   const PlacementData& limits = v.limits;
   const Placement& place = v.placement;
   const int vms = v.job.num_gpus / v.job.gpus_per_vm;

@@ -29,6 +29,9 @@ struct TrainView {
   const Placement& placement;
   const PlacementData& limits;
   int fabric_nics = 0;  // NICs of the cluster's fabric: 0 for a size without InfiniBand
+  // The size's GPU: the precision the Strategy line and "strategy.precision" name is the one it
+  // computes in (compute/ EffectivePrecision: bf16 runs in fp16 on a V100); null: as asked.
+  const GpuSpec* gpu = nullptr;
 };
 
 // The ndtwin.train/1 document; "placement" only where the cluster has a scale-out fabric.

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ndt {
 namespace {
@@ -130,6 +132,39 @@ TEST(TrainRender, JsonFieldsAndPlacementOnlyWithAFabric) {
   it.job.vm_usd_per_hour = 0;  // no price: cost null, and the text says so
   EXPECT_TRUE(TrainJson(it.View(0))["cost_usd"].is_null());
   EXPECT_TRUE(Has(TrainText(it.View(0)), "for 1e+12 tokens (no price for this size)\n"));
+}
+
+// The Strategy line and "strategy.precision" say the precision the GEMMs run in. A V100 has fp16
+// tensor cores and no bf16 ones (data/gpus/v100_sxm2_32gb.yaml: fp16 125 TFLOP/s, no bf16): a bf16
+// job (the default stack's) computes in fp16 there (compute/ EffectivePrecision: the next wider
+// path it has), so the line says fp16, not bf16. A GPU with bf16 (an H100: bf16 = fp16 rate)
+// keeps bf16, as does a view without its GPU.
+TEST(TrainRender, StrategyNamesThePrecisionTheGpuComputesIn) {
+  Iteration it;
+  it.r.strategy.precision = Dtype::kBf16;
+  GpuSpec v100;
+  v100.name = "V100-SXM2-32GB";
+  v100.fp16_flops = 125e12;
+  v100.fp32_flops = 15.7e12;
+  GpuSpec h100;
+  h100.name = "H100-SXM5-80GB";
+  h100.fp16_flops = h100.bf16_flops = 989e12;
+  h100.fp8_flops = 1979e12;
+  for (const auto& [gpu, want] : std::vector<std::pair<const GpuSpec*, std::string>>{
+           {&v100, "fp16"}, {&h100, "bf16"}, {nullptr, "bf16"}}) {
+    TrainView v = it.View(8);
+    v.gpu = gpu;
+    EXPECT_TRUE(Has(TrainText(v), "1f1b, " + want + "\n")) << TrainText(v);
+    EXPECT_EQ(TrainJson(v)["strategy"]["precision"], want);
+  }
+  // fp16 asked on a V100 is fp16; fp8 on an H100 stays fp8.
+  it.r.strategy.precision = Dtype::kFp16;
+  TrainView v = it.View(8);
+  v.gpu = &v100;
+  EXPECT_EQ(TrainJson(v)["strategy"]["precision"], "fp16");
+  it.r.strategy.precision = Dtype::kFp8;
+  v.gpu = &h100;
+  EXPECT_EQ(TrainJson(v)["strategy"]["precision"], "fp8");
 }
 
 }  // namespace
