@@ -250,6 +250,7 @@ StatusOr<TrainChoice> ChooseTrainStrategy(const TrainJob& job, const TrainCosts&
   if (!space.dp && (!space.tp || !space.pp)) {
     c.chosen.push_back("dp " + std::to_string(c.strategy.dp));
   }
+  if (!space.ep && job.model.is_moe()) c.chosen.push_back("ep " + std::to_string(c.strategy.ep));
   // Where the stack's value was left, say so: the stack no longer describes the run.
   if (widened && !space.zero) {
     c.chosen.push_back("zero " + std::to_string(c.strategy.zero) +
