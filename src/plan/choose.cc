@@ -170,7 +170,8 @@ std::string SmallestFootprint(const TrainJob& job, const std::vector<Strategy>& 
       const Status st = CheckFits(m, job.gpu_memory_bytes, s);
       msg = st.ok() ? "" : st.message();
       if (!msg.empty()) {
-        msg += " (tp " + std::to_string(s.tp) + ", pp " + std::to_string(s.pp) + ", zero " +
+        msg += " (tp " + std::to_string(s.tp) + ", pp " + std::to_string(s.pp) +
+               (job.model.is_moe() ? ", ep " + std::to_string(s.ep) : std::string()) + ", zero " +
                std::to_string(s.zero) + ", recompute " + RecomputeName(s.recompute) + ")";
       }
     }
