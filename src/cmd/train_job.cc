@@ -142,7 +142,7 @@ void TrainJobArgs::Declare(OptionList* o, bool required) {
          "ring (P2P, overlapped with attention) | all_gather (Llama 3) (default: the stack's, "
          "else ring)");
   o->Add("ep", &ep,
-         "Expert parallel degree, MoE (default: the best feasible where tp or pp is searched, "
+         "Expert parallel degree, MoE (default: the best feasible when the strategy is searched, "
          "else 1)");
   o->Add("sp", &sp, "Sequence parallelism (with --tp > 1)");
   o->Add("attention-kernel", &attention_kernel,
