@@ -37,6 +37,7 @@ struct PlanTrainFlags : CommandRequest {
   FabricArgs fabric;
   int64_t gbs = 0;
   int top = 10, threads = 0;
+  std::optional<int> ep;
   double tokens = 0;
   std::string objective = "throughput", fidelity = "flow", stack = kDefaultTrainStack;
   std::optional<std::string> precision;
@@ -53,6 +54,9 @@ struct PlanTrainFlags : CommandRequest {
     o->Add("objective", &objective, "throughput (default) | cost | time");
     o->Add("top", &top, "How many configurations to show (default 10)");
     o->Add("precision", &precision, "bf16 | fp16 | fp8 (default: the stack's)");
+    o->Add("ep", &ep,
+           "Expert parallel degree every candidate runs with, MoE (default: searched over the "
+           "divisors of the experts dividing dp)");
     o->Add("stack", &stack,
            std::string("Software stack every candidate runs with, from data/stacks/ (default ") +
                kDefaultTrainStack + ", as train)");
@@ -105,6 +109,7 @@ StatusOr<PlanTrainRequest> BuildRequest(const PlanTrainFlags& f, const Context& 
   req.vms = f.size.vms;
   req.tokens = f.tokens;
   req.top_k = f.top;
+  req.ep = f.ep;
   NDT_RETURN_IF_ERROR(CheckThreads(f.threads));
   req.threads = f.threads;
   req.fabric = f.fabric.ToSpec();

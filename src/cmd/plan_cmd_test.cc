@@ -89,5 +89,25 @@ TEST(PlanCommand, TrainsOwnChoiceIsPlansBest) {
   EXPECT_EQ(tr->json["step_time_s"], r["step_time_s"]);
 }
 
+// Mixtral-8x7B on 2 x 8 H100 (gbs 64): plan's picks split the experts (its best at this commit:
+// tp 2, pp 2, dp 4, ep 4), and every pick, run by train with its ep and every other knob, is
+// accepted and gives plan's step bit for bit (TrainArgsOfPlanResult passes ep: without it train
+// would have run ep 1).
+TEST(PlanCommand, MoePicksRunInTrainWithTheirExpertParallelism) {
+  const Json plan = {{"model", "mixtral-8x7b"},           {"gbs", 64}, {"vms", 2},
+                     {"sku", "Standard_ND96isr_H100_v5"}, {"top", 3},  {"fidelity", "analytical"}};
+  StatusOr<CommandOutput> p = RunPlanCmdTest("plan train", plan);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  const Json& results = p->json["results"];
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_GT(results[0]["ep"].get<int>(), 1);
+  for (const Json& r : results) {
+    StatusOr<CommandOutput> t = RunPlanCmdTest("train", TrainArgsOfPlanResult(plan, r));
+    ASSERT_TRUE(t.ok()) << t.status().message() << " " << r.dump();
+    EXPECT_EQ(t->json["strategy"]["ep"], r["ep"]);
+    EXPECT_EQ(t->json["step_time_s"], r["step_time_s"]) << r.dump();
+  }
+}
+
 }  // namespace
 }  // namespace ndt

@@ -18,6 +18,7 @@ inline Json TrainArgsOfPlanResult(const Json& plan_args, const Json& r) {
             {"pp", r["pp"]},
             {"uneven-stages", r["uneven_stages"]},
             {"dp", r["dp"]},
+            {"ep", r["ep"]},
             {"vpp", r["vpp"]},
             {"mbs", r["mbs"]},
             {"sp", r["sp"]},

@@ -43,7 +43,7 @@ Status BuildStrategy(const TrainJobArgs& f, const std::vector<SoftwareStack>& st
   s.pp = f.pp.value_or(1);
   s.dp = f.dp.value_or(0);
   s.cp = f.cp;
-  s.ep = f.ep;
+  s.ep = f.ep.value_or(1);
   job->mbs_given = f.mbs.has_value();
   s.mbs = f.mbs.value_or(1);
   job->vpp_given = f.vpp.has_value() || s.pp == 1;
@@ -114,7 +114,9 @@ Status BuildStrategy(const TrainJobArgs& f, const std::vector<SoftwareStack>& st
   // would turn it into interleaved 1F1B).
   if (s.schedule == PipeSchedule::kGpipe) job->vpp_given = true;
   if (!f.order.empty()) {
-    NDT_ASSIGN_OR_RETURN(s.order, ParseOrder(f.order));
+    NDT_ASSIGN_OR_RETURN(const RankOrder order, ParseOrder(f.order));
+    s.order = order.axes;
+    s.ep_outer = order.ep_outer;
   }
   if (f.tokens < 0) return Status::InvalidInput("--tokens must be >= 0");
   job->tokens = f.tokens;
@@ -139,7 +141,9 @@ void TrainJobArgs::Declare(OptionList* o, bool required) {
   o->Add("cp-comm", &cp_comm,
          "ring (P2P, overlapped with attention) | all_gather (Llama 3) (default: the stack's, "
          "else ring)");
-  o->Add("ep", &ep, "Expert parallel degree, MoE (default 1)");
+  o->Add("ep", &ep,
+         "Expert parallel degree, MoE (default: the best feasible when the strategy is searched, "
+         "else 1)");
   o->Add("sp", &sp, "Sequence parallelism (with --tp > 1)");
   o->Add("attention-kernel", &attention_kernel,
          "Fused attention kernel: fa2 | hopper_fused (cuDNN/FA3 on Hopper) (default: the stack's)");
@@ -159,7 +163,9 @@ void TrainJobArgs::Declare(OptionList* o, bool required) {
   o->Add("schedule", &schedule, "gpipe | 1f1b (default; interleaved with --vpp)");
   o->Add("fidelity", &fidelity,
          "analytical | flow | estimate (the planner's closed form; default analytical)");
-  o->Add("order", &order, "Rank order, fastest first (default tp,cp,ep,dp,pp)");
+  o->Add("order", &order,
+         "Rank order, fastest first (default tp,cp,ep,dp,pp; ep next to dp: tp,cp,dp,ep,pp "
+         "strides the expert groups over DP)");
   o->Add("no-flash-attn", &no_flash_attn, "Unfused attention (Megatron-LM before FlashAttention)");
   o->Add("no-dp-overlap", &no_dp_overlap, "Reduce gradients after the backward");
   o->Add("no-grad-accum-fusion", &no_grad_accum_fusion,

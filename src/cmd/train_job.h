@@ -30,8 +30,10 @@ struct TrainJobArgs {
   int vms = 1;
   int64_t gbs = 0;
   std::optional<int64_t> mbs;
-  int cp = 1, ep = 1;
-  std::optional<int> tp, pp, dp, vpp;  // omitted tp/pp/dp: the best feasible (plan/choose.h)
+  int cp = 1;
+  // Omitted tp/pp/dp: the best feasible (plan/choose.h); omitted ep: 1, or the best feasible
+  // for an MoE model when the strategy is searched.
+  std::optional<int> tp, pp, dp, ep, vpp;
   // Knobs a software stack sets unless given (parallel/stack.h).
   std::optional<bool> uneven_stages, sp, tp_overlap, no_dp_overlap, no_flash_attn,
       no_grad_accum_fusion;

@@ -79,10 +79,12 @@ int Strategy::degree(Axis d) const {
   return 1;
 }
 
-StatusOr<std::array<Axis, 4>> ParseOrder(const std::string& text) {
-  std::array<Axis, 4> out{};
+StatusOr<RankOrder> ParseOrder(const std::string& text) {
+  RankOrder out;
   int n = 0;
   bool seen[4] = {false, false, false, false};
+  // Position of "ep" and of "dp" among the tokens (ep counted), -1 when absent.
+  int pos = 0, ep_pos = -1, dp_pos = -1;
   std::string tok;
   auto flush = [&]() -> Status {
     if (tok.empty()) return Status::Ok();
@@ -93,20 +95,25 @@ StatusOr<std::array<Axis, 4>> ParseOrder(const std::string& text) {
       d = Axis::kCp;
     } else if (tok == "dp") {
       d = Axis::kDp;
+      dp_pos = pos;
     } else if (tok == "pp") {
       d = Axis::kPp;
     } else if (tok == "ep") {
+      if (ep_pos >= 0) return Status::InvalidInput("--order: 'ep' appears twice");
+      ep_pos = pos++;
       tok.clear();
       return Status::Ok();
     } else {
       return Status::InvalidInput("--order: unknown dimension '" + tok +
-                                  "'; use a permutation of tp,cp,dp,pp (fastest first)");
+                                  "'; use a permutation of tp,cp,dp,pp (fastest first), with ep "
+                                  "optionally next to dp");
     }
     if (seen[static_cast<int>(d)]) {
       return Status::InvalidInput("--order: '" + tok + "' appears twice");
     }
     seen[static_cast<int>(d)] = true;
-    out[n++] = d;
+    out.axes[n++] = d;
+    ++pos;
     tok.clear();
     return Status::Ok();
   };
@@ -122,6 +129,13 @@ StatusOr<std::array<Axis, 4>> ParseOrder(const std::string& text) {
     return Status::InvalidInput("--order '" + text +
                                 "' must name each of tp,cp,dp,pp once (fastest first)");
   }
+  // Megatron-core's RankGenerator: "The ep and dp must be adjacent in order" (EP splits DP).
+  if (ep_pos >= 0 && ep_pos != dp_pos - 1 && ep_pos != dp_pos + 1) {
+    return Status::InvalidInput("--order '" + text +
+                                "': ep must be next to dp (expert groups split the DP ranks), "
+                                "e.g. tp,cp,ep,dp,pp or tp,cp,dp,ep,pp");
+  }
+  out.ep_outer = ep_pos > dp_pos;
   return out;
 }
 
@@ -155,6 +169,24 @@ LayerRange ChunkLayers(int64_t layers, int pp, int vpp, int v) {
   for (int64_t u = 0; u < v; ++u) r.first += ceil - (loses(u) ? 1 : 0);
   r.count = ceil - (loses(v) ? 1 : 0);
   return r;
+}
+
+Status CheckExpertDegree(const TransformerSpec& model, int ep, int dp) {
+  if (ep < 1) return Status::InvalidInput("--ep must be >= 1 (got " + Str(ep) + ")");
+  if (ep == 1) return Status::Ok();
+  if (!model.is_moe()) {
+    return Status::InvalidInput("--ep " + Str(ep) + " needs a mixture-of-experts model; '" +
+                                model.name + "' is dense");
+  }
+  if (model.moe.experts % ep != 0) {
+    return Status::Infeasible("experts (" + Str(model.moe.experts) + ") are not divisible by ep " +
+                              Str(ep));
+  }
+  if (dp % ep != 0) {
+    return Status::Infeasible("ep " + Str(ep) + " must divide dp " + Str(dp) +
+                              " (expert parallelism splits the data-parallel ranks)");
+  }
+  return Status::Ok();
 }
 
 Status ResolveStrategy(const TransformerSpec& model, int num_gpus, int nvlink_domain_gpus,
@@ -234,20 +266,7 @@ Status ResolveStrategy(const TransformerSpec& model, int num_gpus, int nvlink_do
                               " is not divisible by 2*cp = " + Str(2 * s->cp) +
                               " (ring attention load balancing); change --cp");
   }
-  if (s->ep > 1) {
-    if (!model.is_moe()) {
-      return Status::InvalidInput("--ep " + Str(s->ep) + " needs a mixture-of-experts model; '" +
-                                  model.name + "' is dense");
-    }
-    if (model.moe.experts % s->ep != 0) {
-      return Status::Infeasible("experts (" + Str(model.moe.experts) +
-                                ") are not divisible by ep " + Str(s->ep));
-    }
-    if (s->dp % s->ep != 0) {
-      return Status::Infeasible("ep " + Str(s->ep) + " must divide dp " + Str(s->dp) +
-                                " (expert parallelism splits the data-parallel ranks)");
-    }
-  }
+  NDT_RETURN_IF_ERROR(CheckExpertDegree(model, s->ep, s->dp));
   if (s->sp && s->tp == 1) {
     return Status::InvalidInput("--sp (sequence parallelism) needs --tp > 1");
   }
@@ -316,9 +335,12 @@ std::vector<int> DataParallelRanks(const Strategy& s, std::array<int, 4> coord) 
 
 std::vector<int> ExpertGroupRanks(const Strategy& s, std::array<int, 4> coord) {
   std::vector<int> out;
-  const int base = coord[static_cast<int>(Axis::kDp)] / s.ep * s.ep;
+  const int dp = coord[static_cast<int>(Axis::kDp)];
+  // "ep-dp": ep consecutive DP coordinates; "dp-ep": the dp/ep-strided ones (RankOrder).
+  const int stride = s.ep_outer ? s.dp / s.ep : 1;
+  const int base = s.ep_outer ? dp % stride : dp / s.ep * s.ep;
   for (int i = 0; i < s.ep; ++i) {
-    coord[static_cast<int>(Axis::kDp)] = base + i;
+    coord[static_cast<int>(Axis::kDp)] = base + i * stride;
     out.push_back(RankOf(s, coord));
   }
   return out;

@@ -5,7 +5,8 @@
 // Megatron-core does) parallelism; ZeRO stage 0-3 (distributed optimizer / FSDP); activation
 // recompute; micro-batch and global batch (gradient accumulation = gbs / (dp * mbs)); precision.
 // Rank order follows Megatron-LM: tp, cp, ep, dp, pp from fastest to slowest varying (EP shares
-// the DP dimension's ranks: expert groups are the `ep` consecutive DP ranks).
+// the DP dimension's ranks: expert groups are the `ep` consecutive DP ranks; with "dp" before
+// "ep" in the order, every (dp/ep)-th DP rank, as Megatron-core's RankGenerator splits them).
 // Validation returns one-line kInfeasible (does not divide) or kInvalidInput (bad value) errors.
 #ifndef NDTWIN_PARALLEL_STRATEGY_H_
 #define NDTWIN_PARALLEL_STRATEGY_H_
@@ -172,6 +173,11 @@ struct Strategy {
   Zero3Traits zero3;  // used when zero == 3 (set by the software stack)
   // Fastest to slowest varying; default Megatron's.
   std::array<Axis, 4> order = {Axis::kTp, Axis::kCp, Axis::kDp, Axis::kPp};
+  // Where EP sits beside DP in the rank order (Megatron-core's order string, in which "ep" must be
+  // next to "dp": EP splits the DP ranks into dp/ep x ep). false: "ep-dp", Megatron's default
+  // tp-cp-ep-dp-pp, EP varies faster, so an expert group is ep consecutive DP coordinates; true:
+  // "dp-ep", an expert group takes every (dp/ep)-th DP coordinate.
+  bool ep_outer = false;
 
   int64_t micro_batches() const { return gbs / (static_cast<int64_t>(dp) * mbs); }
   // Ranks holding the same weights: DP x CP (context-parallel ranks see other tokens of the same
@@ -197,9 +203,20 @@ struct LayerRange {
 };
 LayerRange ChunkLayers(int64_t layers, int pp, int vpp, int v);
 
-// Parses "tp,cp,dp,pp" (any permutation; "ep" is accepted and ignored, as EP rides on DP).
-// kInvalidInput naming the bad token otherwise.
-StatusOr<std::array<Axis, 4>> ParseOrder(const std::string& text);
+// A parsed --order: the four axes fastest first, and EP's place beside DP (Strategy::ep_outer).
+struct RankOrder {
+  std::array<Axis, 4> axes{};
+  bool ep_outer = false;
+};
+// Parses "tp,cp,dp,pp" (any permutation, fastest first; '-' or ',' between), optionally with "ep"
+// right before or after "dp" (Megatron-core's "tp-cp-ep-dp-pp"; ep elsewhere is refused, as
+// Megatron-core refuses it: EP splits the DP ranks). kInvalidInput naming --order otherwise.
+StatusOr<RankOrder> ParseOrder(const std::string& text);
+// Megatron-core's expert-parallel rules as train applies them (ResolveStrategy): ep >= 1; ep > 1
+// needs an MoE model (kInvalidInput), ep dividing its routed experts and dividing dp
+// (kInfeasible: expert groups are carved out of the DP ranks). The planners' enumeration
+// (plan/plan.h) proposes only degrees this accepts.
+Status CheckExpertDegree(const TransformerSpec& model, int ep, int dp);
 
 // Fills dp (if 0) from num_gpus, sets the schedule from vpp, then checks every divisibility:
 // heads % tp, kv_heads % tp, layers % (pp * vpp) (or, with uneven_stages, layers >= pp * vpp - 2),
@@ -217,7 +234,8 @@ int RankOf(const Strategy& s, const std::array<int, 4>& coord);
 std::vector<int> GroupRanks(const Strategy& s, Axis d, std::array<int, 4> coord);
 // The DP x CP group of that rank (weight_replicas() ranks, ascending CP then DP coordinate).
 std::vector<int> DataParallelRanks(const Strategy& s, std::array<int, 4> coord);
-// The expert-parallel group of that rank: the `ep` DP ranks sharing dp_coord / ep.
+// The expert-parallel group of that rank: the `ep` DP ranks sharing dp_coord / ep (ep_outer:
+// sharing dp_coord % (dp / ep)).
 std::vector<int> ExpertGroupRanks(const Strategy& s, std::array<int, 4> coord);
 
 }  // namespace ndt

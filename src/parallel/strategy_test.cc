@@ -95,10 +95,53 @@ TEST(Strategy, MegatronRankOrderPutsTpFastest) {
   EXPECT_EQ(DataParallelRanks(c, {1, 0, 0, 0}), (std::vector<int>{1, 3, 5, 7}));
   auto order = ParseOrder("pp,dp,cp,tp");
   ASSERT_TRUE(order.ok());
-  s.order = *order;
+  s.order = order->axes;
   EXPECT_EQ(RankOf(s, {1, 0, 0, 0}), 4);  // tp now slowest: stride pp*dp*cp = 4
 }
 
+TEST(Strategy, OrderPlacesEpBesideDpAsMegatronCore) {
+  // Megatron-core's order string: "ep" must sit next to "dp" (EP splits the DP ranks into
+  // dp/ep x ep). Before dp (its default tp-cp-ep-dp-pp): EP varies faster, an expert group is
+  // ep consecutive DP coordinates; after dp: every (dp/ep)-th.
+  StatusOr<RankOrder> inner = ParseOrder("tp-cp-ep-dp-pp");
+  ASSERT_TRUE(inner.ok());
+  EXPECT_FALSE(inner->ep_outer);
+  EXPECT_EQ(inner->axes, (std::array<Axis, 4>{Axis::kTp, Axis::kCp, Axis::kDp, Axis::kPp}));
+  StatusOr<RankOrder> outer = ParseOrder("tp,cp,dp,ep,pp");
+  ASSERT_TRUE(outer.ok());
+  EXPECT_TRUE(outer->ep_outer);
+  EXPECT_EQ(outer->axes, inner->axes);
+  EXPECT_FALSE(ParseOrder("tp,cp,dp,pp")->ep_outer);  // no ep: Megatron's default place
+  StatusOr<RankOrder> apart = ParseOrder("tp,ep,cp,dp,pp");
+  ASSERT_FALSE(apart.ok());
+  EXPECT_EQ(apart.status().code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(apart.status().message(),
+            "--order 'tp,ep,cp,dp,pp': ep must be next to dp (expert groups split the DP ranks), "
+            "e.g. tp,cp,ep,dp,pp or tp,cp,dp,ep,pp");
+  EXPECT_EQ(ParseOrder("ep,tp,cp,dp,ep,pp").status().message(), "--order: 'ep' appears twice");
+
+  // tp 2, dp 8, ep 4, pp 1 under tp,cp,dp,pp: rank = tp + 2 * dp. The rank at tp 0, dp 5:
+  // ep-dp: DP coordinates 4..7, ranks 8, 10, 12, 14; dp-ep: stride 8 / 4 = 2 from 5 % 2 = 1:
+  // DP coordinates 1, 3, 5, 7, ranks 2, 6, 10, 14.
+  Strategy s;
+  s.tp = 2;
+  s.dp = 8;
+  s.ep = 4;
+  EXPECT_EQ(ExpertGroupRanks(s, {0, 0, 5, 0}), (std::vector<int>{8, 10, 12, 14}));
+  s.ep_outer = true;
+  EXPECT_EQ(ExpertGroupRanks(s, {0, 0, 5, 0}), (std::vector<int>{2, 6, 10, 14}));
+}
+
+TEST(Strategy, ExpertDegreeFollowsMegatronCoresRules) {
+  const TransformerSpec moe = testing::TinyMoe(32000);  // 8 experts
+  EXPECT_TRUE(CheckExpertDegree(moe, 1, 3).ok());
+  EXPECT_TRUE(CheckExpertDegree(moe, 4, 8).ok());
+  EXPECT_EQ(CheckExpertDegree(moe, 3, 6).code(), StatusCode::kInfeasible);  // 8 % 3
+  EXPECT_EQ(CheckExpertDegree(moe, 4, 6).code(), StatusCode::kInfeasible);  // 6 % 4
+  EXPECT_EQ(CheckExpertDegree(moe, 0, 8).code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(CheckExpertDegree(testing::SmallGpt(), 2, 8).code(), StatusCode::kInvalidInput);
+  EXPECT_TRUE(CheckExpertDegree(testing::SmallGpt(), 1, 8).ok());
+}
 
 TEST(Strategy, OnlyPerTensorZero3RunsUseTheZero3IntervalClass) {
   // The training-zero3 class is built from SC21 Table 2's DeepSpeed 2021 runs (per-tensor

@@ -1,6 +1,6 @@
 // File: parallel/testing.h
 // Test-only helpers shared by the module's tests: closed-form TrainCosts (FakeCosts), a small
-// GPT, a tiny MoE, and a strategy resolved for it.
+// GPT, a tiny MoE, an MoE that fits only with expert parallelism, and a strategy resolved for it.
 #ifndef NDTWIN_PARALLEL_TESTING_H_
 #define NDTWIN_PARALLEL_TESTING_H_
 
@@ -66,6 +66,32 @@ inline TransformerSpec TinyMoe(int64_t vocab) {
   m.moe.experts = 8;
   m.moe.top_k = 2;
   m.moe.expert_ffn_hidden = 3584;
+  m.ffn_hidden = 0;
+  return m;
+}
+
+// An MoE whose experts fit only when split by EP (plan and choose tests): one layer (pp 1 only),
+// 3 heads of 128 (tp 1 only: tp is a power of two dividing the heads), hidden 384, 8 SwiGLU
+// experts of 2^21, top 2, sequence 256: expert parameters 8 x 3 x 384 x 2^21 = 19.33e9. On one
+// 8 x H100 VM (dp 8, 75.2 GiB = 80.7 GB usable), bf16 (2 B weights, 4 B fp32 main grads, 12 B
+// fp32 master and Adam) with ZeRO <= 1, weights and gradients split only by EP while the
+// optimizer shards over dp = 8 either way: ep 1: 19.33e9 x (6 + 1.5) = 145 GB; ep 2:
+// 19.33e9 x (3 + 1.5) = 87 GB, neither fits before any activation; ep 4: 58 GB, ep 8: 43.5 GB.
+inline TransformerSpec MoeFitsOnlySplit() {
+  InlineModelArgs a;
+  a.arch = "llama";
+  a.layers = 1;
+  a.hidden = 384;
+  a.heads = 3;
+  a.kv_heads = 3;
+  a.ffn = 1024;
+  a.vocab = 32000;
+  a.seq = 256;
+  TransformerSpec m = BuildInlineModel(a).value();
+  m.arch = "mixtral";
+  m.moe.experts = 8;
+  m.moe.top_k = 2;
+  m.moe.expert_ffn_hidden = int64_t{1} << 21;
   m.ffn_hidden = 0;
   return m;
 }

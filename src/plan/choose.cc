@@ -170,7 +170,8 @@ std::string SmallestFootprint(const TrainJob& job, const std::vector<Strategy>& 
       const Status st = CheckFits(m, job.gpu_memory_bytes, s);
       msg = st.ok() ? "" : st.message();
       if (!msg.empty()) {
-        msg += " (tp " + std::to_string(s.tp) + ", pp " + std::to_string(s.pp) + ", zero " +
+        msg += " (tp " + std::to_string(s.tp) + ", pp " + std::to_string(s.pp) +
+               (job.model.is_moe() ? ", ep " + std::to_string(s.ep) : std::string()) + ", zero " +
                std::to_string(s.zero) + ", recompute " + RecomputeName(s.recompute) + ")";
       }
     }
@@ -250,6 +251,7 @@ StatusOr<TrainChoice> ChooseTrainStrategy(const TrainJob& job, const TrainCosts&
   if (!space.dp && (!space.tp || !space.pp)) {
     c.chosen.push_back("dp " + std::to_string(c.strategy.dp));
   }
+  if (!space.ep && job.model.is_moe()) c.chosen.push_back("ep " + std::to_string(c.strategy.ep));
   // Where the stack's value was left, say so: the stack no longer describes the run.
   if (widened && !space.zero) {
     c.chosen.push_back("zero " + std::to_string(c.strategy.zero) +

@@ -1,7 +1,8 @@
 // File: plan/choose.h
 // `train`'s omitted knobs: the best feasible strategy for one size and count, with the
 // planner's machinery (plan.h's enumeration, the closed form to score, the simulator to re-score
-// the best few). Knobs the user gave are kept; tp, pp and dp are searched when left out. The
+// the best few). Knobs the user gave are kept; tp, pp and dp are searched when left out, and so
+// is ep for an MoE model (TrainSearchSpace::ep unset). The
 // software stack's knobs (ZeRO stage, recompute, SP, TP overlap: parallel/stack.h) are kept as the
 // stack sets them when some tp x pp fits with them, since the stack states what software is run;
 // when none does, ZeRO 0-3 and every recompute the user left out are searched too ("widened").
@@ -22,7 +23,7 @@ namespace ndt {
 
 struct TrainChoice {
   Strategy strategy;                // the chosen knobs; mbs and vpp as the job had them
-  std::vector<std::string> chosen;  // "tp 2", "pp 1", "dp 4", "zero 3": what was searched
+  std::vector<std::string> chosen;  // "tp 2", "pp 1", "dp 4", "ep 8", "zero 3": what was searched
   int64_t evaluated = 0;            // configurations scored
   bool widened = false;             // the stack's ZeRO stage / recompute did not fit anywhere
 };

@@ -9,6 +9,7 @@
 
 #include "coll/testing.h"
 #include "parallel/cluster_costs.h"
+#include "parallel/testing.h"
 #include "topo/builders.h"
 #include "topo/testing.h"
 
@@ -117,6 +118,37 @@ TEST(ChooseTrainStrategy, IsTheFastestFeasibleOfEveryTpAndPpWithTheStacksKnobs) 
   EXPECT_FALSE(c->widened);
   ASSERT_GE(c->chosen.size(), 3u);
   EXPECT_EQ(c->chosen[0], "tp " + std::to_string(c->strategy.tp));
+}
+
+TEST(ChooseTrainStrategy, SearchesExpertParallelismWhenLeftOutAndKeepsAGivenOne) {
+  // parallel/testing.h MoeFitsOnlySplit on one 8 x H100 VM: tp = pp = 1 forced, and with the
+  // stack's ZeRO 1 only ep 4 or 8 fits, so train without --ep must search EP (it ran ep 1 and
+  // failed before) and say what it chose.
+  const TransformerSpec m = testing::MoeFitsOnlySplit();
+  const SoftwareStack stack = Stack("megatron-core-2024");
+  auto vm = MakeVm(m, 8, stack);
+  TrainSearchSpace space;
+  space.allow_uneven = false;
+  StatusOr<TrainChoice> c = ChooseTrainStrategy(vm->job, *vm->costs, space, stack, {});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_GE(c->strategy.ep, 4);
+  EXPECT_EQ(c->strategy.zero, 1);
+  EXPECT_FALSE(c->widened);
+  EXPECT_NE(std::find(c->chosen.begin(), c->chosen.end(), "ep " + std::to_string(c->strategy.ep)),
+            c->chosen.end());
+  // --ep 8: kept, and not listed as chosen.
+  space.ep = 8;
+  vm->job.strategy.ep = 8;
+  c = ChooseTrainStrategy(vm->job, *vm->costs, space, stack, {});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->strategy.ep, 8);
+  for (const std::string& x : c->chosen) EXPECT_NE(x.rfind("ep ", 0), 0u) << x;
+  // A dense model never lists ep.
+  auto dense = MakeVm(Llama(16, 2048, 16), 64, stack);
+  c = ChooseTrainStrategy(dense->job, *dense->costs, TrainSearchSpace{}, stack, {});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->strategy.ep, 1);
+  for (const std::string& x : c->chosen) EXPECT_NE(x.rfind("ep ", 0), 0u) << x;
 }
 
 TEST(ChooseTrainStrategy, KeepsGivenKnobsAndWidensZeroOnlyWhenTheStacksDoesNotFit) {

@@ -265,6 +265,20 @@ StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const FabricParam
     return Status::InvalidInput(std::string("--objective ") + obj +
                                 " needs --tokens (the training tokens, e.g. 300e9)");
   }
+  if (req.ep) {
+    const int ep = *req.ep;
+    if (ep < 1) return Status::InvalidInput("--ep must be >= 1 (got " + std::to_string(ep) + ")");
+    if (ep > 1 && !req.model.is_moe()) {
+      return Status::InvalidInput("--ep " + std::to_string(ep) +
+                                  " needs a mixture-of-experts model; '" + req.model.name +
+                                  "' is dense");
+    }
+    if (ep > 1 && req.model.moe.experts % ep != 0) {
+      return Status::InvalidInput("--ep " + std::to_string(ep) + " must divide the " +
+                                  std::to_string(req.model.moe.experts) + " routed experts of '" +
+                                  req.model.name + "'");
+    }
+  }
   PlanTrainReport rep;
   rep.objective = req.objective;
   std::vector<SizeContext> ctx = BuildContexts(catalog, fabric, nccl, cal, req, &rep.notes,
@@ -279,11 +293,16 @@ StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const FabricParam
   // Candidates grouped by size: size i owns cands[first[i], first[i + 1]).
   std::vector<Candidate> cands;
   std::vector<size_t> first;
+  Strategy base;
+  base.gbs = req.gbs;
+  base.precision = req.precision;
+  TrainSearchSpace space;
+  space.tp_overlap = false;
+  space.ep = req.ep;
   for (size_t i = 0; i < ctx.size(); ++i) {
     first.push_back(cands.size());
-    for (Strategy s :
-         EnumerateTrainStrategies(req.model, ctx[i].gpus, ctx[i].cluster->nvlink_domain_gpus(),
-                                  req.gbs, req.precision)) {
+    for (Strategy s : EnumerateTrainStrategies(req.model, ctx[i].gpus,
+                                               ctx[i].cluster->nvlink_domain_gpus(), base, space)) {
       if (req.stack != nullptr) {
         // The searched knobs stay as enumerated; the stack sets the rest, TP overlap included
         // (the simulator's overlap never adds time, so where the stack has it, it is on).
@@ -363,7 +382,14 @@ StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const FabricParam
                         first_error + ")");
   }
   if (ok.empty()) {
-    if (failed.empty()) return Status::InvalidInput("no configuration to evaluate; try --gpus");
+    if (failed.empty()) {
+      return Status::InvalidInput(
+          req.ep && *req.ep > 1
+              ? "no configuration to evaluate: --ep " + std::to_string(*req.ep) +
+                    " divides no candidate's dp (expert groups split the data-parallel ranks); "
+                    "try another --ep or --gpus"
+              : std::string("no configuration to evaluate; try --gpus"));
+    }
     std::vector<Status> statuses;
     for (const Evaluation& e : failed) statuses.push_back(e.status);
     return NoneFeasible(statuses);

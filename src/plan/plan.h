@@ -3,8 +3,9 @@
 // much. For every candidate size it enumerates strategies (tp in powers of two inside the NVLink
 // domain dividing the heads, pp over divisors of the layers up to 64, dp = GPUs / (tp * pp)
 // dividing the global batch, sp with tp > 1, ZeRO 0/1, recompute none/selective/full, ep over
-// divisors of the experts dividing dp for MoE models; cp = 1), leaves the micro-batch and VPP to
-// RunTraining's own choice, prunes what does not fit or divide (counted, with the commonest
+// the divisors of the routed experts dividing dp for MoE models, as train checks it
+// (CheckExpertDegree), unless given (1 for dense models); cp = 1), leaves the micro-batch and VPP
+// to RunTraining's own choice, prunes what does not fit or divide (counted, with the commonest
 // reason), scores the rest with the analytical costs, then re-scores the best K at the chosen
 // fidelity (DESIGN.md: "score fast, re-score the best with full fidelity"). Sizes go best bound
 // first (all GPUs at dense peak, MFU 1); a size whose bound cannot reach the current top K is
@@ -48,6 +49,8 @@ struct PlanTrainRequest {
   int vms = 0;                       // VMs of each size (when gpus == 0)
   double tokens = 0;                 // training tokens; 0: no time or cost to train
   PlanObjective objective = PlanObjective::kThroughput;
+  // Expert-parallel degree every candidate runs with (--ep); nullopt: searched (MoE models).
+  std::optional<int> ep;
   int top_k = 10;                       // results kept and re-scored
   Dtype precision = Dtype::kBf16;       // bf16, fp16 or fp8
   Fidelity fidelity = Fidelity::kFlow;  // for re-scoring the best top_k

@@ -4,11 +4,15 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "coll/testing.h"
 #include "parallel/cluster_costs.h"
+#include "parallel/testing.h"
 #include "parallel/train.h"
 #include "topo/builders.h"
 #include "topo/testing.h"
@@ -91,6 +95,125 @@ TEST(EnumerateTrainStrategies, SpOnlyWithTensorParallelism) {
     EXPECT_EQ(s.cp, 1);
     EXPECT_EQ(s.ep, 1);
   }
+}
+
+TEST(EnumerateTrainStrategies, MoeSearchesEveryExpertDegreeTrainAccepts) {
+  // TinyMoe (4 layers, 16 heads, 8 experts) on 8 GPUs, NVLink 8, gbs 64: tp 1, 2, 4, 8; pp 1, 2,
+  // 4 (pp 3 does not divide 8). (tp, pp) -> dp: tp 1: 8, 4, 2; tp 2: 4, 2, 1; tp 4: 2, 1; tp 8: 1.
+  // EP: the divisors of 8 experts dividing dp: dp 8 -> 1, 2, 4, 8 (4); dp 4 -> 3; dp 2 -> 2;
+  // dp 1 -> 1. tp 1: 4 + 3 + 2, tp 2: 3 + 2 + 1, tp 4: 2 + 1, tp 8: 1 = 19, times ZeRO {0, 1} x
+  // recompute {none, selective, full}: 114. The same shape dense: the 9 (tp, pp) pairs, 54.
+  const TransformerSpec moe = testing::TinyMoe(32000);
+  const std::vector<Strategy> all = EnumerateTrainStrategies(moe, 8, 8, 64, Dtype::kBf16);
+  EXPECT_EQ(all.size(), 114u);
+  for (const Strategy& s : all) {
+    EXPECT_EQ(moe.moe.experts % s.ep, 0) << "ep " << s.ep;
+    EXPECT_EQ(s.dp % s.ep, 0) << "ep " << s.ep << " dp " << s.dp;
+  }
+  TransformerSpec dense = moe;
+  dense.moe = MoeSpec{};
+  dense.ffn_hidden = 3584;
+  const std::vector<Strategy> d = EnumerateTrainStrategies(dense, 8, 8, 64, Dtype::kBf16);
+  EXPECT_EQ(d.size(), 54u);
+  for (const Strategy& s : d) EXPECT_EQ(s.ep, 1);
+  // A given ep is kept: ep 4 needs dp 4 or 8: (tp 1, pp 1), (tp 1, pp 2), (tp 2, pp 1), x 6.
+  Strategy base;
+  base.gbs = 64;
+  TrainSearchSpace space;
+  space.tp_overlap = false;
+  space.ep = 4;
+  const std::vector<Strategy> given = EnumerateTrainStrategies(moe, 8, 8, base, space);
+  EXPECT_EQ(given.size(), 18u);
+  for (const Strategy& s : given) EXPECT_EQ(s.ep, 4);
+}
+
+TEST(EnumerateTrainStrategies, NeverProposesAnExpertDegreeTrainRefuses) {
+  // 6 experts on 24 GPUs (dp 1, 2, 3, 4, 6, 8, 12, 24 across the (tp, pp) pairs, so EP 2, 3 and 6
+  // each divide some dp and not others): every candidate passes train's own check
+  // (ResolveStrategy, with the degree the planner resolves the micro-batch to: 1), and every
+  // degree that check accepts for a (tp, pp, dp) is proposed.
+  TransformerSpec m = testing::TinyMoe(32000);
+  m.moe.experts = 6;
+  std::map<std::tuple<int, int, int>, std::set<int>> eps;
+  for (Strategy s : EnumerateTrainStrategies(m, 24, 8, 48, Dtype::kBf16)) {
+    eps[{s.tp, s.pp, s.dp}].insert(s.ep);
+    std::vector<std::string> w;
+    const Status st = ResolveStrategy(m, 24, 8, &s, &w);
+    EXPECT_TRUE(st.ok()) << st.message();
+  }
+  ASSERT_FALSE(eps.empty());
+  for (const auto& [shape, got] : eps) {
+    std::set<int> want;
+    for (int ep = 1; ep <= 6; ++ep) {
+      if (CheckExpertDegree(m, ep, std::get<2>(shape)).ok()) want.insert(ep);
+    }
+    EXPECT_EQ(got, want) << "dp " << std::get<2>(shape);
+  }
+}
+
+TEST(PlanTraining, PicksExpertParallelismWhereTheExpertsFitOnlySplit) {
+  // parallel/testing.h MoeFitsOnlySplit: on one 8 x H100 VM tp and pp stay 1 and ep 1 or 2 does
+  // not fit (145 and 87 GB per GPU before activations), ep 4 (58 GB) and ep 8 (43.5 GB) do.
+  PlanTrainRequest req = Request(testing::MoeFitsOnlySplit(), 8, {kH100});
+  req.top_k = 3;
+  StatusOr<PlanTrainReport> r = PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(),
+                                             testing::BuiltinNcclCalibration(), TheEnv().cal, req);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_FALSE(r->results.empty());
+  for (const PlanResult& x : r->results) {
+    EXPECT_GE(x.strategy.ep, 4);
+    EXPECT_EQ(x.strategy.tp, 1);
+    EXPECT_EQ(x.strategy.pp, 1);
+    // train takes what the planner proposes.
+    Strategy s = x.strategy;
+    std::vector<std::string> w;
+    EXPECT_TRUE(ResolveStrategy(req.model, 8, 8, &s, &w).ok());
+  }
+  // --ep 1 fixed: nothing fits (145 GB per GPU above), and the error says so.
+  req.ep = 1;
+  r = PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(), testing::BuiltinNcclCalibration(),
+                   TheEnv().cal, req);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInfeasible);
+  EXPECT_NE(r.status().message().find("does not fit in GPU memory"), std::string::npos);
+  // --ep 8 fixed: kept in every result.
+  req.ep = 8;
+  r = PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(), testing::BuiltinNcclCalibration(),
+                   TheEnv().cal, req);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_FALSE(r->results.empty());
+  for (const PlanResult& x : r->results) EXPECT_EQ(x.strategy.ep, 8);
+}
+
+TEST(PlanTraining, AGivenEpTrainWouldRefuseIsOneLineNamingTheFlag) {
+  auto plan = [](const TransformerSpec& m, int ep, int gpus) {
+    PlanTrainRequest req = Request(m, 64, {kH100});
+    req.vms = 0;
+    req.gpus = gpus;
+    req.ep = ep;
+    return PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(),
+                        testing::BuiltinNcclCalibration(), TheEnv().cal, req)
+        .status();
+  };
+  const TransformerSpec moe = testing::TinyMoe(32000);
+  Status st = plan(moe, 3, 8);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(st.message(), "--ep 3 must divide the 8 routed experts of 'custom'");
+  st = plan(moe, 0, 8);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(st.message(), "--ep must be >= 1 (got 0)");
+  st = plan(Llama(16, 2048, 16), 2, 8);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(st.message(), "--ep 2 needs a mixture-of-experts model; 'custom' is dense");
+  // ep 8 on 8 GPUs needs dp 8 (tp = pp = 1), which gbs 4 does not allow (dp divides the batch):
+  // no candidate at all.
+  PlanTrainRequest req = Request(moe, 4, {kH100});
+  req.ep = 8;
+  st = PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(), testing::BuiltinNcclCalibration(),
+                    TheEnv().cal, req)
+           .status();
+  EXPECT_EQ(st.code(), StatusCode::kInvalidInput);
+  EXPECT_NE(st.message().find("--ep 8 divides no candidate's dp"), std::string::npos);
 }
 
 TEST(PlanTraining, BestThroughputEqualsBestOfRunTrainingOnEachCandidate) {

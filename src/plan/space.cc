@@ -2,11 +2,11 @@
 // The training strategy space (EnumerateTrainStrategies), the objectives' names and the one-line
 // summary of why nothing was feasible (NoneFeasible): plan.h's pieces that plan/choose.cc uses
 // as well as PlanTraining (plan.cc).
-#include "plan/plan.h"
-
 #include <map>
 #include <string>
 #include <vector>
+
+#include "plan/plan.h"
 
 namespace ndt {
 namespace {
@@ -64,6 +64,11 @@ std::vector<Strategy> EnumerateTrainStrategies(const TransformerSpec& model, int
   }
   std::vector<Recompute> recomputes = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
   if (space.recompute) recomputes = {*space.recompute};
+  // The divisors > 1 of the routed experts (MoE only): EP's candidates.
+  std::vector<int> expert_degrees;
+  for (int ep = 2; !space.ep && model.is_moe() && ep <= model.moe.experts; ++ep) {
+    if (model.moe.experts % ep == 0) expert_degrees.push_back(ep);
+  }
   for (int tp : tps) {
     std::vector<int> pps;
     if (space.pp) {
@@ -80,9 +85,19 @@ std::vector<Strategy> EnumerateTrainStrategies(const TransformerSpec& model, int
       const int dp = gpus / (tp * pp * cp);
       if (space.dp && *space.dp != dp) continue;
       if (base.gbs % dp != 0) continue;
-      std::vector<int> eps = {space.ep.value_or(1)};
-      for (int ep = 2; !space.ep && model.is_moe() && ep <= dp; ++ep) {
-        if (model.moe.experts % ep == 0 && dp % ep == 0) eps.push_back(ep);
+      // EP: the given degree, else 1 and every degree train accepts (CheckExpertDegree: a
+      // divisor of the routed experts dividing dp), ascending; dense models only 1. A given
+      // degree train refuses here is skipped (the caller names --ep before enumerating).
+      std::vector<int> eps;
+      if (space.ep) {
+        if (CheckExpertDegree(model, *space.ep, dp).ok()) eps.push_back(*space.ep);
+      } else {
+        eps.push_back(1);
+        for (int ep : expert_degrees) {
+          if (ep <= dp && dp % ep == 0 && CheckExpertDegree(model, ep, dp).ok()) {
+            eps.push_back(ep);
+          }
+        }
       }
       const bool sp = space.sp.value_or(tp > 1);
       std::vector<bool> overlaps = {false};
