@@ -239,6 +239,25 @@ std::vector<HeadlineColumn> HeadlineColumns(const std::string& command) {
   return {};
 }
 
+StatusOr<std::vector<HeadlineColumn>> FindHeadlineColumns(const std::string& command,
+                                                          const std::vector<std::string>& names,
+                                                          const std::string& flag) {
+  const std::vector<HeadlineColumn> all = HeadlineColumns(command);
+  std::vector<HeadlineColumn> out;
+  for (const std::string& n : names) {
+    auto it =
+        std::find_if(all.begin(), all.end(), [&](const HeadlineColumn& c) { return c.name == n; });
+    if (it == all.end()) {
+      std::string valid;
+      for (const HeadlineColumn& c : all) valid += (valid.empty() ? "" : ", ") + c.name;
+      return Status::InvalidInput(flag + ": '" + n + "' is not a column of a " + command +
+                                  " sweep; use one of: " + (valid.empty() ? "(none)" : valid));
+    }
+    out.push_back(*it);
+  }
+  return out;
+}
+
 SweepParams::SweepParams(const SweepSpec& spec) {
   std::vector<std::pair<std::string, Part>> keyed;
   for (const auto& [k, v] : spec.fixed.items()) {

@@ -266,6 +266,37 @@ TEST(SweepRunTest, ParetoAndTopFromTheDatabase) {
             std::string::npos);
 }
 
+// `ndtwin sweep --pareto`/`--by` with a name that is not a headline column of the spec's command
+// is a one-line error before any point runs: no database is written (it was refused only after
+// the whole sweep had run, leaving --out behind, so the corrected command then refused to start
+// with "exists: use --resume"). Columns of another command are refused too (`output_tokens_per_s`
+// is infer's, not train's).
+TEST(SweepRunTest, AColumnThatIsNotOneIsRefusedBeforeAnyPointRuns) {
+  const std::string spec_file = TempPath("columns.yaml");
+  {
+    std::FILE* f = std::fopen(spec_file.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(kSpec, f);
+    std::fclose(f);
+  }
+  const std::string out = TempPath("columns.sqlite");
+  for (const Json& extra :
+       {Json{{"pareto", "step_time_s,speed"}}, Json{{"pareto", "step_time_s,output_tokens_per_s"}},
+        Json{{"top", 3}, {"by", "speed"}}}) {
+    Json args = {{"spec", spec_file}, {"out", out}, {"threads", 1}};
+    args.update(extra);
+    Diagnostics d;
+    StatusOr<CommandOutput> r = RunJson(*FindCommand("sweep"), Ctx(), args, &d);
+    ASSERT_FALSE(r.ok()) << extra.dump();
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
+    EXPECT_EQ(r.status().message().find('\n'), std::string::npos);
+    const std::string flag = extra.contains("by") ? "--by: '" : "--pareto: '";
+    EXPECT_EQ(r.status().message().rfind(flag, 0), 0u) << r.status().message();
+    EXPECT_NE(r.status().message().find("is not a column of a train sweep"), std::string::npos);
+    EXPECT_FALSE(std::filesystem::exists(out)) << extra.dump();
+  }
+}
+
 // `ndtwin sweep` binds only the varied keys per point, and for train --store summary takes the
 // headline numbers from the report with the models and clusters shared (cmd/sweep.cc): its
 // tables equal the library's over RunJson of every whole point, to the last bit. The spec
