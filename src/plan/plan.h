@@ -2,7 +2,8 @@
 // The planning question for training: which VM size, how many, which parallelism, how long, how
 // much. For every candidate size it enumerates strategies (tp in powers of two inside the NVLink
 // domain dividing the heads, pp over divisors of the layers up to 64, dp = GPUs / (tp * pp)
-// dividing the global batch, sp with tp > 1, ZeRO 0/1, recompute none/selective/full, ep over
+// dividing the global batch, sp with tp > 1, ZeRO 0/1 (up to the stack's stage where it sets 2
+// or 3), recompute none/selective/full, ep over
 // divisors of the experts dividing dp for MoE models; cp = 1), leaves the micro-batch and VPP to
 // RunTraining's own choice, prunes what does not fit or divide (counted, with the commonest
 // reason), scores the rest with the analytical costs, then re-scores the best K at the chosen

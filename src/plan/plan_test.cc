@@ -394,6 +394,42 @@ TEST(PlanTraining, KeepScoredScoresEveryConfigurationAndKeepsTheResults) {
   }
 }
 
+// ZeRO is searched from 0 to 1, and up to the stack's own stage where it is higher: every other
+// knob's combination then comes with 4 stages for a ZeRO-3 stack (torchtitan-fsdp2-2024) and 3
+// for ZeRO-2 (meta-llama3-2024) instead of 2, so the counts are 2x and 1.5x megatron-core-2024's
+// (ZeRO 1) on one size (no bound skips). A 13B Llama, gbs 128 on 4 x 8 H100: with the ZeRO-3
+// stack the best is a ZeRO 2 or 3 configuration without a pipeline (the 13B's weights,
+// gradients and Adam states sharded 32 ways leave room for mbs 2 with no recompute), which the
+// planner never tried before: its best was ZeRO 1 with tp or pp 2.
+TEST(PlanTraining, TheStacksZeroStageIsSearched) {
+  const TransformerSpec m = Llama(40, 5120, 40);
+  StatusOr<std::vector<SoftwareStack>> stacks = LoadStacks(Catalog::DefaultDataDir());
+  ASSERT_TRUE(stacks.ok());
+  auto plan = [&](const char* name) {
+    StatusOr<SoftwareStack> st = FindStack(*stacks, name, StackKind::kTraining);
+    EXPECT_TRUE(st.ok()) << name;
+    PlanTrainRequest req = Request(m, 128, {kH100});
+    req.vms = 4;
+    req.top_k = 3;
+    req.stack = &*st;
+    StatusOr<PlanTrainReport> r =
+        PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(),
+                     testing::BuiltinNcclCalibration(), TheEnv().cal, req);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(r->bounded, 0);
+    return *r;
+  };
+  const PlanTrainReport core = plan("megatron-core-2024");
+  const PlanTrainReport meta = plan("meta-llama3-2024");
+  const PlanTrainReport titan = plan("torchtitan-fsdp2-2024");
+  EXPECT_EQ(meta.evaluated * 2, core.evaluated * 3);
+  EXPECT_EQ(titan.evaluated, core.evaluated * 2);
+  for (const PlanResult& r : core.results) EXPECT_LE(r.strategy.zero, 1);
+  ASSERT_FALSE(titan.results.empty());
+  EXPECT_GE(titan.results[0].strategy.zero, 2);
+  EXPECT_EQ(titan.results[0].strategy.pp, 1);
+}
+
 TEST(PlanTraining, TimeAndCostNeedTokens) {
   PlanTrainRequest req = Request(Llama(16, 2048, 16), 32, {kA100});
   req.objective = PlanObjective::kTime;
