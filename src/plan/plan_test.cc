@@ -430,6 +430,23 @@ TEST(PlanTraining, TheStacksZeroStageIsSearched) {
   EXPECT_EQ(titan.results[0].strategy.pp, 1);
 }
 
+TEST(PlanTraining, ACostRankingOfUnpricedSizesSaysHowToPriceThem) {
+  // Cost over ND H200 v5 alone (no list price): no size to run, and the fix is a price, not
+  // only another --gpus or --sku.
+  PlanTrainRequest req = Request(Llama(16, 2048, 16), 64, {kH200});
+  req.objective = PlanObjective::kCost;
+  req.tokens = 1e9;
+  StatusOr<PlanTrainReport> rep =
+      PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(), testing::BuiltinNcclCalibration(),
+                   TheEnv().cal, req);
+  ASSERT_FALSE(rep.ok());
+  EXPECT_EQ(rep.status().code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(rep.status().message(),
+            "no VM size can run this request (no price, skipped (objective cost): "
+            "Standard_ND96isr_H200_v5); try another --gpus or --sku, or price a size with "
+            "--price-per-hour SIZE=USD");
+}
+
 TEST(PlanTraining, TimeAndCostNeedTokens) {
   PlanTrainRequest req = Request(Llama(16, 2048, 16), 32, {kA100});
   req.objective = PlanObjective::kTime;

@@ -2,11 +2,11 @@
 // The training strategy space (EnumerateTrainStrategies), the objectives' names and the one-line
 // summary of why nothing was feasible (NoneFeasible): plan.h's pieces that plan/choose.cc uses
 // as well as PlanTraining (plan.cc).
-#include "plan/plan.h"
-
 #include <map>
 #include <string>
 #include <vector>
+
+#include "plan/plan.h"
 
 namespace ndt {
 namespace {
