@@ -71,6 +71,30 @@ TEST(EnumerateTrainStrategies, CountsByHandOnEightGpus) {
   EXPECT_EQ(EnumerateTrainStrategies(m, 8, 2, 64, Dtype::kBf16).size(), 42u);
 }
 
+TEST(EnumerateTrainStrategies, TpGroupsTileTheNvlinkDomainsTheGpusSpan) {
+  // An NVL72 domain (GB200/GB300: 18 VMs of 4 GPUs), 64 heads. On 144 GPUs (two domains) TP
+  // groups are consecutive ranks: tp 16 puts ranks 64-79 across the two domains (72 % 16 = 8),
+  // tp 32 ranks 64-95, tp 64 ranks 64-127, each on InfiniBand while rank 0's group, the one
+  // priced, sits inside domain 0; only tp 1, 2, 4, 8 (dividing 72) are searched. On 64 GPUs, one
+  // domain, every power of two up to 64 is searched.
+  const TransformerSpec m = Llama(80, 8192, 64);
+  auto tps = [&](int gpus) {
+    std::vector<int> out;
+    for (const Strategy& s : EnumerateTrainStrategies(m, gpus, 72, 4608, Dtype::kBf16)) {
+      if (std::find(out.begin(), out.end(), s.tp) == out.end()) out.push_back(s.tp);
+    }
+    return out;
+  };
+  EXPECT_EQ(tps(144), (std::vector<int>{1, 2, 4, 8}));
+  EXPECT_EQ(tps(64), (std::vector<int>{1, 2, 4, 8, 16, 32, 64}));
+  // A fixed --tp is kept as given (train checks it).
+  TrainSearchSpace fixed;
+  fixed.tp = 16;
+  Strategy base;
+  base.gbs = 4608;
+  EXPECT_FALSE(EnumerateTrainStrategies(m, 144, 72, base, fixed).empty());
+}
+
 TEST(EnumerateTrainStrategies, StagesThatDoNotDivideTheLayersAreUneven) {
   // 30 layers on 8 GPUs, tp 1: pp 1, 2, 4, 8 all divide the GPUs; 30 % 4 and 30 % 8 != 0, so
   // those two run with uneven stages (first and last stages one layer short), the others even.

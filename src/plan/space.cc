@@ -53,7 +53,11 @@ std::vector<Strategy> EnumerateTrainStrategies(const TransformerSpec& model, int
     tps = {*space.tp};
   } else {
     for (int tp = 1; tp <= nvlink_domain_gpus && tp <= gpus; tp *= 2) {
-      if (model.heads % tp == 0) tps.push_back(tp);
+      // With more GPUs than one NVLink domain, tp must divide the domain (NVL72: 1, 2, 4, 8):
+      // else some TP groups of consecutive ranks straddle two domains and put their per-layer
+      // all-reduces on InfiniBand, while the step is priced on rank 0's group, inside one.
+      const bool tiles = gpus <= nvlink_domain_gpus || nvlink_domain_gpus % tp == 0;
+      if (model.heads % tp == 0 && tiles) tps.push_back(tp);
     }
   }
   std::vector<int> zeros;
