@@ -98,6 +98,9 @@ std::vector<Strategy> EnumerateTrainStrategies(const TransformerSpec& model, int
       for (int ep : eps) {
         for (bool overlap : overlaps) {
           for (int zero : zeros) {
+            // ZeRO shards over the DP x CP ranks: with one there is nothing to shard, and every
+            // stage is the same run as ZeRO 0 (the same numbers, listed once per stage).
+            if (zero > 0 && !space.zero && dp * cp == 1) continue;
             for (Recompute rc : recomputes) {
               Strategy s = base;
               s.tp = tp;
