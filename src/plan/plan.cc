@@ -275,7 +275,7 @@ StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const FabricParam
     if (rep.notes.size() > 2) why += "; ...";
     return Status::InvalidInput(
         "no VM size can run this request (" + why + "); try another --gpus or --sku" +
-        (rep.unpriced.empty() ? "" : ", or price a size with --price-per-hour SIZE=USD"));
+        (rep.unpriced.empty() ? "" : ", or give a size its price with --price-per-hour"));
   }
   // The planner's space: every knob searched, ZeRO 0 and 1, and up to the stack's own stage
   // where it sets a higher one (deepspeed-zero3-2021 and torchtitan-fsdp2-2024: 3;

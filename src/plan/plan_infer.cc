@@ -122,7 +122,7 @@ StatusOr<PlanInferReport> PlanInference(const ServeData& data, const PlanInferRe
     if (rep.notes.size() > 2) why += "; ...";
     return Status::InvalidInput(
         "no VM size can serve this request (" + why + "); try another --gpus/--vms or --sku" +
-        (unpriced.empty() ? "" : ", or price a size with --price-per-hour SIZE=USD"));
+        (unpriced.empty() ? "" : ", or give a size its price with --price-per-hour"));
   }
   if (progress) {
     progress("plan: " + std::to_string(cands.size()) +

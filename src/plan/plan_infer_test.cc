@@ -147,10 +147,11 @@ TEST(PlanInfer, NoSizeLeftSaysWhyAsPlanTrainDoes) {
   rep = PlanInference(testing::BuiltinServeData(), req);
   ASSERT_FALSE(rep.ok());
   EXPECT_EQ(rep.status().code(), StatusCode::kInvalidInput);
-  EXPECT_EQ(rep.status().message(),
-            "no VM size can serve this request (no price, skipped (objective cost): "
-            "Standard_ND96isr_H200_v5); try another --gpus/--vms or --sku, or price a size with "
-            "--price-per-hour SIZE=USD");
+  EXPECT_EQ(
+      rep.status().message(),
+      "no VM size can serve this request (no price, skipped (objective cost): "
+      "Standard_ND96isr_H200_v5); try another --gpus/--vms or --sku, or give a size its price with "
+      "--price-per-hour");
 }
 
 TEST(PlanInfer, RequestsAreCappedForTheWholeSearch) {

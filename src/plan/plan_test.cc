@@ -480,8 +480,8 @@ TEST(PlanTraining, ACostRankingOfUnpricedSizesSaysHowToPriceThem) {
   EXPECT_EQ(rep.status().code(), StatusCode::kInvalidInput);
   EXPECT_EQ(rep.status().message(),
             "no VM size can run this request (no price, skipped (objective cost): "
-            "Standard_ND96isr_H200_v5); try another --gpus or --sku, or price a size with "
-            "--price-per-hour SIZE=USD");
+            "Standard_ND96isr_H200_v5); try another --gpus or --sku, or give a size its price with "
+            "--price-per-hour");
 }
 
 TEST(PlanTraining, TimeAndCostNeedTokens) {
