@@ -109,5 +109,28 @@ TEST(PlanCommand, MoePicksRunInTrainWithTheirExpertParallelism) {
   }
 }
 
+// plan infer's JSON names the model and the version as plan train's does (it had neither: a
+// saved document or a sweep row did not say which model it planned).
+TEST(PlanCommand, PlanInferJsonNamesTheModelAndVersionAsPlanTrain) {
+  StatusOr<CommandOutput> infer = RunPlanCmdTest("plan infer", {{"model", "llama2-7b"},
+                                                                {"vms", 1},
+                                                                {"sku", "Standard_ND96isr_H100_v5"},
+                                                                {"input-len", 512},
+                                                                {"output-len", 64},
+                                                                {"requests", 256},
+                                                                {"weights", "fp8"}});
+  ASSERT_TRUE(infer.ok()) << infer.status().message();
+  StatusOr<CommandOutput> train = RunPlanCmdTest("plan train", {{"model", "llama2-7b"},
+                                                                {"gbs", 8},
+                                                                {"vms", 1},
+                                                                {"sku", "Standard_ND96isr_H100_v5"},
+                                                                {"top", 1},
+                                                                {"fidelity", "analytical"}});
+  ASSERT_TRUE(train.ok()) << train.status().message();
+  EXPECT_EQ(infer->json["model"], "llama2-7b");
+  EXPECT_EQ(infer->json["model"], train->json["model"]);
+  EXPECT_EQ(infer->json["ndtwin_version"], train->json["ndtwin_version"]);
+}
+
 }  // namespace
 }  // namespace ndt

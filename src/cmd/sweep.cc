@@ -359,6 +359,12 @@ StatusOr<CommandOutput> RunSweepCommand(const Context& ctx, const SweepRequest& 
     return names;
   };
   NDT_ASSIGN_OR_RETURN(SweepSpec spec, ParseSweepSpec(text.str(), options_of));
+  // The columns asked for, before any point runs: a name that is not one was an error only after
+  // the whole sweep had run (and written --out, so the same command then refused to start).
+  if (!pareto.empty()) {
+    NDT_RETURN_IF_ERROR(FindHeadlineColumns(spec.command, pareto, "--pareto").status());
+  }
+  if (f.top > 0) NDT_RETURN_IF_ERROR(FindHeadlineColumns(spec.command, {f.by}, "--by").status());
   const Command* cmd = FindCommand(spec.command);
   const SweepParams params(spec);
   SweepShared shared(ctx);

@@ -1,11 +1,12 @@
 // File: plan/plan.h
 // The planning question for training: which VM size, how many, which parallelism, how long, how
 // much. For every candidate size it enumerates strategies (tp in powers of two inside the NVLink
-// domain dividing the heads, pp over divisors of the layers up to 64, dp = GPUs / (tp * pp)
-// dividing the global batch, sp with tp > 1, ZeRO 0/1, recompute none/selective/full, ep over
-// the divisors of the routed experts dividing dp for MoE models, as train checks it
-// (CheckExpertDegree), unless given (1 for dense models); cp = 1), leaves the micro-batch and VPP
-// to RunTraining's own choice, prunes what does not fit or divide (counted, with the commonest
+// domain dividing the heads, and the domain when the GPUs span several; pp over divisors of the
+// layers up to 64, dp = GPUs / (tp * pp) dividing the global batch, sp with tp > 1, ZeRO 0/1 (up
+// to the stack's stage where it sets 2 or 3), recompute none/selective/full, ep over the divisors
+// of the routed experts dividing dp for MoE models, as train checks it (CheckExpertDegree),
+// unless given (1 for dense models); cp = 1), leaves the micro-batch and VPP to RunTraining's own
+// choice, prunes what does not fit or divide (counted, with the commonest
 // reason), scores the rest with the analytical costs, then re-scores the best K at the chosen
 // fidelity (DESIGN.md: "score fast, re-score the best with full fidelity"). Sizes go best bound
 // first (all GPUs at dense peak, MFU 1); a size whose bound cannot reach the current top K is
@@ -114,8 +115,9 @@ struct PlanTrainReport {
 using PlanProgress = std::function<void(const std::string& line)>;
 
 // The knobs a caller fixed; nullopt: searched. Searched ranges: tp over powers of two inside
-// the NVLink domain dividing the heads; pp over 1..64 (not dividing the layers only with
-// allow_uneven: then uneven stages); dp = GPUs / (tp * pp * cp), dividing the global batch; ep
+// the NVLink domain dividing the heads (and the domain, when the GPUs span more than one); pp
+// over 1..64 (not dividing the layers only with allow_uneven: then uneven stages);
+// dp = GPUs / (tp * pp * cp), dividing the global batch; ep
 // over the divisors of the experts dividing dp (MoE); zero over 0..max_zero; recompute none,
 // selective, full; sp on where tp > 1 (it never costs time: the same bytes as TP's all-reduce in
 // two halves, and less activation memory).

@@ -114,7 +114,16 @@ StatusOr<PlanInferReport> PlanInference(const ServeData& data, const PlanInferRe
     for (const std::string& n : unpriced) list += (list.empty() ? "" : ", ") + n;
     rep.notes.push_back("no price, skipped (objective cost): " + list);
   }
-  if (cands.empty()) return Status::InvalidInput("no size left to try; check --sku/--gpus");
+  if (cands.empty()) {
+    // Why, as plan train says it (plan.cc): the notes are not printed when the plan fails, and
+    // "no size left to try" alone left a user guessing whether the count or the price was wrong.
+    std::string why;
+    for (size_t i = 0; i < rep.notes.size() && i < 2; ++i) why += (i ? "; " : "") + rep.notes[i];
+    if (rep.notes.size() > 2) why += "; ...";
+    return Status::InvalidInput(
+        "no VM size can serve this request (" + why + "); try another --gpus/--vms or --sku" +
+        (unpriced.empty() ? "" : ", or give a size its price with --price-per-hour"));
+  }
   if (progress) {
     progress("plan: " + std::to_string(cands.size()) +
              " (size, precision) pairs, each with its "

@@ -128,6 +128,32 @@ TEST(PlanInfer, NothingFitsIsOneLineWithTheReason) {
   EXPECT_EQ(rep.status().message().find("--gbs"), std::string::npos) << rep.status().message();
 }
 
+TEST(PlanInfer, NoSizeLeftSaysWhyAsPlanTrainDoes) {
+  // 4 GPUs on a size of 8 per VM, and a cost ranking over a size without a price: nothing to
+  // run. The one line names each size's reason (it said "no size left to try; check
+  // --sku/--gpus" for both, and the notes that said why are not printed on an error), and the
+  // unpriced case how to price it.
+  PlanInferRequest req = Request({"Standard_ND96isr_H100_v5"});
+  req.vms = 0;
+  req.gpus = 4;
+  StatusOr<PlanInferReport> rep = PlanInference(testing::BuiltinServeData(), req);
+  ASSERT_FALSE(rep.ok());
+  EXPECT_EQ(rep.status().code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(rep.status().message(),
+            "no VM size can serve this request (Standard_ND96isr_H100_v5: 8 GPUs per VM do not "
+            "divide 4; skipped); try another --gpus/--vms or --sku");
+  req = Request({"Standard_ND96isr_H200_v5"});  // no list price in data/prices.yaml
+  req.objective = PlanInferObjective::kCost;
+  rep = PlanInference(testing::BuiltinServeData(), req);
+  ASSERT_FALSE(rep.ok());
+  EXPECT_EQ(rep.status().code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(
+      rep.status().message(),
+      "no VM size can serve this request (no price, skipped (objective cost): "
+      "Standard_ND96isr_H200_v5); try another --gpus/--vms or --sku, or give a size its price with "
+      "--price-per-hour");
+}
+
 TEST(PlanInfer, RequestsAreCappedForTheWholeSearch) {
   // Every pair runs its own deployment search: --requests above 100,000 is refused up front.
   PlanInferRequest req = Request({"Standard_ND96isr_H100_v5"});

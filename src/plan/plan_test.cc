@@ -64,15 +64,50 @@ PlanTrainRequest Request(const TransformerSpec& m, int64_t gbs, std::vector<std:
 TEST(EnumerateTrainStrategies, CountsByHandOnEightGpus) {
   // 32 layers, 32 heads, 8 GPUs, NVLink domain 8. (tp, pp) with tp | 32, pp | 32, tp*pp | 8:
   // tp 1: pp 1,2,4,8; tp 2: pp 1,2,4; tp 4: pp 1,2; tp 8: pp 1 -> 10 pairs, dp = 8/(tp*pp)
-  // in {8,4,2,1} all divide gbs 64. Times zero {0,1} and recompute {none,selective,full}: 60.
+  // in {8,4,2,1} all divide gbs 64. Times zero {0,1} and recompute {none,selective,full}, but
+  // with dp 1 (tp*pp = 8: 4 pairs) ZeRO has nothing to shard and only ZeRO 0 is kept:
+  // 6 pairs x 6 + 4 pairs x 3 = 48.
   const TransformerSpec m = Llama(32, 4096, 32);
-  EXPECT_EQ(EnumerateTrainStrategies(m, 8, 8, 64, Dtype::kBf16).size(), 60u);
-  // gbs 4: dp 8 (tp = pp = 1) does not divide it, 9 pairs left: 54.
-  EXPECT_EQ(EnumerateTrainStrategies(m, 8, 8, 4, Dtype::kBf16).size(), 54u);
-  // 12 heads (hidden 1536): tp 8 does not divide them, 9 pairs: 54.
-  EXPECT_EQ(EnumerateTrainStrategies(Llama(32, 1536, 12), 8, 8, 64, Dtype::kBf16).size(), 54u);
-  // NVLink domain 2 (tp <= 2): tp 1 four pairs + tp 2 three: 7 pairs, 42.
-  EXPECT_EQ(EnumerateTrainStrategies(m, 8, 2, 64, Dtype::kBf16).size(), 42u);
+  EXPECT_EQ(EnumerateTrainStrategies(m, 8, 8, 64, Dtype::kBf16).size(), 48u);
+  // gbs 4: dp 8 (tp = pp = 1) does not divide it, 9 pairs left (4 of them dp 1): 5 x 6 + 4 x 3.
+  EXPECT_EQ(EnumerateTrainStrategies(m, 8, 8, 4, Dtype::kBf16).size(), 42u);
+  // 12 heads (hidden 1536): tp 8 does not divide them, 9 pairs (dp 1: (1,8), (2,4), (4,2)):
+  // 6 x 6 + 3 x 3 = 45.
+  EXPECT_EQ(EnumerateTrainStrategies(Llama(32, 1536, 12), 8, 8, 64, Dtype::kBf16).size(), 45u);
+  // NVLink domain 2 (tp <= 2): tp 1 four pairs + tp 2 three: 7 pairs, of them dp 1: (1,8),
+  // (2,4): 5 x 6 + 2 x 3 = 36.
+  EXPECT_EQ(EnumerateTrainStrategies(m, 8, 2, 64, Dtype::kBf16).size(), 36u);
+  // ZeRO given (train --zero 1) is kept as given, dp 1 too: the 10 pairs x 3 recomputes.
+  TrainSearchSpace zero1;
+  zero1.zero = 1;
+  zero1.tp_overlap = false;
+  Strategy base;
+  base.gbs = 64;
+  EXPECT_EQ(EnumerateTrainStrategies(m, 8, 8, base, zero1).size(), 30u);
+}
+
+TEST(EnumerateTrainStrategies, TpGroupsTileTheNvlinkDomainsTheGpusSpan) {
+  // An NVL72 domain (GB200/GB300: 18 VMs of 4 GPUs), 64 heads. On 144 GPUs (two domains) TP
+  // groups are consecutive ranks: tp 16 puts ranks 64-79 across the two domains (72 % 16 = 8),
+  // tp 32 ranks 64-95, tp 64 ranks 64-127, each on InfiniBand while rank 0's group, the one
+  // priced, sits inside domain 0; only tp 1, 2, 4, 8 (dividing 72) are searched. On 64 GPUs, one
+  // domain, every power of two up to 64 is searched.
+  const TransformerSpec m = Llama(80, 8192, 64);
+  auto tps = [&](int gpus) {
+    std::vector<int> out;
+    for (const Strategy& s : EnumerateTrainStrategies(m, gpus, 72, 4608, Dtype::kBf16)) {
+      if (std::find(out.begin(), out.end(), s.tp) == out.end()) out.push_back(s.tp);
+    }
+    return out;
+  };
+  EXPECT_EQ(tps(144), (std::vector<int>{1, 2, 4, 8}));
+  EXPECT_EQ(tps(64), (std::vector<int>{1, 2, 4, 8, 16, 32, 64}));
+  // A fixed --tp is kept as given (train checks it).
+  TrainSearchSpace fixed;
+  fixed.tp = 16;
+  Strategy base;
+  base.gbs = 4608;
+  EXPECT_FALSE(EnumerateTrainStrategies(m, 144, 72, base, fixed).empty());
 }
 
 TEST(EnumerateTrainStrategies, StagesThatDoNotDivideTheLayersAreUneven) {
@@ -84,8 +119,9 @@ TEST(EnumerateTrainStrategies, StagesThatDoNotDivideTheLayersAreUneven) {
     EXPECT_EQ(s.uneven_stages, m.layers % s.pp != 0) << "pp " << s.pp;
     (s.uneven_stages ? uneven : even) += 1;
   }
-  EXPECT_EQ(uneven, 2 * 6);  // pp 4 and 8, times zero {0,1} x recompute {none,sel,full}
-  EXPECT_EQ(even, 2 * 6);    // pp 1 and 2
+  // pp 4 (zero {0,1} x recompute {none,sel,full}) and pp 8 (dp 1: zero 0 only, x 3).
+  EXPECT_EQ(uneven, 6 + 3);
+  EXPECT_EQ(even, 2 * 6);  // pp 1 and 2
 }
 
 TEST(EnumerateTrainStrategies, SpOnlyWithTensorParallelism) {
@@ -515,6 +551,60 @@ TEST(PlanTraining, KeepScoredScoresEveryConfigurationAndKeepsTheResults) {
     for (const PlanResult& p : kept->scored) listed = listed || p.index == kept->results[i].index;
     EXPECT_TRUE(listed) << "result " << i;
   }
+}
+
+// ZeRO is searched from 0 to 1, and up to the stack's own stage where it is higher: every other
+// knob's combination with dp > 1 then comes with 4 stages for a ZeRO-3 stack
+// (torchtitan-fsdp2-2024) and 3 for ZeRO-2 (meta-llama3-2024) instead of 2 (megatron-core-2024,
+// ZeRO 1), so each stage adds the same count on one size (no bound skips). A 13B Llama, gbs 128 on
+// 4 x 8 H100: with the ZeRO-3 stack the best is a ZeRO 2 or 3 configuration without a pipeline (the
+// 13B's weights, gradients and Adam states sharded 32 ways leave room for mbs 2 with no recompute),
+// which the planner never tried before: its best was ZeRO 1 with tp or pp 2.
+TEST(PlanTraining, TheStacksZeroStageIsSearched) {
+  const TransformerSpec m = Llama(40, 5120, 40);
+  StatusOr<std::vector<SoftwareStack>> stacks = LoadStacks(Catalog::DefaultDataDir());
+  ASSERT_TRUE(stacks.ok());
+  auto plan = [&](const char* name) {
+    StatusOr<SoftwareStack> st = FindStack(*stacks, name, StackKind::kTraining);
+    EXPECT_TRUE(st.ok()) << name;
+    PlanTrainRequest req = Request(m, 128, {kH100});
+    req.vms = 4;
+    req.top_k = 3;
+    req.stack = &*st;
+    StatusOr<PlanTrainReport> r =
+        PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(),
+                     testing::BuiltinNcclCalibration(), TheEnv().cal, req);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(r->bounded, 0);
+    return *r;
+  };
+  const PlanTrainReport core = plan("megatron-core-2024");
+  const PlanTrainReport meta = plan("meta-llama3-2024");
+  const PlanTrainReport titan = plan("torchtitan-fsdp2-2024");
+  // Each extra stage adds the same candidates (those with dp > 1; dp 1 keeps ZeRO 0 alone).
+  EXPECT_GT(meta.evaluated, core.evaluated);
+  EXPECT_EQ(titan.evaluated - meta.evaluated, meta.evaluated - core.evaluated);
+  for (const PlanResult& r : core.results) EXPECT_LE(r.strategy.zero, 1);
+  ASSERT_FALSE(titan.results.empty());
+  EXPECT_GE(titan.results[0].strategy.zero, 2);
+  EXPECT_EQ(titan.results[0].strategy.pp, 1);
+}
+
+TEST(PlanTraining, ACostRankingOfUnpricedSizesSaysHowToPriceThem) {
+  // Cost over ND H200 v5 alone (no list price): no size to run, and the fix is a price, not
+  // only another --gpus or --sku.
+  PlanTrainRequest req = Request(Llama(16, 2048, 16), 64, {kH200});
+  req.objective = PlanObjective::kCost;
+  req.tokens = 1e9;
+  StatusOr<PlanTrainReport> rep =
+      PlanTraining(TheEnv().cat, testing::BuiltinFabricParams(), testing::BuiltinNcclCalibration(),
+                   TheEnv().cal, req);
+  ASSERT_FALSE(rep.ok());
+  EXPECT_EQ(rep.status().code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(rep.status().message(),
+            "no VM size can run this request (no price, skipped (objective cost): "
+            "Standard_ND96isr_H200_v5); try another --gpus or --sku, or give a size its price with "
+            "--price-per-hour");
 }
 
 TEST(PlanTraining, TimeAndCostNeedTokens) {

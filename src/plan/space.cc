@@ -53,7 +53,11 @@ std::vector<Strategy> EnumerateTrainStrategies(const TransformerSpec& model, int
     tps = {*space.tp};
   } else {
     for (int tp = 1; tp <= nvlink_domain_gpus && tp <= gpus; tp *= 2) {
-      if (model.heads % tp == 0) tps.push_back(tp);
+      // With more GPUs than one NVLink domain, tp must divide the domain (NVL72: 1, 2, 4, 8):
+      // else some TP groups of consecutive ranks straddle two domains and put their per-layer
+      // all-reduces on InfiniBand, while the step is priced on rank 0's group, inside one.
+      const bool tiles = gpus <= nvlink_domain_gpus || nvlink_domain_gpus % tp == 0;
+      if (model.heads % tp == 0 && tiles) tps.push_back(tp);
     }
   }
   std::vector<int> zeros;
@@ -109,6 +113,9 @@ std::vector<Strategy> EnumerateTrainStrategies(const TransformerSpec& model, int
       for (int ep : eps) {
         for (bool overlap : overlaps) {
           for (int zero : zeros) {
+            // ZeRO shards over the DP x CP ranks: with one there is nothing to shard, and every
+            // stage is the same run as ZeRO 0 (the same numbers, listed once per stage).
+            if (zero > 0 && !space.zero && dp * cp == 1) continue;
             for (Recompute rc : recomputes) {
               Strategy s = base;
               s.tp = tp;

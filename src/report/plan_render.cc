@@ -147,6 +147,8 @@ Json PlanInferJson(const PlanInferView& v) {
   nlohmann::ordered_json j;
   {
     j["schema"] = "ndtwin.plan_infer/1";
+    j["ndtwin_version"] = NDT_VERSION;
+    j["model"] = v.model;
     j["objective"] = v.objective;
     j["scenario"] = ScenarioName(v.scenario);
     j["evaluated"] = rep.evaluated;

@@ -32,6 +32,7 @@ struct PlanInferView {
   const std::string& objective;  // as asked: "throughput" or "cost"
   Scenario scenario = Scenario::kOffline;
   const PlanInferReport& report;
+  std::string model;  // its name, as plan train's JSON gives it
 };
 
 Json PlanInferJson(const PlanInferView& v);

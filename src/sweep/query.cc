@@ -60,20 +60,7 @@ StatusOr<std::vector<HeadlineColumn>> PickColumns(sqlite3* db, const std::string
                                                   const std::vector<std::string>& names,
                                                   const std::string& flag) {
   NDT_ASSIGN_OR_RETURN(std::string command, Meta(db, path, "command"));
-  const std::vector<HeadlineColumn> all = HeadlineColumns(command);
-  std::vector<HeadlineColumn> out;
-  for (const std::string& n : names) {
-    auto it =
-        std::find_if(all.begin(), all.end(), [&](const HeadlineColumn& c) { return c.name == n; });
-    if (it == all.end()) {
-      std::string valid;
-      for (const HeadlineColumn& c : all) valid += (valid.empty() ? "" : ", ") + c.name;
-      return Status::InvalidInput(flag + ": '" + n + "' is not a column of a " + command +
-                                  " sweep; use one of: " + (valid.empty() ? "(none)" : valid));
-    }
-    out.push_back(*it);
-  }
-  return out;
+  return FindHeadlineColumns(command, names, flag);
 }
 
 StatusOr<std::vector<SweepPick>> Select(sqlite3* db, const std::string& path,

@@ -232,11 +232,47 @@ std::vector<HeadlineColumn> HeadlineColumns(const std::string& command) {
             {"cost_usd", "/cost_usd/p50", false},
             {"lost_gpu_hours", "/lost_gpu_hours", false}};
   }
+  if (command == "plan train") {
+    // The best configuration's (rank 1, after --with-failures' re-ranking where asked).
+    return {{"step_time_s", "/results/0/step_time_s", false},
+            {"tokens_per_s", "/results/0/tokens_per_s", true},
+            {"mfu", "/results/0/mfu", true},
+            {"memory_bytes", "/results/0/memory_bytes_per_gpu", false},
+            {"time_to_train_s", "/results/0/time_to_train_s", false},
+            {"cost_usd", "/results/0/cost_usd", false}};
+  }
+  if (command == "plan infer") {
+    // The best (size, precision) pair's.
+    return {{"output_tokens_per_s", "/results/0/output_tokens_per_s", true},
+            {"per_gpu_output_tokens_per_s", "/results/0/per_gpu_output_tokens_per_s", true},
+            {"ttft_p99_s", "/results/0/ttft_p99_s", false},
+            {"tpot_p99_s", "/results/0/tpot_p99_s", false},
+            {"usd_per_million_tokens", "/results/0/usd_per_million_tokens", false}};
+  }
   if (command == "collective") {
     // The last row: the largest message of the command's size range.
     return {{"time_us", "/rows/-/time_us", false}, {"busbw_gbps", "/rows/-/busbw_GBps", true}};
   }
   return {};
+}
+
+StatusOr<std::vector<HeadlineColumn>> FindHeadlineColumns(const std::string& command,
+                                                          const std::vector<std::string>& names,
+                                                          const std::string& flag) {
+  const std::vector<HeadlineColumn> all = HeadlineColumns(command);
+  std::vector<HeadlineColumn> out;
+  for (const std::string& n : names) {
+    auto it =
+        std::find_if(all.begin(), all.end(), [&](const HeadlineColumn& c) { return c.name == n; });
+    if (it == all.end()) {
+      std::string valid;
+      for (const HeadlineColumn& c : all) valid += (valid.empty() ? "" : ", ") + c.name;
+      return Status::InvalidInput(flag + ": '" + n + "' is not a column of a " + command +
+                                  " sweep; use one of: " + (valid.empty() ? "(none)" : valid));
+    }
+    out.push_back(*it);
+  }
+  return out;
 }
 
 SweepParams::SweepParams(const SweepSpec& spec) {

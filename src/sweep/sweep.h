@@ -92,6 +92,12 @@ struct HeadlineColumn {
 };
 // The columns of a command (empty for commands without a mapping). See README "Sweeps".
 std::vector<HeadlineColumn> HeadlineColumns(const std::string& command);
+// The headline columns `names` of `command`, in that order, or one kInvalidInput line naming
+// `flag` and the first name that is not one ("--by: 'speed' is not a column of a train sweep;
+// use one of: ..."). `ndtwin sweep` checks --pareto and --by with it before running any point.
+StatusOr<std::vector<HeadlineColumn>> FindHeadlineColumns(const std::string& command,
+                                                          const std::vector<std::string>& names,
+                                                          const std::string& flag);
 
 // One evaluated point.
 struct SweepRow {

@@ -266,6 +266,37 @@ TEST(SweepRunTest, ParetoAndTopFromTheDatabase) {
             std::string::npos);
 }
 
+// `ndtwin sweep --pareto`/`--by` with a name that is not a headline column of the spec's command
+// is a one-line error before any point runs: no database is written (it was refused only after
+// the whole sweep had run, leaving --out behind, so the corrected command then refused to start
+// with "exists: use --resume"). Columns of another command are refused too (`output_tokens_per_s`
+// is infer's, not train's).
+TEST(SweepRunTest, AColumnThatIsNotOneIsRefusedBeforeAnyPointRuns) {
+  const std::string spec_file = TempPath("columns.yaml");
+  {
+    std::FILE* f = std::fopen(spec_file.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(kSpec, f);
+    std::fclose(f);
+  }
+  const std::string out = TempPath("columns.sqlite");
+  for (const Json& extra :
+       {Json{{"pareto", "step_time_s,speed"}}, Json{{"pareto", "step_time_s,output_tokens_per_s"}},
+        Json{{"top", 3}, {"by", "speed"}}}) {
+    Json args = {{"spec", spec_file}, {"out", out}, {"threads", 1}};
+    args.update(extra);
+    Diagnostics d;
+    StatusOr<CommandOutput> r = RunJson(*FindCommand("sweep"), Ctx(), args, &d);
+    ASSERT_FALSE(r.ok()) << extra.dump();
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
+    EXPECT_EQ(r.status().message().find('\n'), std::string::npos);
+    const std::string flag = extra.contains("by") ? "--by: '" : "--pareto: '";
+    EXPECT_EQ(r.status().message().rfind(flag, 0), 0u) << r.status().message();
+    EXPECT_NE(r.status().message().find("is not a column of a train sweep"), std::string::npos);
+    EXPECT_FALSE(std::filesystem::exists(out)) << extra.dump();
+  }
+}
+
 // `ndtwin sweep` binds only the varied keys per point, and for train --store summary takes the
 // headline numbers from the report with the models and clusters shared (cmd/sweep.cc): its
 // tables equal the library's over RunJson of every whole point, to the last bit. The spec
@@ -374,6 +405,89 @@ TEST(SweepRunTest, FleetColumnsAreItsJsonNumbers) {
   StatusOr<std::vector<SweepPick>> top = QueryTop(path, "goodput", 1);
   ASSERT_TRUE(top.ok()) << top.status().message();
   EXPECT_EQ(top->size(), 1u);
+}
+
+// plan train and plan infer sweeps (README: any registry command) have headline columns too: the
+// best result's numbers, results[0] of the command's own JSON (they had none, so --pareto and
+// --by were refused on them and the table held no number to query). Without --tokens plan
+// train's time and cost are NULL; H200 has no price, so plan infer's $/M tokens is NULL there.
+TEST(SweepRunTest, PlanColumnsAreTheBestResultsNumbers) {
+  struct Case {
+    const char* command;
+    const char* yaml;
+    std::vector<std::pair<std::string, std::string>> columns;  // column, key of results[0]
+  };
+  const std::vector<Case> cases = {
+      {"plan train",
+       "command: plan train\n"
+       "fixed: {model: llama2-7b, gbs: 32, top: 1, sku: Standard_ND96amsr_A100_v4}\n"
+       "grid: {vms: [1, 2], tokens: [0, 1.0e9]}\n"
+       "fidelity: analytical\n",
+       {{"step_time_s", "step_time_s"},
+        {"tokens_per_s", "tokens_per_s"},
+        {"mfu", "mfu"},
+        {"memory_bytes", "memory_bytes_per_gpu"},
+        {"time_to_train_s", "time_to_train_s"},
+        {"cost_usd", "cost_usd"}}},
+      {"plan infer",
+       "command: plan infer\n"
+       "fixed: {model: llama2-7b, vms: 1, requests: 256, input-len: 512, output-len: 64, top: 1}\n"
+       "grid: {sku: [Standard_ND96isr_H100_v5, Standard_ND96isr_H200_v5]}\n",
+       {{"output_tokens_per_s", "output_tokens_per_s"},
+        {"per_gpu_output_tokens_per_s", "per_gpu_output_tokens_per_s"},
+        {"ttft_p99_s", "ttft_p99_s"},
+        {"tpot_p99_s", "tpot_p99_s"},
+        {"usd_per_million_tokens", "usd_per_million_tokens"}}},
+  };
+  for (const Case& c : cases) {
+    const SweepSpec spec = TrainSpec(c.yaml);
+    const std::string path = TempPath("plan_columns.sqlite");
+    const std::string command = c.command;
+    const PointFn fn = [command](const Json& args) -> StatusOr<Json> {
+      Diagnostics d;
+      NDT_ASSIGN_OR_RETURN(CommandOutput out, RunJson(*FindCommand(command), Ctx(), args, &d));
+      return std::move(out.json);
+    };
+    ASSERT_TRUE(RunSweep(spec, fn, path, SweepOptions{}).ok()) << c.command;
+    std::string sql = "SELECT id, status";
+    for (const auto& [col, key] : c.columns) sql += ", " + col;
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* s = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db, (sql + " FROM results ORDER BY id").c_str(), -1, &s, nullptr),
+              SQLITE_OK)
+        << c.command;
+    int rows = 0, nulls = 0;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+      ++rows;
+      Diagnostics d;
+      StatusOr<CommandOutput> one =
+          RunJson(*FindCommand(c.command), Ctx(), SweepPoint(spec, sqlite3_column_int64(s, 0)), &d);
+      ASSERT_TRUE(one.ok()) << one.status().message();
+      EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(s, 1)), "ok");
+      const Json& best = one->json["results"][0];
+      for (size_t k = 0; k < c.columns.size(); ++k) {
+        const int col = static_cast<int>(k) + 2;
+        const std::string& key = c.columns[k].second;
+        if (!best.contains(key) || best[key].is_null()) {
+          ++nulls;
+          EXPECT_EQ(sqlite3_column_type(s, col), SQLITE_NULL) << c.command << " " << key;
+        } else {
+          EXPECT_EQ(sqlite3_column_double(s, col), best[key].get<double>())
+              << c.command << " " << key;
+        }
+      }
+    }
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    EXPECT_EQ(rows, 4 - (command == "plan infer" ? 2 : 0)) << c.command;
+    // plan train: the 2 points without tokens lack time and cost (4 NULLs); plan infer: H200's
+    // $/M tokens (1 NULL).
+    EXPECT_EQ(nulls, command == "plan train" ? 4 : 1) << c.command;
+    StatusOr<std::vector<SweepPick>> top = QueryTop(path, c.columns[0].first, 1);
+    ASSERT_TRUE(top.ok()) << top.status().message();
+    EXPECT_EQ(top->size(), 1u);
+  }
 }
 
 // The straggler (parallel/variability.h) is in a sweep's rows as in the command's own output:
