@@ -301,5 +301,29 @@ TEST(RunJson, ErrorsAndWarningsNameOptionsInTheDoorsSpelling) {
   EXPECT_EQ(r.status().message().rfind("--mbs must be in 1..", 0), 0u);
 }
 
+TEST(Placement, TopoAndHpcWarnAsFleetReadsTheScaleSetLimits) {
+  // data/placement.yaml: a scale set holds 100 VMs by default and 300 on request, and InfiniBand
+  // stays inside one. 150 VMs fit one raised scale set: the warning asks for the raise (before,
+  // topo and hpc said "VMs in different scale sets share no InfiniBand network" while their own
+  // Placement line said 1 scale set); 301 do not; 100 need nothing.
+  for (const char* cmd : {"topo", "hpc"}) {
+    auto warnings = [&](int vms) {
+      Json args = {{"sku", "ND96isr_H100_v5"}, {"vms", vms}};
+      if (std::string(cmd) == "hpc") args["bench"] = "stream";
+      Diagnostics diag;
+      StatusOr<CommandOutput> r = RunJson(*FindCommand(cmd), Ctx(), args, &diag);
+      EXPECT_TRUE(r.ok()) << cmd << ": " << r.status().message();
+      return diag.warnings;
+    };
+    EXPECT_TRUE(warnings(100).empty()) << cmd;
+    const std::vector<std::string> w150 = warnings(150);
+    ASSERT_EQ(w150.size(), 1u) << cmd;
+    EXPECT_NE(w150[0].find("ask support to raise it to 300"), std::string::npos) << w150[0];
+    const std::vector<std::string> w301 = warnings(301);
+    ASSERT_EQ(w301.size(), 1u) << cmd;
+    EXPECT_NE(w301[0].find("RDMA does not cross scale sets"), std::string::npos) << w301[0];
+  }
+}
+
 }  // namespace
 }  // namespace ndt

@@ -12,6 +12,7 @@
 #include "cmd/registry.h"
 #include "compute/compute.h"
 #include "core/units.h"
+#include "fleet/fleet.h"
 #include "hpc/hpl.h"
 #include "hpc/micro.h"
 #include "hpc/mpi.h"
@@ -102,7 +103,10 @@ StatusOr<CommandOutput> RunHpc(const Context& ctx, const HpcOptions& o, Diagnost
   spec.gpus_per_vm = o.gpus_per_vm;
   o.fabric.Apply(&spec);
   NDT_ASSIGN_OR_RETURN(Cluster c, BuildCluster(spec, ctx.fabric));
-  if (std::optional<std::string> w = ScaleSetWarning(spec)) diag->Warn(*w);
+  // The scale-set limits of data/placement.yaml, as fleet reads them.
+  NDT_ASSIGN_OR_RETURN(Placement place, PlanPlacement(ctx.fleet.placement, *sku, c.num_vms(), 0,
+                                                      /*strict=*/false));
+  for (const std::string& w : place.warnings) diag->Warn(w);
 
   HpcRun run;
   run.bench = b;
