@@ -325,5 +325,24 @@ TEST(Placement, TopoAndHpcWarnAsFleetReadsTheScaleSetLimits) {
   }
 }
 
+TEST(Hpc, BenchmarksAcrossVmsWithoutInfiniBandAreRefused) {
+  // Standard_ND12s (2 P40 on PCIe) has no InfiniBand: the cluster graph has no link between its
+  // VMs. Before, osu-bw across 2 VMs reported 6579 GB/s over "Ethernet" (a route of no links,
+  // infinite bandwidth), and osu-latency, osu-allreduce, hpcg and halo3d ran on it; hpl failed
+  // with the collective's message. Now every benchmark that crosses VMs refuses, as collective,
+  // topo --path and fleet do; STREAM (no messages) and one VM still run.
+  for (const char* bench : {"osu-latency", "osu-bw", "osu-allreduce", "hpcg", "halo3d", "hpl"}) {
+    Json args = {{"sku", "Standard_ND12s"}, {"vms", 2}, {"bench", bench}};
+    StatusOr<CommandOutput> r = RunCmd("hpc", args);
+    ASSERT_FALSE(r.ok()) << bench;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput) << bench;
+    EXPECT_EQ(r.status().message().rfind("Standard_ND12s has no InfiniBand: ", 0), 0u)
+        << r.status().message();
+    args["vms"] = 1;
+    EXPECT_TRUE(RunCmd("hpc", args).ok()) << bench;
+  }
+  EXPECT_TRUE(RunCmd("hpc", {{"sku", "Standard_ND12s"}, {"vms", 2}, {"bench", "stream"}}).ok());
+}
+
 }  // namespace
 }  // namespace ndt
