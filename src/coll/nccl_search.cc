@@ -4,6 +4,7 @@
 // duplication, and the NVLS graph (heads, speed). NCCL's tables come from data/nccl.yaml.
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <vector>
 
 #include "coll/nccl_internal.h"
@@ -65,6 +66,28 @@ void InterNodeChannels(const NcclTopo& t, double nic_GBps, int nics, double* spe
       *channels = ch;
     }
   }
+}
+
+// NVLink lanes between two GPUs of a VM linked directly (a cube mesh's pair), else 0.
+int DirectNvlinkLanes(const Cluster& c, int a, int b) {
+  const Route r = c.GpuRoute(a, b);
+  if (r.size() != 1 || r[0].links.size() != 1) return 0;
+  const Link& l = c.link(r[0].links[0]);
+  return l.kind == LinkKind::kNvlink ? l.lanes : 0;
+}
+
+// The fewest NVLink lanes a rank of `group` has to the group's other ranks (a cube mesh inside
+// one VM). A ring channel leaves and enters every rank on a link to another rank, so no more
+// rings than this fit on single links: 6 for all 8 GPUs of an NDv2, 2 for GPUs 0 and 1.
+int FewestGroupLanes(const Cluster& c, std::span<const int> group) {
+  int fewest = 1 << 30;
+  for (int a : group) {
+    int lanes = 0;
+    for (int b : group)
+      if (b != a) lanes += DirectNvlinkLanes(c, a, b);
+    fewest = std::min(fewest, lanes);
+  }
+  return fewest;
 }
 
 }  // namespace
@@ -131,10 +154,19 @@ StatusOr<NcclTopo> AnalyzeGroup(const Cluster& c, std::span<const int> group, co
   double speed = 0;
   int channels = 0;
   if (t.nodes == 1) {
+    const int mesh_lanes =
+        t.intra == PathType::kNvl && !t.nvswitch ? FewestGroupLanes(c, group) : 0;
+    if (t.intra == PathType::kNvl && !t.nvswitch && mesh_lanes == 0) {
+      // A rank with no NVLink to the others (GPUs 0 and 5 of an NDv2): the ring crosses PCIe.
+      t.intra = PathType::kPci;
+      t.total_intra_GBps = k.pcie_x16_GBps[std::clamp(gpu.pcie_gen - 3, 0, 2)];
+    }
     if (t.intra == PathType::kNvl && !t.nvswitch) {
-      // NDv2 hybrid cube-mesh: rings over single NVLinks, one channel per link (topology.md §8.8).
+      // NDv2 hybrid cube-mesh: rings over single NVLinks, one channel per link (topology.md §8.8),
+      // as many as every rank of the group has links to the others (FewestGroupLanes). Before,
+      // every group took the VM's 6: GPUs 0 and 1 (2 links, 50 GB/s) ran all_reduce at 114 GB/s.
       speed = NvlinkPerLink(k, t.sm);
-      channels = gpu.nvlink_links;
+      channels = std::min(gpu.nvlink_links, mesh_lanes);
     } else {
       speed = FirstFit(IntraSpeeds(k, t.arch), t.total_intra_GBps);
       channels = std::max(1, static_cast<int>(std::floor(t.total_intra_GBps / speed + 1e-9)));
