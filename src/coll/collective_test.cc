@@ -61,6 +61,24 @@ TEST(Coll, CubeMeshRingsFitTheLinksOfTheGroup) {
   EXPECT_LE(r->busbw_Bps, 15.75e9);  // a PCIe 3.0 x16 link, let alone the socket link
 }
 
+TEST(Coll, PcieRingsAcrossSocketsRunAtTheSocketLink) {
+  // Standard_ND24rs: 4 P40s on PCIe 3.0, GPUs 0,1 on one Broadwell socket and 2,3 on the other,
+  // 6 GB/s per direction between the sockets (data/vms). The ring 0-1-2-3 crosses that link once
+  // each way, so all_reduce's bus bandwidth (the ring's per-hop rate) is at most 6 GB/s (before:
+  // 11.66 GB/s at the PCIe rate). GPUs 0,1 alone stay on their socket: faster than that.
+  Env e;
+  Cluster c = e.Build("Standard_ND24rs", 1);
+  const double gib = 1024.0 * 1024 * 1024;
+  StatusOr<CollResult> all = testing::TimeCollectiveCal(c, CollOp::kAllReduce, gib, All(c));
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  EXPECT_LE(all->busbw_Bps, 6e9);
+  EXPECT_GT(all->busbw_Bps, 4e9);
+  const std::vector<int> pair = {0, 1};
+  StatusOr<CollResult> near = testing::TimeCollectiveCal(c, CollOp::kAllReduce, gib, pair);
+  ASSERT_TRUE(near.ok()) << near.status().message();
+  EXPECT_GT(near->busbw_Bps, 6e9);
+}
+
 TEST(Coll, LargeAllReduceBusBwApproachesTheNvlinkBottleneck) {
   Env e;
   Cluster c = e.Build("Standard_ND96amsr_A100_v4", 1);

@@ -4,6 +4,7 @@
 // duplication, and the NVLS graph (heads, speed). NCCL's tables come from data/nccl.yaml.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -90,6 +91,27 @@ int FewestGroupLanes(const Cluster& c, std::span<const int> group) {
   return fewest;
 }
 
+// The slowest hop, in GB/s per direction, between consecutive ranks of `group` inside one VM
+// over PCIe (what a ring inside the VM crosses: a socket link where its GPUs sit on two
+// sockets); +inf when no two consecutive ranks share a VM. NCCL's search caps a ring's speed
+// by such a path's bandwidth too (topo.h QPI/SKL_QPI/AMD bandwidths).
+double SlowestPcieRingHopGBps(const Cluster& c, std::span<const int> group) {
+  double slowest = std::numeric_limits<double>::infinity();
+  const size_t n = group.size();
+  for (size_t i = 0; i < n && n > 1; ++i) {
+    const int a = group[i], b = group[(i + 1) % n];
+    if (c.gpu(a).vm != c.gpu(b).vm) continue;
+    double route_Bps = 0;  // parallel paths add
+    for (const Path& p : c.GpuRoute(a, b)) {
+      double path_Bps = std::numeric_limits<double>::infinity();
+      for (LinkId id : p.links) path_Bps = std::min(path_Bps, c.link(id).bw_Bps);
+      route_Bps += path_Bps;
+    }
+    slowest = std::min(slowest, route_Bps / 1e9);
+  }
+  return slowest;
+}
+
 }  // namespace
 
 StatusOr<NcclTopo> AnalyzeGroup(const Cluster& c, std::span<const int> group, const NcclTuning& k) {
@@ -149,6 +171,9 @@ StatusOr<NcclTopo> AnalyzeGroup(const Cluster& c, std::span<const int> group, co
   } else {
     // PCIe x16 as NCCL counts it (width x rate / 80, topo.h); before Gen3 as Gen3.
     t.total_intra_GBps = k.pcie_x16_GBps[std::clamp(gpu.pcie_gen - 3, 0, 2)];
+    // Before, a ring over two sockets ran at the PCIe rate: 4 P40s of an ND24rs (6 GB/s
+    // between its Broadwell sockets) reached 11.66 GB/s of all_reduce bus bandwidth.
+    t.total_intra_GBps = std::min(t.total_intra_GBps, SlowestPcieRingHopGBps(c, group));
   }
   // Ring search: intra speed, channels, then duplication (search.cc).
   double speed = 0;
@@ -159,7 +184,8 @@ StatusOr<NcclTopo> AnalyzeGroup(const Cluster& c, std::span<const int> group, co
     if (t.intra == PathType::kNvl && !t.nvswitch && mesh_lanes == 0) {
       // A rank with no NVLink to the others (GPUs 0 and 5 of an NDv2): the ring crosses PCIe.
       t.intra = PathType::kPci;
-      t.total_intra_GBps = k.pcie_x16_GBps[std::clamp(gpu.pcie_gen - 3, 0, 2)];
+      t.total_intra_GBps = std::min(k.pcie_x16_GBps[std::clamp(gpu.pcie_gen - 3, 0, 2)],
+                                    SlowestPcieRingHopGBps(c, group));
     }
     if (t.intra == PathType::kNvl && !t.nvswitch) {
       // NDv2 hybrid cube-mesh: rings over single NVLinks, one channel per link (topology.md §8.8),
