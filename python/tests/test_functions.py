@@ -188,9 +188,9 @@ def test_golden_json_cases_match(monkeypatch):
 
 def test_warnings_are_python_warnings():
     # The CLI prints "ndtwin: warning: ..." on stderr (tests/cli/cases/topo_scaleset_warning).
-    with pytest.warns(ndtwin.NdtwinWarning, match="101 VMs exceed one scale set"):
+    with pytest.warns(ndtwin.NdtwinWarning, match="101 VMs exceed a scale set.s default 100 VMs"):
         r = ndtwin.topo(sku="ND96isr_H100_v5", vms=101, tiers=3, radix=32)
-    assert r.warnings and r.warnings[0].startswith("101 VMs exceed one scale set")
+    assert r.warnings and r.warnings[0].startswith("101 VMs exceed a scale set's default 100 VMs")
 
 
 def test_plan_notes_are_kept(cli):

@@ -301,5 +301,48 @@ TEST(RunJson, ErrorsAndWarningsNameOptionsInTheDoorsSpelling) {
   EXPECT_EQ(r.status().message().rfind("--mbs must be in 1..", 0), 0u);
 }
 
+TEST(Placement, TopoAndHpcWarnAsFleetReadsTheScaleSetLimits) {
+  // data/placement.yaml: a scale set holds 100 VMs by default and 300 on request, and InfiniBand
+  // stays inside one. 150 VMs fit one raised scale set: the warning asks for the raise (before,
+  // topo and hpc said "VMs in different scale sets share no InfiniBand network" while their own
+  // Placement line said 1 scale set); 301 do not; 100 need nothing.
+  for (const char* cmd : {"topo", "hpc"}) {
+    auto warnings = [&](int vms) {
+      Json args = {{"sku", "ND96isr_H100_v5"}, {"vms", vms}};
+      if (std::string(cmd) == "hpc") args["bench"] = "stream";
+      Diagnostics diag;
+      StatusOr<CommandOutput> r = RunJson(*FindCommand(cmd), Ctx(), args, &diag);
+      EXPECT_TRUE(r.ok()) << cmd << ": " << r.status().message();
+      return diag.warnings;
+    };
+    EXPECT_TRUE(warnings(100).empty()) << cmd;
+    const std::vector<std::string> w150 = warnings(150);
+    ASSERT_EQ(w150.size(), 1u) << cmd;
+    EXPECT_NE(w150[0].find("ask support to raise it to 300"), std::string::npos) << w150[0];
+    const std::vector<std::string> w301 = warnings(301);
+    ASSERT_EQ(w301.size(), 1u) << cmd;
+    EXPECT_NE(w301[0].find("RDMA does not cross scale sets"), std::string::npos) << w301[0];
+  }
+}
+
+TEST(Hpc, BenchmarksAcrossVmsWithoutInfiniBandAreRefused) {
+  // Standard_ND12s (2 P40 on PCIe) has no InfiniBand: the cluster graph has no link between its
+  // VMs. Before, osu-bw across 2 VMs reported 6579 GB/s over "Ethernet" (a route of no links,
+  // infinite bandwidth), and osu-latency, osu-allreduce, hpcg and halo3d ran on it; hpl failed
+  // with the collective's message. Now every benchmark that crosses VMs refuses, as collective,
+  // topo --path and fleet do; STREAM (no messages) and one VM still run.
+  for (const char* bench : {"osu-latency", "osu-bw", "osu-allreduce", "hpcg", "halo3d", "hpl"}) {
+    Json args = {{"sku", "Standard_ND12s"}, {"vms", 2}, {"bench", bench}};
+    StatusOr<CommandOutput> r = RunCmd("hpc", args);
+    ASSERT_FALSE(r.ok()) << bench;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput) << bench;
+    EXPECT_EQ(r.status().message().rfind("Standard_ND12s has no InfiniBand: ", 0), 0u)
+        << r.status().message();
+    args["vms"] = 1;
+    EXPECT_TRUE(RunCmd("hpc", args).ok()) << bench;
+  }
+  EXPECT_TRUE(RunCmd("hpc", {{"sku", "Standard_ND12s"}, {"vms", 2}, {"bench", "stream"}}).ok());
+}
+
 }  // namespace
 }  // namespace ndt

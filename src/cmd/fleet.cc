@@ -118,6 +118,12 @@ StatusOr<JobFacts> FactsFromStepTime(const Context& ctx, const FleetRequest& f,
                                   " GPUs per VM");
     }
     vms = *f.gpus / j.sku->gpus;
+    // --vms is 1 unless given: another count contradicts --gpus.
+    if (f.job.vms != 1 && f.job.vms != vms) {
+      return Status::InvalidInput("--gpus " + std::to_string(*f.gpus) + " is " +
+                                  std::to_string(vms) + " VMs of " + j.sku->name + ", but --vms " +
+                                  std::to_string(f.job.vms) + "; give one of them");
+    }
   }
   if (vms < 1) return Status::InvalidInput("--vms must be >= 1");
   if (vms > 1 && !j.sku->infiniband && j.sku->nvlink_domain_gpus <= j.sku->gpus) {

@@ -152,5 +152,21 @@ TEST(FleetCommand, NumericFlagsAreBounded) {
   }
 }
 
+// --gpus 24 of an 8-GPU size is 3 VMs; --vms 2 beside it contradicts it. Before, --gpus won
+// silently (the run was 3 VMs); now it is an error naming both flags. Agreeing counts run.
+TEST(FleetCommand, GpusAndVmsThatDisagreeAreRefused) {
+  Json a = {{"sku", "ND96isr_H100_v5"},  {"gpus", 24}, {"vms", 2}, {"step-time", 4.0}, {"days", 1},
+            {"checkpoint-size", "1 GB"}, {"runs", 10}};
+  StatusOr<CommandOutput> r = RunFleetCmd("fleet", a);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(r.status().message(),
+            "--gpus 24 is 3 VMs of Standard_ND96isr_H100_v5, but --vms 2; give one of them");
+  a["vms"] = 3;
+  r = RunFleetCmd("fleet", a);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->json["vms"], 3);
+}
+
 }  // namespace
 }  // namespace ndt

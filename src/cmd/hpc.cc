@@ -12,6 +12,7 @@
 #include "cmd/registry.h"
 #include "compute/compute.h"
 #include "core/units.h"
+#include "fleet/fleet.h"
 #include "hpc/hpl.h"
 #include "hpc/micro.h"
 #include "hpc/mpi.h"
@@ -102,7 +103,17 @@ StatusOr<CommandOutput> RunHpc(const Context& ctx, const HpcOptions& o, Diagnost
   spec.gpus_per_vm = o.gpus_per_vm;
   o.fabric.Apply(&spec);
   NDT_ASSIGN_OR_RETURN(Cluster c, BuildCluster(spec, ctx.fabric));
-  if (std::optional<std::string> w = ScaleSetWarning(spec)) diag->Warn(*w);
+  // The cluster graph joins VMs only through InfiniBand (or an NVL72 rack's NVLink); without it
+  // an MPI message between VMs would cross no link and run at infinite bandwidth. STREAM stays
+  // inside each GPU and VM.
+  if (!stream && c.num_vms() > 1 && !sku->infiniband && c.nvlink_domain_gpus() <= c.gpus_per_vm())
+    return Status::InvalidInput(sku->name + " has no InfiniBand: " + b +
+                                " across VMs needs a scale-out network; use --vms 1 or a size "
+                                "with InfiniBand (see: ndtwin sku list)");
+  // The scale-set limits of data/placement.yaml, as fleet reads them.
+  NDT_ASSIGN_OR_RETURN(Placement place, PlanPlacement(ctx.fleet.placement, *sku, c.num_vms(), 0,
+                                                      /*strict=*/false));
+  for (const std::string& w : place.warnings) diag->Warn(w);
 
   HpcRun run;
   run.bench = b;

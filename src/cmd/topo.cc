@@ -102,7 +102,6 @@ StatusOr<CommandOutput> RunTopo(const Context& ctx, const TopoOptions& o, Diagno
     if (!ValidateClusterSpec(spec).ok() && ValidateClusterSpec(three).ok()) spec = three;
   }
   NDT_ASSIGN_OR_RETURN(Cluster c, BuildCluster(spec, fp));
-  if (std::optional<std::string> w = ScaleSetWarning(spec)) diag->Warn(*w);
 
   std::optional<std::pair<int, int>> ends;
   if (!o.path.empty()) {
@@ -116,6 +115,8 @@ StatusOr<CommandOutput> RunTopo(const Context& ctx, const TopoOptions& o, Diagno
   }
   NDT_ASSIGN_OR_RETURN(Placement place,
                        PlanPlacement(ctx.fleet.placement, *sku, o.vms, 0, /*strict=*/false));
+  // The scale-set limits of data/placement.yaml, as fleet and the Placement line read them.
+  for (const std::string& w : place.warnings) diag->Warn(w);
   const TopoView v{c, fp, place, ctx.fleet.placement, o.dot, ends};
   return CommandOutput{TopoJson(v), TopoText(v)};
 }

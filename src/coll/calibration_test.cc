@@ -73,6 +73,29 @@ TEST(Calibration, TheModelReadsTheYamlsValues) {
   EXPECT_NEAR(more - base, 4e-6, 1e-12);
 }
 
+TEST(Calibration, PointToPointLatencyComesFromNcclsTables) {
+  // send_recv and all_to_all pay NCCL's Ring/Simple base latency plus one hop of the path
+  // (data/nccl.yaml: 8.4 us + 14.0 us across VMs). Raise the base by 10 us and the NET hop by
+  // 5 us: a 1-byte send_recv between two VMs takes 15 us longer. Before, the four numbers were
+  // copied into collective.cc and an edit of data/nccl.yaml did not reach them (+0 us).
+  Env env;
+  const Cluster c = env.Build("Standard_ND96amsr_A100_v4", 2);
+  const std::vector<int> g = {0, 8};
+  NcclCalibrationSet edited = Cal();
+  const int ring = 0, simple = static_cast<int>(Proto::kSimple), net = 2;
+  EXPECT_DOUBLE_EQ(edited.tuning.base_latency_us[ring][simple], 8.4);
+  EXPECT_DOUBLE_EQ(edited.tuning.hw_latency_us[net][ring][simple], 14.0);
+  edited.tuning.base_latency_us[ring][simple] += 10;
+  edited.tuning.hw_latency_us[net][ring][simple] += 5;
+  CollOptions o;
+  o.host_hidden = true;
+  o.calibration = &Cal();
+  const double base = TimeCollective(c, CollOp::kSendRecv, 1, g, o)->time_s;
+  o.calibration = &edited;
+  const double more = TimeCollective(c, CollOp::kSendRecv, 1, g, o)->time_s;
+  EXPECT_NEAR(more - base, 15e-6, 1e-12);
+}
+
 TEST(Calibration, BadFilesAreOneLineErrorsWithFileAndLine) {
   const std::string text = YamlText();
   struct Bad {

@@ -20,6 +20,7 @@
 #include <map>
 #include <vector>
 
+#include "coll/nccl_internal.h"
 #include "coll/nccl_model.h"
 #include "coll/schedule.h"
 
@@ -173,9 +174,13 @@ StatusOr<CollResult> PointToPoint(const Cluster& c, CollOp op, double bytes,
                                        : Schedule{Step{{{group[0], group[1], bytes}}, 1}};
   NetFidelity f = o.fidelity == Fidelity::kFlow ? NetFidelity::kFlow : NetFidelity::kAnalytical;
   double net_s = EvaluateOnNetwork(c, s, f);
-  // NCCL p2p latency: Simple ring base + one hop of the slowest path type used (§8.6).
-  const bool net = t.nodes > 1;
-  double lat_us = 8.4 + (net ? 14.0 : (t.intra == PathType::kNvl ? 3.4 : 5.7));
+  // NCCL p2p latency: Simple ring base + one hop of the slowest path type used (§8.6), from
+  // NCCL's tables (data/nccl.yaml base_latency_us, hw_latency_us).
+  const NcclTuning& k = nccl_internal::Tables(t);
+  const int ring = nccl_internal::AIdx(Algo::kRing), simple = static_cast<int>(Proto::kSimple);
+  const PathType path = t.nodes > 1 ? PathType::kNet : t.intra;
+  const double lat_us =
+      k.base_latency_us[ring][simple] + k.hw_latency_us[static_cast<int>(path)][ring][simple];
   CollResult r;
   r.time_s = CallTime(cal, host_s, lat_us * 1e-6 + net_s / cal.bw_efficiency);
   r.algo = Algo::kP2p;

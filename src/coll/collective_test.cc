@@ -33,6 +33,52 @@ TEST(Coll, A100ChannelsAreSixAtFortyDuplicatedToTwelveAtTwenty) {
   EXPECT_FALSE(t.nvls);
 }
 
+TEST(Coll, CubeMeshRingsFitTheLinksOfTheGroup) {
+  // NDv2's hybrid cube-mesh (data/fabric.yaml cube_mesh): GPU 0 has 2 NVLinks to GPU 1, 1 to
+  // GPUs 2 and 3, 2 to GPU 4 and none to 5, 6, 7; 25 GB/s per link and direction. A ring leaves
+  // every rank on a link to another rank, so the whole VM has 6 rings (every GPU has 6 links)
+  // and GPUs {0, 1} have 2: their all_reduce moves 2 (n-1)/n x 1 GiB = 1 GiB out of each GPU over
+  // its 2 links, at most 50 GB/s of bus bandwidth (before: 6 rings, 114 GB/s, more than twice the
+  // links). GPUs {0, 5} share no NVLink: the ring crosses PCIe.
+  Env e;
+  Cluster c = e.Build("Standard_ND40rs_v2", 1);
+  const NcclTuning& k = testing::BuiltinNcclCalibration().tuning;
+  const std::vector<int> all = All(c);
+  EXPECT_EQ(AnalyzeGroup(c, all, k)->ring_channels, 6);
+  const std::vector<int> pair = {0, 1};
+  const NcclTopo t = *AnalyzeGroup(c, pair, k);
+  EXPECT_EQ(t.ring_channels, 2);
+  EXPECT_EQ(t.intra, PathType::kNvl);
+  const double gib = 1024.0 * 1024 * 1024;
+  StatusOr<CollResult> r = testing::TimeCollectiveCal(c, CollOp::kAllReduce, gib, pair);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_LE(r->busbw_Bps, 50e9);
+  EXPECT_GT(r->busbw_Bps, 30e9);
+  const std::vector<int> apart = {0, 5};
+  EXPECT_EQ(AnalyzeGroup(c, apart, k)->intra, PathType::kPci);
+  r = testing::TimeCollectiveCal(c, CollOp::kAllReduce, gib, apart);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_LE(r->busbw_Bps, 15.75e9);  // a PCIe 3.0 x16 link, let alone the socket link
+}
+
+TEST(Coll, PcieRingsAcrossSocketsRunAtTheSocketLink) {
+  // Standard_ND24rs: 4 P40s on PCIe 3.0, GPUs 0,1 on one Broadwell socket and 2,3 on the other,
+  // 6 GB/s per direction between the sockets (data/vms). The ring 0-1-2-3 crosses that link once
+  // each way, so all_reduce's bus bandwidth (the ring's per-hop rate) is at most 6 GB/s (before:
+  // 11.66 GB/s at the PCIe rate). GPUs 0,1 alone stay on their socket: faster than that.
+  Env e;
+  Cluster c = e.Build("Standard_ND24rs", 1);
+  const double gib = 1024.0 * 1024 * 1024;
+  StatusOr<CollResult> all = testing::TimeCollectiveCal(c, CollOp::kAllReduce, gib, All(c));
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  EXPECT_LE(all->busbw_Bps, 6e9);
+  EXPECT_GT(all->busbw_Bps, 4e9);
+  const std::vector<int> pair = {0, 1};
+  StatusOr<CollResult> near = testing::TimeCollectiveCal(c, CollOp::kAllReduce, gib, pair);
+  ASSERT_TRUE(near.ok()) << near.status().message();
+  EXPECT_GT(near->busbw_Bps, 6e9);
+}
+
 TEST(Coll, LargeAllReduceBusBwApproachesTheNvlinkBottleneck) {
   Env e;
   Cluster c = e.Build("Standard_ND96amsr_A100_v4", 1);

@@ -4,6 +4,8 @@
 // duplication, and the NVLS graph (heads, speed). NCCL's tables come from data/nccl.yaml.
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <span>
 #include <vector>
 
 #include "coll/nccl_internal.h"
@@ -67,6 +69,49 @@ void InterNodeChannels(const NcclTopo& t, double nic_GBps, int nics, double* spe
   }
 }
 
+// NVLink lanes between two GPUs of a VM linked directly (a cube mesh's pair), else 0.
+int DirectNvlinkLanes(const Cluster& c, int a, int b) {
+  const Route r = c.GpuRoute(a, b);
+  if (r.size() != 1 || r[0].links.size() != 1) return 0;
+  const Link& l = c.link(r[0].links[0]);
+  return l.kind == LinkKind::kNvlink ? l.lanes : 0;
+}
+
+// The fewest NVLink lanes a rank of `group` has to the group's other ranks (a cube mesh inside
+// one VM). A ring channel leaves and enters every rank on a link to another rank, so no more
+// rings than this fit on single links: 6 for all 8 GPUs of an NDv2, 2 for GPUs 0 and 1.
+int FewestGroupLanes(const Cluster& c, std::span<const int> group) {
+  int fewest = 1 << 30;
+  for (int a : group) {
+    int lanes = 0;
+    for (int b : group)
+      if (b != a) lanes += DirectNvlinkLanes(c, a, b);
+    fewest = std::min(fewest, lanes);
+  }
+  return fewest;
+}
+
+// The slowest hop, in GB/s per direction, between consecutive ranks of `group` inside one VM
+// over PCIe (what a ring inside the VM crosses: a socket link where its GPUs sit on two
+// sockets); +inf when no two consecutive ranks share a VM. NCCL's search caps a ring's speed
+// by such a path's bandwidth too (topo.h QPI/SKL_QPI/AMD bandwidths).
+double SlowestPcieRingHopGBps(const Cluster& c, std::span<const int> group) {
+  double slowest = std::numeric_limits<double>::infinity();
+  const size_t n = group.size();
+  for (size_t i = 0; i < n && n > 1; ++i) {
+    const int a = group[i], b = group[(i + 1) % n];
+    if (c.gpu(a).vm != c.gpu(b).vm) continue;
+    double route_Bps = 0;  // parallel paths add
+    for (const Path& p : c.GpuRoute(a, b)) {
+      double path_Bps = std::numeric_limits<double>::infinity();
+      for (LinkId id : p.links) path_Bps = std::min(path_Bps, c.link(id).bw_Bps);
+      route_Bps += path_Bps;
+    }
+    slowest = std::min(slowest, route_Bps / 1e9);
+  }
+  return slowest;
+}
+
 }  // namespace
 
 StatusOr<NcclTopo> AnalyzeGroup(const Cluster& c, std::span<const int> group, const NcclTuning& k) {
@@ -126,15 +171,28 @@ StatusOr<NcclTopo> AnalyzeGroup(const Cluster& c, std::span<const int> group, co
   } else {
     // PCIe x16 as NCCL counts it (width x rate / 80, topo.h); before Gen3 as Gen3.
     t.total_intra_GBps = k.pcie_x16_GBps[std::clamp(gpu.pcie_gen - 3, 0, 2)];
+    // Before, a ring over two sockets ran at the PCIe rate: 4 P40s of an ND24rs (6 GB/s
+    // between its Broadwell sockets) reached 11.66 GB/s of all_reduce bus bandwidth.
+    t.total_intra_GBps = std::min(t.total_intra_GBps, SlowestPcieRingHopGBps(c, group));
   }
   // Ring search: intra speed, channels, then duplication (search.cc).
   double speed = 0;
   int channels = 0;
   if (t.nodes == 1) {
+    const int mesh_lanes =
+        t.intra == PathType::kNvl && !t.nvswitch ? FewestGroupLanes(c, group) : 0;
+    if (t.intra == PathType::kNvl && !t.nvswitch && mesh_lanes == 0) {
+      // A rank with no NVLink to the others (GPUs 0 and 5 of an NDv2): the ring crosses PCIe.
+      t.intra = PathType::kPci;
+      t.total_intra_GBps = std::min(k.pcie_x16_GBps[std::clamp(gpu.pcie_gen - 3, 0, 2)],
+                                    SlowestPcieRingHopGBps(c, group));
+    }
     if (t.intra == PathType::kNvl && !t.nvswitch) {
-      // NDv2 hybrid cube-mesh: rings over single NVLinks, one channel per link (topology.md §8.8).
+      // NDv2 hybrid cube-mesh: rings over single NVLinks, one channel per link (topology.md §8.8),
+      // as many as every rank of the group has links to the others (FewestGroupLanes). Before,
+      // every group took the VM's 6: GPUs 0 and 1 (2 links, 50 GB/s) ran all_reduce at 114 GB/s.
       speed = NvlinkPerLink(k, t.sm);
-      channels = gpu.nvlink_links;
+      channels = std::min(gpu.nvlink_links, mesh_lanes);
     } else {
       speed = FirstFit(IntraSpeeds(k, t.arch), t.total_intra_GBps);
       channels = std::max(1, static_cast<int>(std::floor(t.total_intra_GBps / speed + 1e-9)));

@@ -227,6 +227,27 @@ TEST_F(Fleet, NoFailuresMeansOnlyCheckpointOverhead) {
   EXPECT_DOUBLE_EQ(o.lost_s.back(), 350);
 }
 
+TEST_F(Fleet, NoFailuresMeansNoCheckpointAtTheOptimum) {
+  // With no interruptions every checkpoint is lost time, so the best interval takes none: an
+  // interval of the whole run. Run length 30 days = 2,592,000 s (wall) or 36,000 s of work; a
+  // 10 s block, 1 s steps, shortest interval 10 s. Before, the search stopped at 64 x the
+  // shortest interval (640 s, then refined to ~800 s), so --failure-scale 0 paid a block every
+  // ~800 s (goodput 98.8%) and did worse than --failure-scale 0.01 (99.6%).
+  FleetModel m = DalyModel(10, 3600, 600);
+  m.classes[0].per_s = m.unexpected_per_s = 0;
+  RunLength days;
+  days.wall_s = 30 * 86400.0;
+  const double tau_days = OptimizeInterval(m, days, 10, 20, 1, 1);
+  EXPECT_GE(tau_days, days.wall_s);
+  EXPECT_DOUBLE_EQ(RunMonteCarlo(m, tau_days, days, 20, 1, 1).goodput.mean, 1.0);
+  RunLength work;
+  work.work_s = 36000;
+  const double tau_work = OptimizeInterval(m, work, 10, 20, 1, 1);
+  EXPECT_GE(tau_work, work.work_s);
+  // ceil(36000 / tau) = 1 interval, so no block: wall = work.
+  EXPECT_DOUBLE_EQ(SimulateRun(m, tau_work, work, 1).wall_s, 36000);
+}
+
 TEST(CheckpointBytes, FollowZeroStage) {
   // One stage's state per GPU: 10 GB weights, 60 GB optimizer before sharding, 4 replicas.
   Strategy s;

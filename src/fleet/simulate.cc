@@ -248,7 +248,10 @@ double OptimizeInterval(const FleetModel& m, const RunLength& len, double min_in
   };
   const double daly = EvaluateClosedForm(m, step).daly_interval_s;
   const double lo = snap(min_interval_s);
-  double hi = std::isfinite(daly) ? std::max(4 * daly, 4 * lo) : 64 * lo;
+  // Without unexpected interruptions (Daly's interval infinite) every checkpoint is pure loss:
+  // the grid reaches the whole run, where none is taken.
+  const double run_s = len.work_s > 0 ? len.work_s : len.wall_s;
+  double hi = std::isfinite(daly) ? std::max(4 * daly, 4 * lo) : std::max(lo, run_s);
   if (len.work_s > 0) hi = std::min(hi, std::max(lo, len.work_s));
   // A log grid, then a finer one around the best point.
   constexpr int kGrid = 16;

@@ -15,7 +15,7 @@
 //   step = swap + max(update, panel + broadcast).
 // HPL-MxP (--mxp) factors in the LU precision without pivoting (its matrix is diagonally
 // dominant: no pivot all-reduces, no row swaps), then refines in FP64 (hpl.cc).
-// FLOPs are HPL's: 2/3 N^3 + 2 N^2. Rmax = FLOPs / time; Rpeak = GPUs x the FP64 peak (tensor
+// FLOPs are HPL's: 2/3 N^3 + 3/2 N^2. Rmax = FLOPs / time; Rpeak = GPUs x the FP64 peak (tensor
 // where the GPU has it). `bound` names what the critical path spent most time on.
 #ifndef NDTWIN_HPC_HPL_H_
 #define NDTWIN_HPC_HPL_H_
@@ -46,7 +46,7 @@ struct HplResult {
   int p = 0, q = 0;
   bool mxp = false;
   Precision lu_precision = Precision::kFp64;
-  double flops = 0;  // 2/3 N^3 + 2 N^2
+  double flops = 0;  // 2/3 N^3 + 3/2 N^2
   double time_s = 0;
   double rmax_flops = 0;     // flops / time_s
   double rpeak_flops = 0;    // GPUs x FP64 peak

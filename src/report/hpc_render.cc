@@ -208,7 +208,7 @@ std::string HpcText(const HpcRun& run) {
     t += F("%-11s %s (FP64)\n", "Rpeak", Flops(h.rpeak_flops).c_str());
     t += F("%-11s %.1f%%%s\n", "efficiency", h.efficiency * 100,
            h.mxp ? " (of the FP64 peak: HPL-MxP's speed-up over it)" : "");
-    t += F("%-11s %s (%.3g FLOP = 2/3 N^3 + 2 N^2, %d panel steps)\n", "time",
+    t += F("%-11s %s (%.3g FLOP = 2/3 N^3 + 3/2 N^2, %d panel steps)\n", "time",
            Seconds(h.time_s).c_str(), h.flops, h.steps);
     t += F("%-11s %s (critical path: DGEMM %s, panel %s, communication %s)\n", "bound",
            h.bound.c_str(), Seconds(h.dgemm_s).c_str(), Seconds(h.panel_s).c_str(),

@@ -189,13 +189,6 @@ std::string ResolveFabric(ClusterSpec* spec) {
   return "";
 }
 
-std::optional<std::string> ScaleSetWarning(const ClusterSpec& spec) {
-  if (spec.sku == nullptr || !HasFabric(*spec.sku) || spec.vms <= 100) return std::nullopt;
-  return std::to_string(spec.vms) +
-         " VMs exceed one scale set's InfiniBand reach (100 VMs by default, 300 on request; "
-         "topology.md §6.1): VMs in different scale sets share no InfiniBand network";
-}
-
 StatusOr<Cluster> BuildCluster(const ClusterSpec& spec, const FabricParams& params) {
   ClusterBuilder b(spec, params);
   return b.Build();

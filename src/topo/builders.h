@@ -49,10 +49,6 @@ int ChooseTiers(const ClusterSpec& spec);
 // 16384 VMs in 3 tiers; assumed radix 128 (--radix)"), or "" when the default held.
 std::string ResolveFabric(ClusterSpec* spec);
 
-// One-line warning when the VMs exceed one scale set's InfiniBand reach (100 VMs by default,
-// 300 on request; topology.md §6.1), else nullopt. Sizes without InfiniBand never warn.
-std::optional<std::string> ScaleSetWarning(const ClusterSpec& spec);
-
 }  // namespace ndt
 
 #endif  // NDTWIN_TOPO_BUILDERS_H_

@@ -319,14 +319,6 @@ TEST(Validate, TwoTiersTooSmallForTheVmsSaysUseThreeTiers) {
   EXPECT_NE(s.message().find("--tiers 3"), std::string::npos) << s.message();
 }
 
-TEST(Validate, ScaleSetWarningAbove100Vms) {
-  TestSize t = testing::A100v4();
-  EXPECT_FALSE(ScaleSetWarning(t.Spec(100)).has_value());
-  EXPECT_TRUE(ScaleSetWarning(t.Spec(101)).has_value());
-  TestSize p = testing::Nd24s();  // no InfiniBand: nothing to warn about
-  EXPECT_FALSE(ScaleSetWarning(p.Spec(500)).has_value());
-}
-
 TEST(FabricParams, RejectsAPairListedTwice) {
   const char* yaml =
       "latency:\n"
