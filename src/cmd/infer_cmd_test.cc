@@ -95,5 +95,32 @@ TEST(InferFlags, ServerLimitsDefaultToTheDatasetsBenchmark) {
   EXPECT_DOUBLE_EQ(r->json["slo"]["tpot_p99_s"].get<double>(), 0.040);
 }
 
+// With a small --requests the full runs end before steady state, where the quick screen's
+// ranking (2,048+ requests on one engine) does not hold: the chosen deployment must still be at
+// least as fast (within the search's 0.5% tie) as every fixed TP x batch it offers, each run in
+// full at the same 256 requests. Llama 3 70B fp4 on one GB300 VM (MLPerf Llama-2-70B lengths) is
+// the case where the screen alone picked TP1 (8,267 tok/s in full) over TP2 (9,069, +10%).
+TEST(InferFlags, SmallRequestCountChoiceBeatsTheFixedOnes) {
+  const Json base = {{"sku", "Standard_ND128isr_GB300_v6"},
+                     {"model", "llama3-70b"},
+                     {"weights", "fp4"},
+                     {"requests", 256}};
+  StatusOr<CommandOutput> chosen = Infer(base);
+  ASSERT_TRUE(chosen.ok()) << chosen.status().message();
+  const double best = chosen->json["output_tokens_per_s"].get<double>();
+  for (int tp : {1, 2, 4}) {
+    for (int b : {128, 256, 512, 1024, 2048}) {
+      Json a = base;
+      a["tp"] = tp;
+      a["pp"] = 1;
+      a["max_batch"] = b;
+      StatusOr<CommandOutput> r = Infer(a);
+      ASSERT_TRUE(r.ok()) << r.status().message();
+      EXPECT_LE(r->json["output_tokens_per_s"].get<double>(), best * 1.005)
+          << "tp " << tp << " batch " << b;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ndt

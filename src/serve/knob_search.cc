@@ -224,15 +224,25 @@ StatusOr<Choice> Choose(const InferContext& ctx, const InferOptions& o, double t
     // large batches (they barely reach steady state); the best few are re-run in full and the
     // full throughput decides (llama2-70b on one H100 VM: TP2 batch 256 ranked first, TP4 batch
     // 1024 is 21% faster in full).
+    // A small --requests (no more than each quick run simulated) makes the full runs short of
+    // steady state, where the quick ranking does not hold (GB300 llama3-70b fp4, --requests 256:
+    // TP1 ranked first and reported 8,267 tok/s, TP2 runs 9,069 in full): every candidate is then
+    // run in full at the user's count, no dearer than the screen, and the best full run decides.
+    size_t rescored = kRescoredCandidates;
+    if (o.requests > 0 && std::all_of(level.begin(), level.end(), [&](const Candidate& c) {
+          return o.requests <= c.quick.requests_simulated;
+        })) {
+      rescored = level.size();
+    }
     std::vector<size_t> order(level.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(),
                      [&](size_t a, size_t b) { return level[a].obj > level[b].obj; });
     if (o.progress) {
-      o.progress("infer: running the best " +
-                 std::to_string(std::min(order.size(), kRescoredCandidates)) + " in full");
+      o.progress("infer: running the best " + std::to_string(std::min(order.size(), rescored)) +
+                 " in full");
     }
-    for (size_t k = 0; k < order.size() && k < kRescoredCandidates; ++k) {
+    for (size_t k = 0; k < order.size() && k < rescored; ++k) {
       const Candidate& c = level[order[k]];
       InferResult r = Offline(c.plan, o, false);
       if (!choice.full || Objective(r) > Objective(*choice.full) * kTie) {
