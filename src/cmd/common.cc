@@ -147,7 +147,9 @@ StatusOr<const Context*> PriceArgs::Apply(const Context& ctx,
 }
 
 void LengthArgs::Declare(OptionList* o) {
-  o->Add("dataset", &dataset, "Length dataset preset or CSV (default mlperf-llama2-70b)")
+  o->Add("dataset", &dataset,
+         "Length dataset preset or CSV (default: the model's MLPerf dataset, else "
+         "mlperf-llama2-70b)")
       .PresetOrFile();
   o->Add("input-len", &input_len, "Fixed input tokens per request").Range(1, kMaxTokensPerRequest);
   o->Add("output-len", &output_len, "Fixed output tokens per request")
@@ -156,7 +158,14 @@ void LengthArgs::Declare(OptionList* o) {
       .Range(1, kMaxTokensPerRequest);
 }
 
-StatusOr<std::vector<RequestLengths>> LengthArgs::Resolve(const Context& ctx) const {
+StatusOr<std::string> LengthArgs::Dataset(const Context& ctx, const std::string& model) const {
+  if (fixed()) return std::string();
+  if (!dataset.empty()) return dataset;
+  return DefaultDataset(model, ctx.data_dir);
+}
+
+StatusOr<std::vector<RequestLengths>> LengthArgs::Resolve(const Context& ctx,
+                                                          const std::string& model) const {
   std::vector<RequestLengths> lengths;
   if (fixed()) {
     if (!dataset.empty()) {
@@ -167,8 +176,8 @@ StatusOr<std::vector<RequestLengths>> LengthArgs::Resolve(const Context& ctx) co
                                       output_len.has_value(), output_len.value_or(0)));
     lengths = {l};
   } else {
-    NDT_ASSIGN_OR_RETURN(
-        lengths, LoadDataset(dataset.empty() ? "mlperf-llama2-70b" : dataset, ctx.data_dir));
+    NDT_ASSIGN_OR_RETURN(std::string name, Dataset(ctx, model));
+    NDT_ASSIGN_OR_RETURN(lengths, LoadDataset(name, ctx.data_dir));
   }
   if (output_tokens_mean.has_value()) {
     NDT_RETURN_IF_ERROR(RescaleOutputsChecked(*output_tokens_mean, &lengths));
@@ -176,11 +185,11 @@ StatusOr<std::vector<RequestLengths>> LengthArgs::Resolve(const Context& ctx) co
   return lengths;
 }
 
-StatusOr<LatencyLimits> LengthArgs::BenchmarkLimits(const Context& ctx, bool interactive) const {
+StatusOr<LatencyLimits> LengthArgs::BenchmarkLimits(const Context& ctx, bool interactive,
+                                                    const std::string& model) const {
   if (fixed()) return LatencyLimits{};
-  NDT_ASSIGN_OR_RETURN(
-      std::optional<DatasetPreset> p,
-      FindDatasetPreset(dataset.empty() ? "mlperf-llama2-70b" : dataset, ctx.data_dir));
+  NDT_ASSIGN_OR_RETURN(std::string name, Dataset(ctx, model));
+  NDT_ASSIGN_OR_RETURN(std::optional<DatasetPreset> p, FindDatasetPreset(name, ctx.data_dir));
   if (!p) return LatencyLimits{};
   return interactive ? p->interactive : p->server;
 }

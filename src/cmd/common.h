@@ -51,8 +51,9 @@ struct FabricArgs {
   std::string Apply(ClusterSpec* spec) const;
 };
 
-// Request lengths: a dataset preset or CSV (default mlperf-llama2-70b) or fixed lengths, every
-// output rescaled to a mean if asked. An explicit 0 is an error, not "the default".
+// Request lengths: a dataset preset or CSV (default: the MLPerf dataset of the model, else
+// mlperf-llama2-70b; serve/request.h DefaultDataset) or fixed lengths, every output rescaled to a
+// mean if asked. An explicit 0 is an error, not "the default".
 struct LengthArgs {
   std::string dataset;
   std::optional<int> input_len, output_len;
@@ -60,11 +61,15 @@ struct LengthArgs {
 
   void Declare(OptionList* o);
   bool fixed() const { return input_len.has_value() || output_len.has_value(); }
-  StatusOr<std::vector<RequestLengths>> Resolve(const Context& ctx) const;
+  // The dataset the lengths come from for `model` (the model's name): --dataset, else its
+  // default; "" for fixed lengths.
+  StatusOr<std::string> Dataset(const Context& ctx, const std::string& model) const;
+  StatusOr<std::vector<RequestLengths>> Resolve(const Context& ctx, const std::string& model) const;
   // The dataset's own benchmark p99 limits for a server (interactive = false) or interactive
   // scenario (datasets.yaml server_p99 / interactive_p99); zeros for fixed lengths, a CSV or a
   // dataset that has none (the service then takes Llama-2-70B's).
-  StatusOr<LatencyLimits> BenchmarkLimits(const Context& ctx, bool interactive) const;
+  StatusOr<LatencyLimits> BenchmarkLimits(const Context& ctx, bool interactive,
+                                          const std::string& model) const;
 };
 
 // Where both planners search: --sku / --skus and --gpus / --vms.

@@ -131,7 +131,8 @@ StatusOr<double> ParseLimit(const std::string& flag, const std::string& v) {
   return *s;
 }
 
-Status BuildOptions(const Context& ctx, const InferFlags& f, InferOptions* o) {
+Status BuildOptions(const Context& ctx, const InferFlags& f, const std::string& model,
+                    InferOptions* o) {
   // The integer knobs and --qps are in their declared ranges (CheckRanges, every door).
   o->vms = f.vms;
   if (f.trace.has_value() && f.trace->empty()) {
@@ -175,11 +176,11 @@ Status BuildOptions(const Context& ctx, const InferFlags& f, InferOptions* o) {
     NDT_ASSIGN_OR_RETURN(o->trace, LoadTraceCsv(f.trace_file));
     for (const Request& r : o->trace) o->lengths.push_back({r.input_tokens, r.output_tokens});
   } else {
-    NDT_ASSIGN_OR_RETURN(o->lengths, f.lengths.Resolve(ctx));
+    NDT_ASSIGN_OR_RETURN(o->lengths, f.lengths.Resolve(ctx, model));
     if (o->scenario != Scenario::kOffline) {
       // Limits not given are the dataset's own benchmark's (MLPerf: 405B 6 s / 175 ms, ...).
-      NDT_ASSIGN_OR_RETURN(LatencyLimits l,
-                           f.lengths.BenchmarkLimits(ctx, o->scenario == Scenario::kInteractive));
+      NDT_ASSIGN_OR_RETURN(LatencyLimits l, f.lengths.BenchmarkLimits(
+                                                ctx, o->scenario == Scenario::kInteractive, model));
       if (o->ttft_p99_s <= 0) o->ttft_p99_s = l.ttft_s;
       if (o->tpot_p99_s <= 0) o->tpot_p99_s = l.tpot_s;
     }
@@ -235,7 +236,7 @@ StatusOr<CommandOutput> RunInfer(const Context& base, const InferFlags& f, Diagn
   NDT_ASSIGN_OR_RETURN(const SkuSpec* sku, cat.FindSku(f.sku));
   NDT_ASSIGN_OR_RETURN(TransformerSpec model, f.mf.Resolve(ctx));
   InferOptions o;
-  NDT_RETURN_IF_ERROR(BuildOptions(ctx, f, &o));
+  NDT_RETURN_IF_ERROR(BuildOptions(ctx, f, model.name, &o));
   o.progress = [diag](const std::string& line) { diag->Progress(line); };
   // TP splits the attention heads, PP the layers (TensorRT-LLM refuses the same).
   if (o.tp > 0 &&
@@ -265,7 +266,11 @@ StatusOr<CommandOutput> RunInfer(const Context& base, const InferFlags& f, Diagn
   if (!r.caveat.empty()) diag->Warn(r.caveat);
   if (f.trace.has_value()) NDT_RETURN_IF_ERROR(WriteTrace(InferTrace(r), *f.trace));
   const IntervalClass iv = IntervalFor(ctx, *sku, "serving");
-  const InferView v{f.sku, f.vms, f.seed, model, r, iv, f.stack};
+  std::string dataset;  // "" for fixed lengths and a trace file
+  if (f.trace_file.empty()) {
+    NDT_ASSIGN_OR_RETURN(dataset, f.lengths.Dataset(ctx, model.name));
+  }
+  const InferView v{f.sku, f.vms, f.seed, model, r, iv, f.stack, dataset};
   CommandOutput out{InferJson(v), InferText(v)};
   if (f.timeline) out.json["timeline"] = InferTimelineJson(r);
   return out;

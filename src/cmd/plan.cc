@@ -270,11 +270,12 @@ StatusOr<PlanInferRequest> BuildInferRequest(const PlanInferFlags& f, const Cont
                                 "' is not one of offline, server, interactive");
   }
   o.requests = f.requests;  // PlanInference checks its range
-  NDT_ASSIGN_OR_RETURN(o.lengths, f.lengths.Resolve(ctx));
+  NDT_ASSIGN_OR_RETURN(o.lengths, f.lengths.Resolve(ctx, req.model.name));
   if (o.scenario != Scenario::kOffline) {
     // The dataset's own benchmark limits (MLPerf), as infer takes them.
-    NDT_ASSIGN_OR_RETURN(LatencyLimits l,
-                         f.lengths.BenchmarkLimits(ctx, o.scenario == Scenario::kInteractive));
+    NDT_ASSIGN_OR_RETURN(
+        LatencyLimits l,
+        f.lengths.BenchmarkLimits(ctx, o.scenario == Scenario::kInteractive, req.model.name));
     o.ttft_p99_s = l.ttft_s;
     o.tpot_p99_s = l.tpot_s;
   }

@@ -211,6 +211,28 @@ StatusOr<ArchCalibration> ParseArch(const YamlMap& y) {
     (void)how;
     NDT_RETURN_IF_ERROR(grouped->Finish());
   }
+  NDT_ASSIGN_OR_RETURN(std::optional<YamlMap> wo, y.OptionalMap("weight_only_gemm"));
+  if (wo) {
+    ArchCalibration::WeightOnlyGemm w;
+    NDT_ASSIGN_OR_RETURN(std::vector<int64_t> tiles, wo->IntList("tiles_m"));
+    if (tiles.empty()) return wo->Error("tiles_m", "must list at least one tile, e.g. [16, 128]");
+    for (int64_t t : tiles) {
+      if (t < 1 || t > 4096) return wo->Error("tiles_m", "tile sizes must be between 1 and 4096");
+      w.tiles_m.push_back(static_cast<int>(t));
+    }
+    NDT_ASSIGN_OR_RETURN(int64_t tn, wo->Int("tile_n"));
+    if (tn < 1 || tn > 4096) return wo->Error("tile_n", "must be between 1 and 4096");
+    w.tile_n = static_cast<int>(tn);
+    for (const char* key : {"dequant_ops_8bit", "dequant_ops_4bit"}) {
+      NDT_ASSIGN_OR_RETURN(double ops, wo->Number(key));
+      if (ops < 0 || ops > 100) return wo->Error(key, "must be in [0, 100]");
+      (std::string(key) == "dequant_ops_8bit" ? w.dequant_ops_8bit : w.dequant_ops_4bit) = ops;
+    }
+    NDT_ASSIGN_OR_RETURN(std::string source, wo->String("source"));
+    (void)source;
+    NDT_RETURN_IF_ERROR(wo->Finish());
+    a.weight_only_gemm = w;
+  }
   NDT_ASSIGN_OR_RETURN(Sourced ko, y.Quantity("kernel_overhead", Dim::kTime));
   a.kernel_overhead_s = ko.value;
   NDT_ASSIGN_OR_RETURN(std::optional<YamlMap> serving, y.OptionalMap("serving"));

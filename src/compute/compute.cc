@@ -121,6 +121,58 @@ double GemmComputeTime(const GpuSpec& gpu, const ArchCalibration& cal, int64_t m
   return best;
 }
 
+// Compute time of a weight-only GEMM (ArchCalibration::WeightOnlyGemm): the kernel's CTA tiles
+// (tile_m rows of activations x tile_n weight columns; the weights are always the N side), split-K
+// as above, each wave the larger of the tensor-core work at the math precision p and the
+// dequantization of the wave's weights (tile_n x k/splits elements per CTA, dequant_ops lane
+// instructions each at the fp32 lane rate: one FMA lane instruction is 2 FLOP of the fp32 peak),
+// plus the per-wave cost; the fastest tile. Without an SM count: the dense model.
+double WeightOnlyComputeTime(const GpuSpec& gpu, const ArchCalibration& cal, int64_t m, int64_t n,
+                             int64_t k, int64_t batch, Precision p, double weight_bytes) {
+  const ArchCalibration::WeightOnlyGemm& wo = *cal.weight_only_gemm;
+  // 4-bit weights (half a byte) convert with their own instruction count.
+  const double ops = weight_bytes < 0.75 ? wo.dequant_ops_4bit : wo.dequant_ops_8bit;
+  const int sms = Sms(gpu, cal);
+  if (sms <= 0) return GemmComputeTime(gpu, cal, m, n, k, batch, p);
+  const GemmFit& fit = cal.GemmFor(p);
+  const double peak = Peak(gpu, p) * fit.fraction;
+  const double lanes = gpu.PeakFlops(Precision::kFp32) / 2.0;  // lane instructions per second
+  NDT_CHECK(peak > 0 && lanes > 0, "GPU '" + gpu.name + "' has no compute rate");
+  const double mm = static_cast<double>(std::max<int64_t>(1, m));
+  const double nn = static_cast<double>(std::max<int64_t>(1, n));
+  const double kk = static_cast<double>(std::max<int64_t>(1, k));
+  const double bb = static_cast<double>(std::max<int64_t>(1, batch));
+  const double tn = wo.tile_n;
+  double best = -1;
+  for (int tile_m : wo.tiles_m) {
+    const double tm = tile_m;
+    const double tiles = std::ceil(mm / tm) * std::ceil(nn / tn) * bb;
+    const double splits =
+        std::max(1.0, std::min(std::floor(sms / tiles), std::floor(kk / kSplitKMin)));
+    const double waves = std::ceil(tiles * splits / sms);
+    const double math = sms * tm * tn * 2.0 * (kk / splits) / peak;
+    const double dequant = sms * tn * (kk / splits) * ops / lanes;
+    const double t = waves * (std::max(math, dequant) + fit.wave_overhead_s);
+    if (best < 0 || t < best) best = t;
+  }
+  return best;
+}
+
+// A GEMM whose weights (Op::weight_bytes over its k x n x batch elements) are stored quantized
+// (under 2 bytes: fp8, fp4) and narrower than the precision p it multiplies in, on an arch with a
+// weight-only kernel model. 16-bit weights multiplied wider (fp32 math on a GPU without 16-bit
+// tensor cores) are converted as they are loaded, as before: not this kernel.
+// Returns the bytes per weight element, 0 when not weight-only.
+double WeightOnlyBytes(const Op& op, Precision p, const ArchCalibration& cal) {
+  // Forward GEMMs only: a backward GEMM keeps its forward's weight_bytes over permuted (m, n, k).
+  if (!cal.weight_only_gemm || op.weight_bytes <= 0 || op.pass != Pass::kForward) return 0;
+  const double elems = static_cast<double>(std::max<int64_t>(1, op.batch)) *
+                       static_cast<double>(op.k) * static_cast<double>(op.n);
+  if (elems <= 0) return 0;
+  const double per = op.weight_bytes / elems;
+  return per < 2.0 && per < BytesPer(p) ? per : 0;
+}
+
 }  // namespace
 
 Precision EffectivePrecision(const GpuSpec& gpu, Dtype d) {
@@ -144,7 +196,10 @@ OpTiming OpTimeDetail(const GpuSpec& gpu, const Op& op, const ComputeCalibration
   const Precision p = EffectivePrecision(gpu, op.math);
   switch (op.kind) {
     case OpKind::kGemm: {
-      t.compute_s = GemmComputeTime(gpu, cal, op.m, op.n, op.k, op.batch, p);
+      const double weight_only = WeightOnlyBytes(op, p, cal);
+      t.compute_s = weight_only > 0 ? WeightOnlyComputeTime(gpu, cal, op.m, op.n, op.k, op.batch, p,
+                                                            weight_only)
+                                    : GemmComputeTime(gpu, cal, op.m, op.n, op.k, op.batch, p);
       t.launch_s = cal.GemmFor(p).launch_s;
       break;
     }

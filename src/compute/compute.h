@@ -103,6 +103,22 @@ struct ArchCalibration {
   // log2(rows) between the points, the end point's value outside them (no extrapolation); 1
   // without points.
   double GroupedGemmSlowdown(double rows, const std::string& gpu = "") const;
+  // Weight-only quantized GEMMs (weights stored narrower than the precision the GPU multiplies
+  // in: fp8/fp4 weights on Ampere, TensorRT-LLM's fpA_intB kernels, Marlin): the kernel reads
+  // the narrow weights from HBM and converts them to the math precision in registers, so the
+  // bytes term counts the stored width (model/op_builder.h) and the compute term runs at the
+  // math precision's rate over the kernel's own CTA tiles, each wave costing the larger of its
+  // tensor-core work and its dequantization (the CTA's k x tile_n weights converted once per
+  // M tile, dequant_ops_{8,4}bit lane instructions per weight element at the fp32 lane rate, issued
+  // beside the tensor-core MMAs). compute.yaml `weight_only_gemm`; absent: such GEMMs run as the
+  // dense GEMM model of the math precision.
+  struct WeightOnlyGemm {
+    std::vector<int> tiles_m;     // CTA tile rows the kernel picks from (the fastest per shape)
+    int tile_n = 128;             // CTA tile columns (weights' output features)
+    double dequant_ops_8bit = 0;  // lane instructions per 8-bit weight element converted
+    double dequant_ops_4bit = 0;  // lane instructions per 4-bit weight element converted
+  };
+  std::optional<WeightOnlyGemm> weight_only_gemm;
   std::string how;  // how it was fitted
   // What public checks (never fitted) say about serving predictions on this architecture, for
   // the user to see beside them; empty when none is known. A fallback entry inherits its

@@ -304,15 +304,10 @@ StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const FabricParam
   if (req.stack != nullptr && req.stack->knobs.zero) {
     space.max_zero = std::max(space.max_zero, *req.stack->knobs.zero);
   }
+  space.ep = req.ep;
   // Candidates grouped by size: size i owns cands[first[i], first[i + 1]).
   std::vector<Candidate> cands;
   std::vector<size_t> first;
-  Strategy base;
-  base.gbs = req.gbs;
-  base.precision = req.precision;
-  TrainSearchSpace space;
-  space.tp_overlap = false;
-  space.ep = req.ep;
   for (size_t i = 0; i < ctx.size(); ++i) {
     first.push_back(cands.size());
     for (Strategy s : EnumerateTrainStrategies(req.model, ctx[i].gpus,

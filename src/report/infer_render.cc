@@ -79,6 +79,11 @@ Json InferJson(const InferView& v) {
   j["requests_simulated"] = r.requests_simulated;
   j["engines"] = r.engines;
   j["engines_simulated"] = r.engines_simulated;
+  if (v.dataset.empty()) {
+    j["dataset"] = nullptr;
+  } else {
+    j["dataset"] = v.dataset;
+  }
   j["mean_input_tokens"] = r.mean_input_tokens;
   j["mean_output_tokens"] = r.mean_output_tokens;
   if (r.usd_per_million_tokens) {
@@ -118,10 +123,10 @@ std::string InferText(const InferView& v) {
     p(" at %.2f req/s (p99 limits: TTFT %.0f ms, TPOT %.0f ms%s)", r.qps, ms(r.ttft_limit_s),
       ms(r.tpot_limit_s), r.slo_met ? "" : "; not met");
   }
-  p("\nRequests:       mean input %.1f, mean output %.1f tokens; %lld simulated on %d of %d "
+  p("\nRequests:       %s%smean input %.1f, mean output %.1f tokens; %lld simulated on %d of %d "
     "engines\n",
-    r.mean_input_tokens, r.mean_output_tokens, static_cast<long long>(r.requests_simulated),
-    r.engines_simulated, r.engines);
+    v.dataset.c_str(), v.dataset.empty() ? "" : ", ", r.mean_input_tokens, r.mean_output_tokens,
+    static_cast<long long>(r.requests_simulated), r.engines_simulated, r.engines);
   p("Throughput:     %.1f output tokens/s (%.1f per GPU), %.2f requests/s%s\n",
     r.output_tokens_per_s, r.per_gpu_output_tokens_per_s, r.requests_per_s,
     IntervalText(iv, iv.OfRate(r.output_tokens_per_s), "%.1f", "tokens/s").c_str());

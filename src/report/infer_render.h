@@ -27,6 +27,8 @@ struct InferView {
   const InferResult& result;
   const IntervalClass& interval;
   const std::string& stack;  // --stack, "" when none was named
+  // The request lengths' dataset (preset name or CSV path); "" for fixed lengths or a trace.
+  const std::string& dataset;
 };
 
 Json InferJson(const InferView& v);

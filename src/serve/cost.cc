@@ -23,6 +23,14 @@ IterationCostModel::IterationCostModel(CostSpec spec) : spec_(std::move(spec)) {
   shape_.ep = spec_.ep;
   shape_.ep_within_tp = true;  // TensorRT-LLM: moe_tp x moe_ep = tp (CountReplicas checks)
   shape_.math = spec_.weights;
+  // Weight-only quantization: a GPU without tensor cores for the weights' 8/4-bit format and no
+  // 8-bit path to run them in (A100: fp8/fp4 weights) multiplies at the activations' 16-bit
+  // precision (W8A16/W4A16 kernels: TensorRT-LLM's fpA_intB, Marlin); the activations stay
+  // unquantized and only the weights are read narrow (compute/compute.h WeightOnlyGemm).
+  if (DtypeBytes(spec_.weights) < 2 && DtypeBytes(spec_.activations) >= 2 &&
+      BytesPer(EffectivePrecision(*spec_.gpu, spec_.weights)) >= 2) {
+    shape_.math = spec_.activations;
+  }
   shape_.weights = spec_.weights;
   shape_.activations = spec_.activations;
   shape_.kv = spec_.kv;

@@ -198,5 +198,39 @@ TEST(IterationCost, PaddedGraphsRunTheNextCapturedSize) {
   EXPECT_DOUBLE_EQ(padded.Detail(mixed).layers_s, plain.Detail(mixed).layers_s);
 }
 
+// Weight-only decode on A100 (no fp8/fp4 tensor cores): the GEMMs run at bf16 over narrow weights
+// (compute/compute.h WeightOnlyGemm), so a one-sequence decode of Llama-2-70B at TP8 spends less
+// than half the bf16 checkpoint's time in the token operators (8.6 GB of bf16 weights per GPU:
+// 10.4 ms of HBM at 1.655 TB/s, and the dense model charges each one-row GEMM a 128-row tile;
+// fp8: 5.2 ms of HBM). The activations stay bf16: the fp4 checkpoint's layers are the ops of a
+// bf16-math, fp4-weight shape (no NVFP4 activation quantization, which only fp4 math does).
+TEST(IterationCost, WeightOnlyDecodeOnA100) {
+  Loaded d;
+  ASSERT_NO_FATAL_FAILURE(Load("A100-SXM4-80GB", "llama2-70b", &d));
+  auto layers = [&](Dtype w) {
+    CostSpec spec = d.Spec();
+    spec.tp = 8;
+    spec.weights = w;
+    spec.kv = spec.activations = Dtype::kBf16;
+    IterationCostModel cost(spec);
+    BatchShape b;
+    b.decode_seqs = 1;
+    b.decode_context_tokens = 1100;
+    return cost.Detail(b).layers_s;
+  };
+  const double bf16 = layers(Dtype::kBf16), fp8 = layers(Dtype::kFp8), fp4 = layers(Dtype::kFp4);
+  EXPECT_LT(fp8, 0.5 * bf16);
+  EXPECT_LT(fp4, fp8);
+  OpShape s;
+  s.tp = 8;
+  s.causal = true;
+  s.ep_within_tp = true;
+  s.math = s.activations = s.kv = Dtype::kBf16;
+  s.weights = Dtype::kFp4;
+  const double want = d.model->layers * OpsTime(*d.gpu, LayerTokenOps(*d.model, 0, 1, s), *d.cal) +
+                      OpsTime(*d.gpu, EmbeddingForwardOps(*d.model, 1, s), *d.cal);
+  EXPECT_DOUBLE_EQ(fp4, want);
+}
+
 }  // namespace
 }  // namespace ndt

@@ -111,10 +111,11 @@ double Objective(const InferResult& r) { return r.output_tokens_per_s; }
 // One deployment of the knob search.
 struct Candidate {
   DeploymentPlan plan;
-  InferResult quick;          // the quick offline run: no scenario runs faster on the plan
-  double obj = -1;            // the scenario's objective; -1: misses the SLO, or pruned
-  Status slo = Status::Ok();  // why it misses the SLO
-  double slo_rps = 0;         // the quick search's highest rate within the SLO
+  InferResult quick;                   // the quick offline run: no scenario runs faster on the plan
+  double obj = -1;                     // the scenario's objective; -1: misses the SLO, or pruned
+  Status slo = Status::Ok();           // why it misses the SLO
+  double slo_rps = 0;                  // the quick search's highest rate within the SLO
+  std::optional<InferResult> slo_run;  // that search's result, when run in full
 };
 
 // The first candidate (enumeration order puts the smaller deployment first) whose objective is
@@ -135,7 +136,10 @@ int PickBest(const std::vector<Candidate>& cands) {
 // cannot beat the best found is not searched: a Poisson stream never fills an engine more than
 // offline does (serve/scenario.h; over the catalog's Llama models on H100 the SLO rate came to
 // 0.26-1.017x the quick offline one). This keeps the search to a few of the 20 candidates.
-void ScoreAtSlo(const InferOptions& o, double ttft, double tpot, std::vector<Candidate>* level) {
+// `full`: each rate search runs in full at the user's --requests (small counts, see Choose), and
+// every candidate is searched (the offline bound rests on steady-state runs).
+void ScoreAtSlo(const InferOptions& o, double ttft, double tpot, bool full,
+                std::vector<Candidate>* level) {
   std::vector<size_t> order(level->size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(),
@@ -145,14 +149,15 @@ void ScoreAtSlo(const InferOptions& o, double ttft, double tpot, std::vector<Can
     Candidate& c = (*level)[i];
     const double bound = c.obj * kSloBoundSlack;
     c.obj = -1;
-    if (best > 0 && bound * kTie < best) continue;
-    StatusOr<InferResult> r = SearchRate(c.plan, o, ttft, tpot, true, c.quick.requests_per_s, 0);
+    if (!full && best > 0 && bound * kTie < best) continue;
+    StatusOr<InferResult> r = SearchRate(c.plan, o, ttft, tpot, !full, c.quick.requests_per_s, 0);
     if (!r.ok()) {
       c.slo = r.status();
       continue;
     }
     c.obj = Objective(*r);
     c.slo_rps = r->qps;
+    if (full) c.slo_run = *r;
     best = std::max(best, c.obj);
   }
 }
@@ -194,7 +199,7 @@ StatusOr<Choice> Choose(const InferContext& ctx, const InferOptions& o, double t
           fit_error = plan.status();
           break;  // a larger batch does not change feasibility of (tp, pp)
         }
-        level.push_back({*plan, {}, -1, Status::Ok(), 0});
+        level.push_back({*plan, {}, -1, Status::Ok(), 0, std::nullopt});
       }
     }
     if (level.empty()) continue;
@@ -207,8 +212,17 @@ StatusOr<Choice> Choose(const InferContext& ctx, const InferOptions& o, double t
       c.quick = Offline(c.plan, o, true);
       c.obj = Objective(c.quick);
     }
+    // A small --requests (no more than each quick run simulated) ends the full runs before
+    // steady state, where the quick ranking does not hold (GB300 llama3-70b fp4, --requests 256:
+    // offline, the screen's TP1 runs 8,267 tok/s in full and TP2 9,069; server, 6,489 and
+    // 7,121): every candidate then runs in full at the user's count, no dearer than the screen,
+    // and the best full run decides.
+    const bool full_screen =
+        o.requests > 0 && std::all_of(level.begin(), level.end(), [&](const Candidate& c) {
+          return o.requests <= c.quick.requests_simulated;
+        });
     if (latency && o.qps <= 0 && o.trace.empty()) {
-      ScoreAtSlo(o, ttft, tpot, &level);
+      ScoreAtSlo(o, ttft, tpot, full_screen, &level);
       for (const Candidate& c : level) {
         if (slo_error.ok() && !c.slo.ok()) slo_error = c.slo;
       }
@@ -216,7 +230,7 @@ StatusOr<Choice> Choose(const InferContext& ctx, const InferOptions& o, double t
     const int best = PickBest(level);
     if (best < 0) continue;  // all miss the SLO: PP may help
     Choice choice{level[best].plan, level[best].quick.requests_per_s, level[best].slo_rps,
-                  std::nullopt};
+                  level[best].slo_run};
     if (latency || !o.trace.empty() || level.size() < 2 || o.disaggregate_prefill > 0) {
       return choice;
     }
@@ -224,15 +238,16 @@ StatusOr<Choice> Choose(const InferContext& ctx, const InferOptions& o, double t
     // large batches (they barely reach steady state); the best few are re-run in full and the
     // full throughput decides (llama2-70b on one H100 VM: TP2 batch 256 ranked first, TP4 batch
     // 1024 is 21% faster in full).
+    const size_t rescored = full_screen ? level.size() : kRescoredCandidates;
     std::vector<size_t> order(level.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(),
                      [&](size_t a, size_t b) { return level[a].obj > level[b].obj; });
     if (o.progress) {
-      o.progress("infer: running the best " +
-                 std::to_string(std::min(order.size(), kRescoredCandidates)) + " in full");
+      o.progress("infer: running the best " + std::to_string(std::min(order.size(), rescored)) +
+                 " in full");
     }
-    for (size_t k = 0; k < order.size() && k < kRescoredCandidates; ++k) {
+    for (size_t k = 0; k < order.size() && k < rescored; ++k) {
       const Candidate& c = level[order[k]];
       InferResult r = Offline(c.plan, o, false);
       if (!choice.full || Objective(r) > Objective(*choice.full) * kTie) {

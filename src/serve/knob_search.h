@@ -19,9 +19,11 @@ namespace ndt {
 // The chosen deployment and what the search already ran on it.
 struct Choice {
   DeploymentPlan plan;
-  double capacity_rps = 0;          // its quick offline request rate; 0: not run
-  double slo_rps = 0;               // the quick search's highest rate within the SLO; 0: none
-  std::optional<InferResult> full;  // offline: the full run that decided
+  double capacity_rps = 0;  // its quick offline request rate; 0: not run
+  double slo_rps = 0;       // the quick search's highest rate within the SLO; 0: none
+  // The full run that decided: offline; server/interactive with a small --requests (the rate
+  // search in full at the user's count, serve/knob_search.cc).
+  std::optional<InferResult> full;
 };
 
 // REQUIRES: ctx as RunInference's (serving calibration applied); ttft, tpot the p99 limits.

@@ -108,6 +108,9 @@ StatusOr<std::vector<DatasetPreset>> LoadDatasetPresets(const std::string& data_
     DatasetPreset p;
     NDT_ASSIGN_OR_RETURN(p.name, m.String("name"));
     NDT_ASSIGN_OR_RETURN(p.aliases, m.StringList("aliases"));
+    if (m.Has("models")) {
+      NDT_ASSIGN_OR_RETURN(p.models, m.StringList("models"));
+    }
     NDT_ASSIGN_OR_RETURN(std::string file, m.String("file"));
     p.file = dir + "/" + file;
     NDT_ASSIGN_OR_RETURN(int64_t n, m.Int("requests"));
@@ -156,6 +159,16 @@ StatusOr<std::optional<DatasetPreset>> FindDatasetPreset(const std::string& name
   NDT_ASSIGN_OR_RETURN(std::vector<DatasetPreset> presets, LoadDatasetPresets(data_dir));
   const DatasetPreset* p = MatchPreset(presets, name_or_path);
   return p != nullptr ? std::optional<DatasetPreset>(*p) : std::optional<DatasetPreset>();
+}
+
+StatusOr<std::string> DefaultDataset(const std::string& model, const std::string& data_dir) {
+  NDT_ASSIGN_OR_RETURN(std::vector<DatasetPreset> presets, LoadDatasetPresets(data_dir));
+  for (const DatasetPreset& p : presets) {
+    for (const std::string& m : p.models) {
+      if (EqualsIgnoreCase(m, model)) return p.name;
+    }
+  }
+  return std::string(kDefaultDataset);
 }
 
 StatusOr<std::vector<RequestLengths>> LoadDataset(const std::string& name_or_path,

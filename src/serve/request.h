@@ -42,7 +42,8 @@ struct LatencyLimits {
 struct DatasetPreset {
   std::string name;
   std::vector<std::string> aliases;
-  std::string file;  // absolute path
+  std::vector<std::string> models;  // catalog models its MLPerf benchmark runs (datasets.yaml)
+  std::string file;                 // absolute path
   int requests = 0;
   std::string source;
   std::string note;
@@ -72,6 +73,10 @@ StatusOr<std::optional<DatasetPreset>> FindDatasetPreset(const std::string& name
 
 StatusOr<std::vector<RequestLengths>> LoadDataset(const std::string& name_or_path,
                                                   const std::string& data_dir);
+// The dataset infer and plan infer take without --dataset: the preset whose `models` lists
+// `model` (case-insensitive: llama3-405b -> mlperf-llama3-1-405b), else mlperf-llama2-70b.
+inline constexpr const char* kDefaultDataset = "mlperf-llama2-70b";
+StatusOr<std::string> DefaultDataset(const std::string& model, const std::string& data_dir);
 // The fixed lengths of --input-len and --output-len (`*_given`: the flag was on the command
 // line). kInvalidInput unless both are given, each in 1..kMaxTokensPerRequest.
 StatusOr<RequestLengths> FixedLengths(bool input_given, int input_tokens, bool output_given,

@@ -169,5 +169,19 @@ TEST(Request, UnknownDatasetSuggestsAName) {
       << l.status().message();
 }
 
+// Without --dataset a model runs its own MLPerf benchmark's lengths where datasets.yaml lists it
+// under a preset's `models` (the catalog's llama3-405b is Llama 3.1 405B, MLPerf's 405B
+// benchmark; case does not matter); every other model, and a name that is no catalog model,
+// takes Llama-2-70B's (the catalog's deepseek-v3 is not DeepSeek-R1, the MLPerf model).
+TEST(Request, DefaultDatasetIsTheModelsOwnBenchmark) {
+  auto d = [](const std::string& model) { return *DefaultDataset(model, ""); };
+  EXPECT_EQ(d("llama2-70b"), "mlperf-llama2-70b");
+  EXPECT_EQ(d("llama3-405b"), "mlperf-llama3-1-405b");
+  EXPECT_EQ(d("Mixtral-8x7B"), "mlperf-mixtral-8x7b");
+  EXPECT_EQ(d("llama3-70b"), "mlperf-llama2-70b");
+  EXPECT_EQ(d("deepseek-v3"), "mlperf-llama2-70b");
+  EXPECT_EQ(d("my-model"), std::string(kDefaultDataset));
+}
+
 }  // namespace
 }  // namespace ndt

@@ -185,6 +185,10 @@ StatusOr<InferResult> RunInference(const InferContext& given, const InferOptions
                            "run's length; omit --qps to find the highest rate within the p99 "
                            "limits");
     }
+  } else if (choice.full) {  // the knob search's own full rate search (a small --requests)
+    r = *choice.full;
+    r.deployment = plan.dep;  // with the chosen knobs marked
+    if (o.record_trace) r = AtRate(plan, o, r.qps, false, true, Measure::kWindow);
   } else {
     NDT_ASSIGN_OR_RETURN(r, SearchRate(plan, o, ttft, tpot, false, capacity_rps(), choice.slo_rps));
     if (o.record_trace) r = AtRate(plan, o, r.qps, false, true, Measure::kWindow);
