@@ -86,20 +86,25 @@ def grouped(tokens, n, k, label):
     torch.cuda.empty_cache()
     # The dense reference: all 2T rows against one weight (what the dense fit prices).
     mk.gemm("fp8", TOPK * tokens, n, k, f"moe-dense-ref {label} T {tokens}")
-    rowwise(TOPK * tokens, n, k, f"moe-dense-ref {label} T {tokens}")
+    dense_fp8(TOPK * tokens, n, k, f"moe-dense-ref {label} T {tokens}")
     mk.gemm("bf16", TOPK * tokens, n, k, f"moe-dense-ref {label} T {tokens}")
 
 
-def rowwise(m, n, k, label, fast=False):
-    """One dense FP8 GEMM with rowwise scales (torch routes these to CUTLASS, not cuBLAS): the
-    grouped kernel's scaling without its grouping."""
+def dense_fp8(m, n, k, label, rowwise=True, fast=False):
+    """One dense FP8 GEMM of m rows against one weight. Rowwise scales: torch routes these to
+    CUTLASS, not cuBLAS (the grouped kernel's scaling without its grouping); tensor-wise: cuBLASLt,
+    as mk.gemm. fast: fast accumulation (TensorRT-LLM's FP8 GEMMs)."""
     a = torch.randn(m, k, device=mk.dev).to(torch.float8_e4m3fn)
     b = torch.randn(n, k, device=mk.dev).to(torch.float8_e4m3fn).t()
-    sa = torch.ones(m, 1, device=mk.dev, dtype=torch.float32)
-    sb = torch.ones(1, n, device=mk.dev, dtype=torch.float32)
+    if rowwise:
+        sa = torch.ones(m, 1, device=mk.dev, dtype=torch.float32)
+        sb = torch.ones(1, n, device=mk.dev, dtype=torch.float32)
+    else:
+        sa = sb = torch.ones((), device=mk.dev, dtype=torch.float32)
     sec = mk.time_fn(lambda: torch._scaled_mm(a, b, scale_a=sa, scale_b=sb,
                                               out_dtype=torch.bfloat16, use_fast_accum=fast))
-    add(f"GEMM fp8 rowwise{' fastaccum' if fast else ''} {label}", f"m x n x k = {m}x{n}x{k}", 2.0 * m * n * k / sec / 1e12,
+    kind = (" rowwise" if rowwise else "") + (" fastaccum" if fast else "")
+    add(f"GEMM fp8{kind} {label}", f"m x n x k = {m}x{n}x{k}", 2.0 * m * n * k / sec / 1e12,
         "TFLOPS", f"{sec * 1e6:.2f} us per call")
     del a, b
     torch.cuda.empty_cache()
@@ -135,22 +140,9 @@ def equal_groups(n, k):
         if time.time() > DEADLINE:
             return
         mk.guard(mk.gemm, "fp8", rows, n, k, "equal-groups-dense-ref")
-        mk.guard(rowwise, rows, n, k, "equal-groups-dense-ref")
-        mk.guard(rowwise, rows, n, k, "equal-groups-dense-ref", True)
-        mk.guard(tensorwise_fast, rows, n, k, "equal-groups-dense-ref")
-
-
-def tensorwise_fast(m, n, k, label):
-    """The dense cuBLASLt FP8 GEMM of mk.gemm with fast accumulation (TensorRT-LLM's FP8 GEMMs)."""
-    a = torch.randn(m, k, device=mk.dev).to(torch.float8_e4m3fn)
-    b = torch.randn(n, k, device=mk.dev).to(torch.float8_e4m3fn).t()
-    one = torch.ones((), device=mk.dev, dtype=torch.float32)
-    sec = mk.time_fn(lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one,
-                                              out_dtype=torch.bfloat16, use_fast_accum=True))
-    add(f"GEMM fp8 fastaccum {label}", f"m x n x k = {m}x{n}x{k}", 2.0 * m * n * k / sec / 1e12,
-        "TFLOPS", f"{sec * 1e6:.2f} us per call")
-    del a, b
-    torch.cuda.empty_cache()
+        mk.guard(dense_fp8, rows, n, k, "equal-groups-dense-ref")
+        mk.guard(dense_fp8, rows, n, k, "equal-groups-dense-ref", True, True)
+        mk.guard(dense_fp8, rows, n, k, "equal-groups-dense-ref", False, True)
 
 
 def routing(tokens):

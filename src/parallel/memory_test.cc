@@ -134,6 +134,21 @@ TEST(Memory, FullRecomputeKeepsOnlyLayerInputs) {
   EXPECT_NEAR(b.activations_bytes, 8 * 2 * sbh + flash_layer + logits, 1e-6 * b.activations_bytes);
 }
 
+// Llama 3 8B's shape (h 4096, 32 heads, 8 K/V heads of 128, ffn 14336, vocab 128256, seq 8192)
+// as an inline model of `layers` layers.
+TransformerSpec Llama3_8bShape(int layers) {
+  InlineModelArgs a;
+  a.arch = "llama";
+  a.layers = layers;
+  a.hidden = 4096;
+  a.heads = 32;
+  a.kv_heads = 8;
+  a.ffn = 14336;
+  a.vocab = 128256;
+  a.seq = 8192;
+  return BuildInlineModel(a).value();
+}
+
 TEST(Memory, AlternateMatmulCheckpointingKeepsTheSavedOpsOutputs) {
   // torchtitan's op-level selective checkpointing (SelectiveRecompute::kAlternateMatmuls) keeps
   // the block input and the outputs of wq, wv, w1, SDPA (+ fp32 log-sum-exp) and w2. Llama 3 8B
@@ -142,16 +157,7 @@ TEST(Memory, AlternateMatmulCheckpointingKeepsTheSavedOpsOutputs) {
   // against ActivationBytesPerLayer's no-recompute count with flash attention (no dropout):
   //   replicated 8h = 32,768 + split 2*(q + k + v + o) + 2*3*ffn = 20,480 + 86,016 + lse 128
   //   = 139,392 B.
-  InlineModelArgs a;
-  a.arch = "llama";
-  a.layers = 2;
-  a.hidden = 4096;
-  a.heads = 32;
-  a.kv_heads = 8;
-  a.ffn = 14336;
-  a.vocab = 128256;
-  a.seq = 8192;
-  const TransformerSpec m = BuildInlineModel(a).value();
+  const TransformerSpec m = Llama3_8bShape(2);
   EXPECT_DOUBLE_EQ(AlternateMatmulsActivationBytes(m, 0, 1, 1, 1, false, true), 63616.0);
   EXPECT_DOUBLE_EQ(ActivationBytesPerLayer(m, 0, 1, 1, 1, false, Recompute::kNone, true), 139392.0);
   // TP 2 with SP: the input and what is split halve, w2's partial-sum output stays full and the
@@ -174,16 +180,7 @@ TEST(Memory, AnOutOfPlaceFp32LossCopyCostsOneMoreFp32Logits) {
   // against two otherwise, on the last stage only. Llama 3 8B at torchtitan's 2024 config
   // (seq 8192, micro-batch 1, vocab 128256, no TP): one fp32 copy is
   //   4 * 8192 * 128256 = 4,202,692,608 B (3.91 GiB; the two already counted are 7.83 GiB).
-  InlineModelArgs a;
-  a.arch = "llama";
-  a.layers = 4;
-  a.hidden = 4096;
-  a.heads = 32;
-  a.kv_heads = 8;
-  a.ffn = 14336;
-  a.vocab = 128256;
-  a.seq = 8192;
-  const TransformerSpec m = BuildInlineModel(a).value();
+  const TransformerSpec m = Llama3_8bShape(4);
   auto activations = [&](int tp, int pp, bool copy, int stage) {
     Strategy s;
     s.gbs = 1;
