@@ -270,6 +270,13 @@ StatusOr<CommandOutput> RunFleet(const Context& base, const FleetRequest& f, Dia
           "'; write a throughput from 10 MB/s to 100 TB/s, e.g. \"2 TB/s\"");
     }
     storage_Bps = *v;
+    // It sets the shared service's throughput (PlanCheckpoint reads it for blob and Lustre
+    // only): a node-local target or host memory would take it silently.
+    if (target != CheckpointTarget::kBlob && target != CheckpointTarget::kLustre) {
+      diag->Warn(std::string("--storage-bw is ignored with --checkpoint-to ") +
+                 CheckpointTargetName(target) +
+                 ": it sets the blob account's or Lustre's throughput");
+    }
   }
   if (f.checkpoint_size.has_value()) {
     StatusOr<double> v = ParseQuantity(*f.checkpoint_size, Dim::kBytes);

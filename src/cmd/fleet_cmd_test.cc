@@ -95,6 +95,38 @@ TEST(FleetCommand, BlackwellSaysItUsesHopperRates) {
   EXPECT_EQ(r->json["placement"]["racks"], 1);
 }
 
+// --storage-bw sets the blob account's or Lustre's throughput; with a node-local target (nvme,
+// or managed-disk where the size publishes its disk throughput, which ND H100 v5 does not) or
+// host memory it changes nothing (PlanCheckpoint reads it for blob and Lustre only), and says so
+// in exactly one one-line warning. With lustre it is used: no warning.
+TEST(FleetCommand, StorageBwIgnoredOffSharedStorageWarns) {
+  const Command* c = FindCommand("fleet");
+  ASSERT_NE(c, nullptr);
+  const Json base = {{"sku", "ND96isr_H100_v5"},  {"gpus", 64}, {"step-time", 4.0},
+                     {"checkpoint-size", "1 GB"}, {"days", 1},  {"runs", 5},
+                     {"storage-bw", "10 GB/s"}};
+  for (const char* target : {"nvme", "memory"}) {
+    Json a = base;
+    a["checkpoint-to"] = target;
+    Diagnostics diag;
+    StatusOr<CommandOutput> r = RunJson(*c, Ctx(), a, &diag);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    size_t n = 0;
+    for (const std::string& w : diag.warnings) {
+      if (w.find("--storage-bw is ignored with --checkpoint-to " + std::string(target)) == 0) ++n;
+      EXPECT_EQ(w.find('\n'), std::string::npos) << w;
+    }
+    EXPECT_EQ(n, 1u) << target;
+  }
+  Json l = base;
+  l["checkpoint-to"] = "lustre";
+  Diagnostics diag;
+  StatusOr<CommandOutput> r = RunJson(*c, Ctx(), l, &diag);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  for (const std::string& w : diag.warnings)
+    EXPECT_EQ(w.find("--storage-bw"), std::string::npos) << w;
+}
+
 TEST(FleetCommand, BadInputIsOneLine) {
   const Json base = {
       {"sku", "ND96isr_H100_v5"}, {"gpus", 64}, {"step-time", 4.0}, {"checkpoint-size", "1 GB"}};

@@ -161,5 +161,22 @@ TEST(InferFlags, DefaultDatasetIsTheModelsAndIsNamed) {
   EXPECT_TRUE(f->json["dataset"].is_null());
 }
 
+// A size without InfiniBand keeps each replica in one VM (serve/deployment.cc), so a model no
+// TP x PP of one VM holds fits on no number of VMs: Llama 2 70B in fp16 is ~138 GB of weights,
+// beyond 2 P40s' 48 GB (Standard_ND12s) on 1 VM or on 4. The error said "add --vms", which
+// cannot help; it names what can: a --sku with InfiniBand or more memory, lower --weights.
+TEST(InferFlags, NoInfinibandDoesNotFitSaysWhatCanHelp) {
+  for (int vms : {1, 4}) {
+    StatusOr<CommandOutput> r =
+        Infer({{"sku", "Standard_ND12s"}, {"vms", vms}, {"model", "llama2-70b"}});
+    ASSERT_FALSE(r.ok()) << vms;
+    const std::string& m = r.status().message();
+    EXPECT_EQ(m.find("add --vms"), std::string::npos) << m;
+    EXPECT_NE(m.find("use a --sku with InfiniBand or more GPU memory, or lower --weights"),
+              std::string::npos)
+        << m;
+  }
+}
+
 }  // namespace
 }  // namespace ndt

@@ -294,7 +294,8 @@ StatusOr<CommandOutput> RunPlanInfer(const Context& base, const PlanInferFlags& 
                        &ctx.engine,  &ctx.nccl,   ctx.data_dir};
   NDT_ASSIGN_OR_RETURN(PlanInferReport rep, PlanInference(data, req, progress));
   for (const std::string& n : rep.notes) diag->Note("plan: note: " + n);
-  const PlanInferView v{f.objective, req.base.scenario, rep, req.model.name};
+  NDT_ASSIGN_OR_RETURN(std::string dataset, f.lengths.Dataset(ctx, req.model.name));
+  const PlanInferView v{f.objective, req.base.scenario, rep, req.model.name, dataset};
   CommandOutput out{PlanInferJson(v), PlanInferText(v)};
   if (f.points) out.json["points"] = PlanInferPointsJson(rep);
   const double wall_s =

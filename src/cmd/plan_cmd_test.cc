@@ -132,5 +132,28 @@ TEST(PlanCommand, PlanInferJsonNamesTheModelAndVersionAsPlanTrain) {
   EXPECT_EQ(infer->json["ndtwin_version"], train->json["ndtwin_version"]);
 }
 
+// plan infer names the dataset it planned over as infer does (JSON "dataset", a "Requests:"
+// line): without --dataset, Mixtral 8x7B's own MLPerf one (datasets.yaml lists mixtral-8x7b
+// under mlperf-mixtral-8x7b's `models`), which plan infer used but did not say; fixed lengths
+// name none (null, no line), as infer's JSON.
+TEST(PlanCommand, PlanInferNamesItsDatasetAsInfer) {
+  const Json base = {{"model", "mixtral-8x7b"},
+                     {"vms", 1},
+                     {"sku", "Standard_ND96isr_H100_v5"},
+                     {"requests", 64},
+                     {"weights", "fp8"}};
+  StatusOr<CommandOutput> r = RunPlanCmdTest("plan infer", base);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->json["dataset"], "mlperf-mixtral-8x7b");
+  EXPECT_NE(r->text.find("\nRequests:       mlperf-mixtral-8x7b\n"), std::string::npos) << r->text;
+  Json fixed = base;
+  fixed["input-len"] = 512;
+  fixed["output-len"] = 64;
+  StatusOr<CommandOutput> f = RunPlanCmdTest("plan infer", fixed);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_TRUE(f->json["dataset"].is_null());
+  EXPECT_EQ(f->text.find("Requests:"), std::string::npos) << f->text;
+}
+
 }  // namespace
 }  // namespace ndt

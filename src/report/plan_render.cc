@@ -151,6 +151,11 @@ Json PlanInferJson(const PlanInferView& v) {
     j["model"] = v.model;
     j["objective"] = v.objective;
     j["scenario"] = ScenarioName(v.scenario);
+    if (v.dataset.empty()) {
+      j["dataset"] = nullptr;
+    } else {
+      j["dataset"] = v.dataset;
+    }
     j["evaluated"] = rep.evaluated;
     j["infeasible"] = rep.infeasible;
     j["unpriced"] = rep.unpriced;
@@ -199,6 +204,8 @@ std::string PlanInferText(const PlanInferView& v) {
       "scenario %s\n",
       static_cast<long long>(rep.evaluated), static_cast<long long>(rep.infeasible),
       v.objective.c_str(), ScenarioName(v.scenario));
+    // The requests' lengths, named as infer's Requests line names them.
+    if (!v.dataset.empty()) p("Requests:       %s\n", v.dataset.c_str());
     p("%s", UnpricedText(rep.unpriced).c_str());
   }
   return p.take();

@@ -32,7 +32,8 @@ struct PlanInferView {
   const std::string& objective;  // as asked: "throughput" or "cost"
   Scenario scenario = Scenario::kOffline;
   const PlanInferReport& report;
-  std::string model;  // its name, as plan train's JSON gives it
+  std::string model;    // its name, as plan train's JSON gives it
+  std::string dataset;  // the requests' lengths, as infer names them; "" for fixed lengths
 };
 
 Json PlanInferJson(const PlanInferView& v);

@@ -258,6 +258,16 @@ StatusOr<Choice> Choose(const InferContext& ctx, const InferOptions& o, double t
   }
   if (slo_error.ok() && o.tp == 0 && o.pp == 0 && !fit_error.ok()) {
     // Every TP x PP the cluster offers was tried: more parallelism is not the fix.
+    if (!ctx.sku->infiniband) {
+      // Without InfiniBand a replica stays in one VM (CountReplicas), so more VMs add replicas,
+      // never GPUs to one: only a size with InfiniBand or more GPU memory, or fewer bytes per
+      // weight, can hold it.
+      return fit_error.WithMessage(
+          fit_error.Reason() + "; no TP x PP within one VM of " + ctx.sku->name + " (" +
+          std::to_string(ctx.sku->gpus) +
+          " GPUs; a replica cannot span VMs without InfiniBand) holds it: use a --sku with "
+          "InfiniBand or more GPU memory, or lower --weights (fp8, fp4); more --vms cannot help");
+    }
     return fit_error.WithMessage(fit_error.Reason() + "; no TP x PP on " +
                                  std::to_string(total_gpus) +
                                  " GPUs holds it: add --vms, or use lower --weights (fp8, fp4)");

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <csignal>
 #include <deque>
@@ -108,6 +109,37 @@ WebResponse HandleApi(const Context& ctx, const std::string& slug, const std::st
         return Error(400, "'" + key + "' = " + value.dump() +
                               " is beyond this server's per-request budget (at most " +
                               std::to_string(limit) + "); run the CLI for larger");
+      }
+    }
+  }
+  // --gpus on a size of few GPUs per VM is many VMs: `plan train --gpus 64 --sku NG8` is 64
+  // VMs of 1 GPU, within a budget of 64 GPUs but not of 8 VMs. The VMs implied are the GPUs over
+  // the GPUs per VM of each size the request names (--sku, or each of a --skus list), rounded
+  // up; an unknown size is left to the command's own error.
+  for (const auto& [gkey, gvalue] : args.items()) {
+    if (Dashed(gkey) != "gpus" || !gvalue.is_number() || gvalue.get<double>() <= 0) continue;
+    const double gpus = gvalue.get<double>();
+    for (const auto& [skey, svalue] : args.items()) {
+      if ((Dashed(skey) != "sku" && Dashed(skey) != "skus") || !svalue.is_string()) continue;
+      std::string list = svalue.get<std::string>();
+      for (size_t start = 0; start <= list.size();) {
+        size_t end = list.find(',', start);
+        if (end == std::string::npos) end = list.size();
+        std::string name = list.substr(start, end - start);
+        start = end + 1;
+        name.erase(0, name.find_first_not_of(' '));
+        name.erase(name.find_last_not_of(' ') + 1);
+        StatusOr<const SkuSpec*> sku = ctx.catalog.FindSku(name);
+        if (name.empty() || !sku.ok() || (*sku)->gpus <= 0) continue;
+        const double vms = std::ceil(gpus / (*sku)->gpus);
+        if (vms > double(budget.max_vms)) {
+          return Error(400, "'" + gkey + "' = " + gvalue.dump() + " on " + name + " (" +
+                                std::to_string((*sku)->gpus) +
+                                ((*sku)->gpus == 1 ? " GPU" : " GPUs") + " per VM) is " +
+                                std::to_string(int64_t(vms)) +
+                                " VMs, beyond this server's per-request budget (at most " +
+                                std::to_string(budget.max_vms) + " VMs); run the CLI for larger");
+        }
       }
     }
   }

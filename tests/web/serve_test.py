@@ -115,6 +115,13 @@ ERRORS = [
     ("/api/infer", {"requests": 10 ** 7}, 400, "budget"),
     # --gpus sizes the cluster too (131072 GPUs: 16,384 VMs of 8, beyond the 4,096 VMs' budget).
     ("/api/plan-train", {"model": "llama2-7b", "gbs": 64, "gpus": 131072}, 400, "budget"),
+    # ... and so does --gpus over a size's GPUs per VM: 8192 GPUs of NG8 (1 GPU per VM) are 8,192
+    # VMs, beyond the 4,096 VMs' budget though within the 32,768 GPUs'.
+    ("/api/plan-train", {"model": "llama2-7b", "gbs": 64, "gpus": 8192, "sku": "NG8"}, 400,
+     "8192 VMs, beyond this server's per-request budget"),
+    ("/api/plan-train", {"model": "llama2-7b", "gbs": 64, "gpus": 8192,
+                         "skus": "ND96isr_H100_v5, NG8"}, 400, "budget"),
+    ("/api/fleet", {"sku": "NG8", "gpus": 8192, "step-time": 4.0}, 400, "budget"),
     ("/api/topo", b"{" + b" " * 70000 + b"}", 400, "budget"),
     ("/api/train", {"sku": "nope", "model": "llama2-7b", "gbs": 8}, 400, "nope"),
     ("/api/no-such", {}, 404, "unknown command"),
