@@ -327,6 +327,14 @@ Status ResolveStrategy(const TransformerSpec& model, int num_gpus, int nvlink_do
 bool GroupsStraddleDomains(const Strategy& s, Axis d, int domain_gpus) {
   const int n = s.degree(d);
   if (n < 2 || domain_gpus < 1 || s.gpus() <= domain_gpus) return false;
+  // A group along d lies in the block of consecutive ranks of the axes up to d in the order
+  // (ranks h * block .. h * block + block - 1): a block dividing the domain never straddles.
+  int64_t block = 1;
+  for (Axis a : s.order) {
+    block *= s.degree(a);
+    if (a == d) break;
+  }
+  if (domain_gpus % block == 0) return false;
   const int di = static_cast<int>(d);
   // A group's ranks grow with its coordinate along d: it lies in one domain (ranks r / domain_gpus)
   // iff its first and last rank do.
