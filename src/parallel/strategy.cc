@@ -2,8 +2,11 @@
 // Strategy resolution, divisibility checks and the Megatron rank mapping; see strategy.h.
 #include "parallel/strategy.h"
 
+#include <array>
 #include <cctype>
+#include <cstdint>
 #include <string>
+#include <utility>
 
 namespace ndt {
 
@@ -291,12 +294,68 @@ Status ResolveStrategy(const TransformerSpec& model, int num_gpus, int nvlink_do
                           Str(nvlink_domain_gpus) +
                           " GPUs): tensor-parallel traffic crosses the scale-out network");
     }
+    // Groups priced on rank 0's (train_lowering.h) while others straddle two NVLink domains.
+    const std::pair<Axis, const char*> per_layer[] = {{Axis::kTp, "all-reduces"},
+                                                      {Axis::kCp, "ring exchanges"}};
+    for (const auto& [d, what] : per_layer) {
+      if (!GroupsStraddleDomains(*s, d, nvlink_domain_gpus)) continue;
+      std::string axes;  // the axes of the block of consecutive ranks holding whole groups
+      int64_t block = 1;
+      for (Axis a : s->order) {
+        axes += (axes.empty() ? "" : " x ") + std::string(DimName(a));
+        block *= s->degree(a);
+        if (a == d) break;
+      }
+      std::string name = DimName(d);
+      for (char& ch : name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+      warnings->push_back("some " + name + " groups straddle two NVLink domains of " +
+                          Str(nvlink_domain_gpus) + " GPUs (" + axes + " = " + Str(block) +
+                          " does not divide " + Str(nvlink_domain_gpus) + "): their per-layer " +
+                          what + " cross the scale-out network, but the step is priced on rank " +
+                          "0's " + name + " group, inside one domain, so it is optimistic; use " +
+                          (axes == DimName(d) ? "a " : "") + axes + " dividing " +
+                          Str(nvlink_domain_gpus));
+    }
     if (s->pp > 1 && s->micro_batches() < s->pp) {
       warnings->push_back("only " + Str(s->micro_batches()) + " micro-batches for " + Str(s->pp) +
                           " pipeline stages: most of the step is pipeline bubble");
     }
   }
   return Status::Ok();
+}
+
+bool GroupsStraddleDomains(const Strategy& s, Axis d, int domain_gpus) {
+  const int n = s.degree(d);
+  if (n < 2 || domain_gpus < 1 || s.gpus() <= domain_gpus) return false;
+  // A group along d lies in the block of consecutive ranks of the axes up to d in the order
+  // (ranks h * block .. h * block + block - 1): a block dividing the domain never straddles.
+  int64_t block = 1;
+  for (Axis a : s.order) {
+    block *= s.degree(a);
+    if (a == d) break;
+  }
+  if (domain_gpus % block == 0) return false;
+  const int di = static_cast<int>(d);
+  // A group's ranks grow with its coordinate along d: it lies in one domain (ranks r / domain_gpus)
+  // iff its first and last rank do.
+  auto inside = [&](std::array<int, 4> c) {
+    c[di] = 0;
+    const int first = RankOf(s, c);
+    c[di] = n - 1;
+    return first / domain_gpus == RankOf(s, c) / domain_gpus;
+  };
+  std::array<int, 4> c = {0, 0, 0, 0};
+  if (!inside(c)) return false;  // rank 0's group straddles too: the lowering prices that
+  while (true) {                 // every group: the other three coordinates, mixed radix
+    if (!inside(c)) return true;
+    int k = 0;
+    for (; k < 4; ++k) {
+      if (k == di) continue;
+      if (++c[k] < s.degree(static_cast<Axis>(k))) break;
+      c[k] = 0;
+    }
+    if (k == 4) return false;
+  }
 }
 
 int RankOf(const Strategy& s, const std::array<int, 4>& coord) {

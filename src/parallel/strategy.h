@@ -227,6 +227,11 @@ Status CheckExpertDegree(const TransformerSpec& model, int ep, int dp);
 Status ResolveStrategy(const TransformerSpec& model, int num_gpus, int nvlink_domain_gpus,
                        Strategy* s, std::vector<std::string>* warnings);
 
+// Whether some group along `d` spans two NVLink domains (rank r in domain r / domain_gpus, as
+// topo/builders.cc numbers them) while rank 0's group lies inside one: the lowering prices rank
+// 0's groups (train_lowering.h), so such a step is optimistic. False when rank 0's group
+// straddles too (priced so), or the job fits one domain.
+bool GroupsStraddleDomains(const Strategy& s, Axis d, int domain_gpus);
 // Global rank of the GPU with coordinates coord[Dim] under s.order.
 int RankOf(const Strategy& s, const std::array<int, 4>& coord);
 // The ranks of the group along `d` that contains the rank with coordinates `coord` (ascending

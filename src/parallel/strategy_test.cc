@@ -132,6 +132,68 @@ TEST(Strategy, OrderPlacesEpBesideDpAsMegatronCore) {
   EXPECT_EQ(ExpertGroupRanks(s, {0, 0, 5, 0}), (std::vector<int>{2, 6, 10, 14}));
 }
 
+TEST(Strategy, WarnsWhenTpOrCpGroupsStraddleNvlinkDomainsButRankZerosDoesNot) {
+  // GB200 NVL72: 72 GPUs per NVLink domain, rank r in domain r / 72. tp 16 on 144 GPUs (dp 9):
+  // TP groups are ranks 16k .. 16k + 15; k = 4 holds 64 .. 79, in domains 0 and 1 (79 / 72 = 1),
+  // while rank 0's (0 .. 15) lies in domain 0: the step priced on it is optimistic.
+  const TransformerSpec m = SmallGpt();  // 16 heads, seq 1024
+  Strategy s;
+  s.tp = 16;
+  s.gbs = 9;
+  std::vector<std::string> w;
+  ASSERT_TRUE(ResolveStrategy(m, 144, 72, &s, &w).ok());
+  EXPECT_TRUE(GroupsStraddleDomains(s, Axis::kTp, 72));
+  EXPECT_FALSE(GroupsStraddleDomains(s, Axis::kCp, 72));  // cp 1: no group
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0],
+            "some TP groups straddle two NVLink domains of 72 GPUs (tp = 16 does not divide 72): "
+            "their per-layer all-reduces cross the scale-out network, but the step is priced on "
+            "rank 0's TP group, inside one domain, so it is optimistic; use a tp dividing 72");
+  // The same tp inside one rack (72 GPUs would not divide; 64 GPUs, dp 4): one domain, no warning.
+  Strategy one = s;
+  one.dp = 0;
+  one.gbs = 4;
+  w.clear();
+  ASSERT_TRUE(ResolveStrategy(m, 64, 72, &one, &w).ok());
+  EXPECT_FALSE(GroupsStraddleDomains(one, Axis::kTp, 72));
+  EXPECT_TRUE(w.empty());
+  // tp 8 divides 72: groups 8k .. 8k + 7 never cross a multiple of 72 (72 = 9 x 8).
+  Strategy t8;
+  t8.tp = 8;
+  t8.gbs = 18;
+  w.clear();
+  ASSERT_TRUE(ResolveStrategy(m, 144, 72, &t8, &w).ok());
+  EXPECT_FALSE(GroupsStraddleDomains(t8, Axis::kTp, 72));
+  EXPECT_TRUE(w.empty());
+  // CP under tp,cp,dp,pp: tp 8, cp 4 on 288 GPUs (dp 9); a CP group is {b, b + 8, b + 16, b + 24}
+  // in a block of 32. Rank 0's {0, 8, 16, 24} lies in domain 0; the block at dp 2 (ranks 64 ..
+  // 95) has {64, 72, 80, 88}: domains 0 and 1. TP groups (8 | 72) all lie in one.
+  Strategy c;
+  c.tp = 8;
+  c.cp = 4;
+  c.gbs = 9;
+  w.clear();
+  ASSERT_TRUE(ResolveStrategy(m, 288, 72, &c, &w).ok());
+  EXPECT_FALSE(GroupsStraddleDomains(c, Axis::kTp, 72));
+  EXPECT_TRUE(GroupsStraddleDomains(c, Axis::kCp, 72));
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("some CP groups straddle two NVLink domains of 72 GPUs (tp x cp = 32 does "
+                      "not divide 72): their per-layer ring exchanges"),
+            std::string::npos)
+      << w[0];
+  EXPECT_NE(w[0].find("use tp x cp dividing 72"), std::string::npos) << w[0];
+  // H100 VMs (8-GPU domains), tp 16: rank 0's own group spans two domains and is priced so; the
+  // existing "spans more than one NVLink domain" warning speaks, not this one.
+  Strategy h;
+  h.tp = 16;
+  h.gbs = 2;
+  w.clear();
+  ASSERT_TRUE(ResolveStrategy(m, 32, 8, &h, &w).ok());
+  EXPECT_FALSE(GroupsStraddleDomains(h, Axis::kTp, 8));
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("spans more than one NVLink domain"), std::string::npos) << w[0];
+}
+
 TEST(Strategy, ExpertDegreeFollowsMegatronCoresRules) {
   const TransformerSpec moe = testing::TinyMoe(32000);  // 8 experts
   EXPECT_TRUE(CheckExpertDegree(moe, 1, 3).ok());
