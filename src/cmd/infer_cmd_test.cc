@@ -170,7 +170,7 @@ TEST(InferFlags, NoInfinibandDoesNotFitSaysWhatCanHelp) {
     StatusOr<CommandOutput> r =
         Infer({{"sku", "Standard_ND12s"}, {"vms", vms}, {"model", "llama2-70b"}});
     ASSERT_FALSE(r.ok()) << vms;
-    const std::string& m = r.status().message();
+    const std::string m = r.status().message();
     EXPECT_EQ(m.find("add --vms"), std::string::npos) << m;
     EXPECT_NE(m.find("use a --sku with InfiniBand or more GPU memory, or lower --weights"),
               std::string::npos)
