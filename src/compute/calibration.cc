@@ -22,10 +22,10 @@ const GemmFit& ArchCalibration::GemmFor(Precision p) const {
   return gemm.begin()->second;
 }
 
-double ArchCalibration::GroupedGemmSlowdown(double rows, const std::string& gpu) const {
-  auto by_gpu = grouped_gemm_slowdown_by_gpu.find(gpu);
-  const auto& pts =
-      by_gpu != grouped_gemm_slowdown_by_gpu.end() ? by_gpu->second : grouped_gemm_slowdown;
+namespace {
+
+// (rows, factor) points: linear in log2(rows) between them, the end values outside; 1 if none.
+double InterpolateLog2(const std::vector<std::pair<double, double>>& pts, double rows) {
   if (pts.empty()) return 1.0;
   if (rows <= pts.front().first) return pts.front().second;
   if (rows >= pts.back().first) return pts.back().second;
@@ -36,6 +36,30 @@ double ArchCalibration::GroupedGemmSlowdown(double rows, const std::string& gpu)
     return pts[i - 1].second + f * (pts[i].second - pts[i - 1].second);
   }
   return pts.back().second;
+}
+
+const std::vector<std::pair<double, double>>& ListFor(
+    const std::vector<std::pair<double, double>>& arch_list,
+    const std::map<std::string, std::vector<std::pair<double, double>>>& by_gpu,
+    const std::string& gpu) {
+  auto it = by_gpu.find(gpu);
+  return it != by_gpu.end() ? it->second : arch_list;
+}
+
+}  // namespace
+
+double ArchCalibration::GroupedGemmSlowdown(double rows, const std::string& gpu) const {
+  return InterpolateLog2(ListFor(grouped_gemm_slowdown, grouped_gemm_slowdown_by_gpu, gpu), rows);
+}
+
+double ArchCalibration::GroupedGemmSlowdownIn(Precision p, double rows,
+                                              const std::string& gpu) const {
+  if (!grouped_gemm_precision || *grouped_gemm_precision == p) {
+    return GroupedGemmSlowdown(rows, gpu);
+  }
+  auto it = grouped_gemm_by_precision.find(p == Precision::kFp16 ? Precision::kBf16 : p);
+  if (it == grouped_gemm_by_precision.end()) return 1.0;
+  return InterpolateLog2(ListFor(it->second.slowdown, it->second.by_gpu, gpu), rows);
 }
 
 const ArchCalibration& ComputeCalibration::For(const std::string& arch) const {
@@ -197,13 +221,39 @@ StatusOr<ArchCalibration> ParseArch(const YamlMap& y) {
       }
       a.grouped_gemm_precision = p;
     }
-    NDT_ASSIGN_OR_RETURN(a.grouped_gemm_slowdown, points(*grouped, "slowdown"));
-    NDT_ASSIGN_OR_RETURN(std::optional<YamlMap> by_gpu, grouped->OptionalMap("by_gpu"));
-    if (by_gpu) {
-      for (const std::string& gpu : by_gpu->Keys()) {
-        NDT_ASSIGN_OR_RETURN(a.grouped_gemm_slowdown_by_gpu[gpu], points(*by_gpu, gpu));
+    // slowdown and by_gpu of one precision's block (the main one, or a by_precision entry).
+    auto lists =
+        [&](const YamlMap& m, std::vector<std::pair<double, double>>* slowdown,
+            std::map<std::string, std::vector<std::pair<double, double>>>* per_gpu) -> Status {
+      NDT_ASSIGN_OR_RETURN(*slowdown, points(m, "slowdown"));
+      NDT_ASSIGN_OR_RETURN(std::optional<YamlMap> by_gpu, m.OptionalMap("by_gpu"));
+      if (by_gpu) {
+        for (const std::string& gpu : by_gpu->Keys()) {
+          NDT_ASSIGN_OR_RETURN((*per_gpu)[gpu], points(*by_gpu, gpu));
+        }
+        NDT_RETURN_IF_ERROR(by_gpu->Finish());
       }
-      NDT_RETURN_IF_ERROR(by_gpu->Finish());
+      return Status::Ok();
+    };
+    NDT_RETURN_IF_ERROR(lists(*grouped, &a.grouped_gemm_slowdown, &a.grouped_gemm_slowdown_by_gpu));
+    NDT_ASSIGN_OR_RETURN(std::optional<YamlMap> more, grouped->OptionalMap("by_precision"));
+    if (more) {
+      if (!a.grouped_gemm_precision) {
+        return grouped->Error("by_precision", "needs `precision:` for the main list");
+      }
+      for (const std::string& name : more->Keys()) {
+        Precision q;
+        if (!ParsePrecision(name, &q) || q == *a.grouped_gemm_precision || q == Precision::kFp16) {
+          return more->Error(name,
+                             "must be a precision other than the main list's, such as "
+                             "bf16 (fp16 reads bf16's)");
+        }
+        NDT_ASSIGN_OR_RETURN(YamlMap entry, more->Map(name));
+        ArchCalibration::GroupedGemmPoints& g = a.grouped_gemm_by_precision[q];
+        NDT_RETURN_IF_ERROR(lists(entry, &g.slowdown, &g.by_gpu));
+        NDT_RETURN_IF_ERROR(entry.Finish());
+      }
+      NDT_RETURN_IF_ERROR(more->Finish());
     }
     NDT_ASSIGN_OR_RETURN(std::string residuals, grouped->String("residuals"));
     NDT_ASSIGN_OR_RETURN(std::string how, grouped->String("how"));

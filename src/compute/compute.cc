@@ -236,12 +236,11 @@ OpTiming OpTimeDetail(const GpuSpec& gpu, const Op& op, const ComputeCalibration
   t.memory_s =
       MemoryTime(gpu, attention_mem ? cal.attention_hbm_fraction : cal.hbm_fraction, op.bytes);
   t.memory_bound = t.memory_s > t.compute_s;
-  if (op.kind == OpKind::kGemm && op.grouped_rows > 0 && op.batch > 1 &&
-      (!cal.grouped_gemm_precision || *cal.grouped_gemm_precision == p)) {
+  if (op.kind == OpKind::kGemm && op.grouped_rows > 0 && op.batch > 1) {
     // A grouped (MoE) kernel over `batch` experts of grouped_rows rows each runs slower than the
     // dense model of the same per-group shape (the arch's measured grouped-GEMM rows, in their
     // precision, compute.yaml `grouped_gemm`): both terms stretch by the same factor.
-    const double slow = cal.GroupedGemmSlowdown(op.grouped_rows, gpu.name);
+    const double slow = cal.GroupedGemmSlowdownIn(p, op.grouped_rows, gpu.name);
     t.compute_s *= slow;
     t.memory_s *= slow;
   }

@@ -103,6 +103,17 @@ struct ArchCalibration {
   // log2(rows) between the points, the end point's value outside them (no extrapolation); 1
   // without points.
   double GroupedGemmSlowdown(double rows, const std::string& gpu = "") const;
+  // Grouped kernels of other precisions, measured apart (compute.yaml `grouped_gemm`
+  // `by_precision`): their own list and per-GPU lists, read the same way. fp16 reads bf16's
+  // entry (the same 16-bit tensor-core kernels).
+  struct GroupedGemmPoints {
+    std::vector<std::pair<double, double>> slowdown;
+    std::map<std::string, std::vector<std::pair<double, double>>> by_gpu;
+  };
+  std::map<Precision, GroupedGemmPoints> grouped_gemm_by_precision;
+  // The factor for a grouped GEMM computing in `p`: the lists above where p is
+  // grouped_gemm_precision (or that is unset), else p's by_precision entry, else 1.
+  double GroupedGemmSlowdownIn(Precision p, double rows, const std::string& gpu) const;
   // Weight-only quantized GEMMs (weights stored narrower than the precision the GPU multiplies
   // in: fp8/fp4 weights on Ampere, TensorRT-LLM's fpA_intB kernels, Marlin): the kernel reads
   // the narrow weights from HBM and converts them to the math precision in registers, so the

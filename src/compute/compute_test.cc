@@ -383,8 +383,10 @@ TEST(GroupedGemm, SlowdownIsLinearInLog2RowsAndHoldsTheEnds) {
 // dense model 346.8 + 3 = 349.8 us; as a grouped FP8 kernel of 128-row groups x 1.139: 398.0 us
 // (measured with fast accumulation: 366.0 us at this n x k; the factor is the geometric mean over
 // four n x k). On the H200 (4800 GB/s) the memory term is 242.1 us, x 1.411 = 341.5 us
-// + 3. In BF16 the same grouped op keeps the dense model (no bf16 factor); one group or an op not
-// marked grouped keeps it too.
+// + 3. In BF16 the same grouped op takes the bf16 list (`by_precision: bf16`): H100 128 rows,
+// between 84 (1.036) and 145 (1.119) in log2: 1.036 + log2(128/84)/log2(145/84) x 0.083 =
+// 1.036 + 0.6077/0.7876 x 0.083 = 1.1000; FP16 reads the same list. One group, an op not marked
+// grouped, or a precision with no list (fp4 on Hopper) keeps the dense model.
 TEST(GroupedGemm, MixtralDecodeGateUpByHand) {
   const GpuSpec h100 = Gpu("H100-SXM5-80GB");
   Op op = Gemm(128, 28672, 4096, Dtype::kFp8);
@@ -407,7 +409,16 @@ TEST(GroupedGemm, MixtralDecodeGateUpByHand) {
   bf16.math = Dtype::kBf16;
   Op bf16_dense = bf16;
   bf16_dense.grouped_rows = 0;
-  EXPECT_DOUBLE_EQ(OpTime(h100, bf16, Cal()), OpTime(h100, bf16_dense, Cal()));
+  const OpTiming b = OpTimeDetail(h100, bf16, Cal());
+  const OpTiming bd = OpTimeDetail(h100, bf16_dense, Cal());
+  const double f128 = 1.036 + std::log2(128.0 / 84) / std::log2(145.0 / 84) * (1.119 - 1.036);
+  EXPECT_NEAR(f128, 1.1000, 1e-4);
+  EXPECT_NEAR(b.compute_s, bd.compute_s * f128, 1e-12);
+  EXPECT_NEAR(b.memory_s, bd.memory_s * f128, 1e-12);
+  Op fp16 = bf16;
+  fp16.math = Dtype::kFp16;
+  EXPECT_DOUBLE_EQ(OpTime(h100, fp16, Cal()), OpTime(h100, bf16, Cal()));
+  EXPECT_DOUBLE_EQ(Cal().For("hopper").GroupedGemmSlowdownIn(Precision::kFp4, 128, h100.name), 1.0);
   op.batch = 1;
   op.flop /= 8;
   op.bytes /= 8;
@@ -448,6 +459,25 @@ TEST(GroupedGemm, LoaderErrors) {
   EXPECT_EQ(g->For("default").grouped_gemm_precision, Precision::kFp8);
   EXPECT_DOUBLE_EQ(g->For("default").GroupedGemmSlowdown(256, "X"), 3.0);
   EXPECT_DOUBLE_EQ(g->For("default").GroupedGemmSlowdown(256, "Y"), 2.0);
+  // by_precision: another precision's lists, read the same way; fp16 reads bf16's.
+  const std::string bf16 = "      by_precision:\n        bf16:\n          slowdown: [16, 1.5]\n";
+  EXPECT_NE(err(with(bf16)).find("needs `precision:`"), std::string::npos);
+  EXPECT_NE(err(with("      precision: fp8\n      by_precision:\n        fp8:\n          "
+                     "slowdown: [16, 1.5]\n"))
+                .find("must be a precision other than the main list's"),
+            std::string::npos);
+  EXPECT_NE(err(with("      precision: fp8\n" + bf16 + "          bogus: 1\n")).find("bogus"),
+            std::string::npos);
+  StatusOr<ComputeCalibration> m =
+      ParseComputeCalibration(OneArch(with("      precision: fp8\n" + bf16 +
+                                           "          by_gpu:\n            X: [16, 1.25]\n")),
+                              "c");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  const ArchCalibration& d = m->For("default");
+  EXPECT_DOUBLE_EQ(d.GroupedGemmSlowdownIn(Precision::kFp8, 256, "Y"), 2.0);
+  EXPECT_DOUBLE_EQ(d.GroupedGemmSlowdownIn(Precision::kBf16, 256, "Y"), 1.5);
+  EXPECT_DOUBLE_EQ(d.GroupedGemmSlowdownIn(Precision::kFp16, 256, "X"), 1.25);
+  EXPECT_DOUBLE_EQ(d.GroupedGemmSlowdownIn(Precision::kFp4, 256, "X"), 1.0);
 }
 
 }  // namespace

@@ -7,6 +7,8 @@ Usage (repo root):
       # fastaccum" rows (torch._scaled_grouped_mm on a lent H100 and H200, data/measured/)
   python3 src/compute/fit_grouped.py --measured CSV  # the same reading on another such CSV
   python3 src/compute/fit_grouped.py --deepgemm      # the previous factors, from DeepGEMM's rows
+  python3 src/compute/fit_grouped.py --bf16          # the bf16 lists (`by_precision: bf16`), from
+      # the same runs' "MoE grouped bf16" rows (torch._grouped_mm at Mixtral's routed loads)
 
 Model (compute.cc, the hopper fp8 fit of compute.yaml): a grouped GEMM of G groups of R rows
 (each R x n x k with its own weight) is priced as the dense model of G batched R x n x k GEMMs
@@ -16,13 +18,18 @@ launch); 1 where it reads below 1 (the dense fit's own scatter: contiguous 4096-
 read 0.97). Nothing is searched: each factor is a direct reading.
 """
 import argparse
+import ast
 import csv
 import math
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fit_compute import GPUS, TILES, gemm_time_batched  # noqa: E402
+
+# BF16 on Hopper: the fp8 fit's fraction of the 16-bit peak, with every CTA tile (compute.yaml:
+# "no 16-bit Hopper rows, so bf16/fp16 GEMMs use the fp8 fraction of their own (half) peak").
 
 # The hopper fp8 fit (data/calibration/compute.yaml): fraction, launch, wave overhead, hbm.
 FRACTION, LAUNCH, WAVE, HBM = 0.725, 3.0e-6, 2.5e-6, 0.8628
@@ -45,6 +52,36 @@ def model_time(g, r, n, k, system):
     nbytes = g * (r * k + k * n + 2 * r * n)
     return gemm_time_batched(r, n, k, g, "fp8", sms, bw, peaks["fp8"], TILES["hopper"][:1],
                              FRACTION, LAUNCH, WAVE, HBM, nbytes)
+
+
+def model_time_bf16(g, r, n, k, system):
+    _, _, sms, bw, peaks = GPUS[system]
+    nbytes = 2.0 * g * (r * k + k * n + 2 * r * n)
+    return gemm_time_batched(r, n, k, g, "fp16", sms, bw, peaks["fp16"], TILES["hopper"],
+                             FRACTION, LAUNCH, WAVE, HBM, nbytes)
+
+
+def bf16_factors(path, system):
+    """The "MoE grouped bf16" rows (gate_up and down of Mixtral at T tokens routed top-2 over 8
+    experts, seeded): each priced as ndtwin prices an expert GEMM, 8 groups of the largest
+    expert's load (model/op_builder.h grouped_rows, the expected largest load); the factor at that
+    load = the geometric mean of the two shapes' (measured - launch) / (modelled - launch), 1
+    where it reads below 1."""
+    by_r = {}
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            if not r["benchmark"].startswith("MoE grouped bf16"):
+                continue
+            n, k = (int(x) for x in r["parameter"].split("=")[1].split("x"))
+            loads = ast.literal_eval(re.search(r"loads (\[[^\]]*\])", r["note"]).group(1))
+            meas = float(r["note"].split()[0]) * 1e-6  # "<us> us per call; loads [...]"
+            g, rows = len(loads), max(loads)
+            model = model_time_bf16(g, rows, n, k, system)
+            ratio = (meas - LAUNCH) / (model - LAUNCH)
+            print(f"  {r['parameter']:32s} largest load {rows:5d}: measured {meas * 1e6:8.1f} "
+                  f"us, model {model * 1e6:8.1f} us, ratio {ratio:.3f}")
+            by_r.setdefault(rows, []).append(ratio)
+    return {r: max(1.0, math.prod(v) ** (1.0 / len(v))) for r, v in sorted(by_r.items())}
 
 
 def factors(rows, system):
@@ -101,8 +138,21 @@ def main():
     ap.add_argument("--measured", help="one measure_moe.py output CSV (with its system's model)")
     ap.add_argument("--deepgemm", action="store_true",
                     help="the previous reading, on DeepGEMM's published rows")
+    ap.add_argument("--bf16", action="store_true",
+                    help="the bf16 lists, from the same CSVs' 'MoE grouped bf16' rows")
     a = ap.parse_args()
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    if a.bf16:
+        # The default-accumulation files carry the bf16 rows (the H100 fast-accumulation run was
+        # EQUAL_ONLY=1).
+        for system, p in (("ND H100 v5", "data/measured/h100_moe_2026-11-27.csv"),
+                          ("ND H200 v5", MEASURED["ND H200 v5"])):
+            print(f"{system}: bf16 grouped, measured / modelled time (launch excluded)")
+            f = bf16_factors(os.path.join(root, p), system)
+            if not f:
+                sys.exit(f"no 'MoE grouped bf16' rows in {p}")
+            print("slowdown: [" + ", ".join(f"{r}, {v:.3f}" for r, v in f.items()) + "]")
+        return
     if a.deepgemm:
         runs = {"ND H100 v5": DEEPGEMM}  # H800 = H100 SXM's SMs, FP8 peak and HBM
     elif a.measured:
