@@ -50,24 +50,31 @@ inline TransformerSpec SmallGpt(int64_t vocab = 51200) {
   return BuildInlineModel(a).value();
 }
 
-// A small Mixtral-shaped MoE: 4 layers, hidden 1024, 16 heads (8 K/V), 8 experts of 3584, top 2.
-inline TransformerSpec TinyMoe(int64_t vocab) {
+// A Mixtral-shaped MoE built inline: llama layers, `experts` SwiGLU experts of `expert_ffn`, top 2,
+// no dense MLP.
+inline TransformerSpec InlineMoe(int layers, int64_t hidden, int heads, int kv_heads,
+                                 int64_t expert_ffn, int64_t vocab, int64_t seq, int experts = 8) {
   InlineModelArgs a;
   a.arch = "llama";
-  a.layers = 4;
-  a.hidden = 1024;
-  a.heads = 16;
-  a.kv_heads = 8;
-  a.ffn = 3584;
+  a.layers = layers;
+  a.hidden = hidden;
+  a.heads = heads;
+  a.kv_heads = kv_heads;
+  a.ffn = 1024;  // any valid size: the dense MLP is replaced by the experts below
   a.vocab = vocab;
-  a.seq = 1024;
+  a.seq = seq;
   TransformerSpec m = BuildInlineModel(a).value();
   m.arch = "mixtral";
-  m.moe.experts = 8;
+  m.moe.experts = experts;
   m.moe.top_k = 2;
-  m.moe.expert_ffn_hidden = 3584;
+  m.moe.expert_ffn_hidden = expert_ffn;
   m.ffn_hidden = 0;
   return m;
+}
+
+// A small Mixtral-shaped MoE: 4 layers, hidden 1024, 16 heads (8 K/V), 8 experts of 3584, top 2.
+inline TransformerSpec TinyMoe(int64_t vocab) {
+  return InlineMoe(4, 1024, 16, 8, 3584, vocab, 1024);
 }
 
 // An MoE whose experts fit only when split by EP (plan and choose tests): one layer (pp 1 only),
@@ -78,22 +85,7 @@ inline TransformerSpec TinyMoe(int64_t vocab) {
 // optimizer shards over dp = 8 either way: ep 1: 19.33e9 x (6 + 1.5) = 145 GB; ep 2:
 // 19.33e9 x (3 + 1.5) = 87 GB, neither fits before any activation; ep 4: 58 GB, ep 8: 43.5 GB.
 inline TransformerSpec MoeFitsOnlySplit() {
-  InlineModelArgs a;
-  a.arch = "llama";
-  a.layers = 1;
-  a.hidden = 384;
-  a.heads = 3;
-  a.kv_heads = 3;
-  a.ffn = 1024;
-  a.vocab = 32000;
-  a.seq = 256;
-  TransformerSpec m = BuildInlineModel(a).value();
-  m.arch = "mixtral";
-  m.moe.experts = 8;
-  m.moe.top_k = 2;
-  m.moe.expert_ffn_hidden = int64_t{1} << 21;
-  m.ffn_hidden = 0;
-  return m;
+  return InlineMoe(1, 384, 3, 3, int64_t{1} << 21, 32000, 256);
 }
 
 inline Strategy Resolve(const TransformerSpec& m, Strategy s, int gpus) {
