@@ -261,6 +261,22 @@ StatusOr<ArchCalibration> ParseArch(const YamlMap& y) {
     (void)how;
     NDT_RETURN_IF_ERROR(grouped->Finish());
   }
+  NDT_ASSIGN_OR_RETURN(std::optional<YamlMap> small, y.OptionalMap("small_m_gemm"));
+  if (small) {
+    NDT_ASSIGN_OR_RETURN(std::vector<int64_t> tiles, small->IntList("tiles_m"));
+    if (tiles.empty()) return small->Error("tiles_m", "must list at least one tile, e.g. [16, 64]");
+    for (int64_t t : tiles) {
+      if (t < 1 || t >= a.tile_m) {
+        return small->Error("tiles_m",
+                            "small-M tiles must be between 1 and the arch's tile_m - 1 (" +
+                                std::to_string(a.tile_m - 1) + ")");
+      }
+      a.small_m_tiles.push_back(static_cast<int>(t));
+    }
+    NDT_ASSIGN_OR_RETURN(std::string source, small->String("source"));
+    (void)source;
+    NDT_RETURN_IF_ERROR(small->Finish());
+  }
   NDT_ASSIGN_OR_RETURN(std::optional<YamlMap> wo, y.OptionalMap("weight_only_gemm"));
   if (wo) {
     ArchCalibration::WeightOnlyGemm w;

@@ -118,6 +118,13 @@ double GemmComputeTime(const GpuSpec& gpu, const ArchCalibration& cal, int64_t m
       try_tile(tn, tm);
     }
   }
+  // Small-M kernels (ArchCalibration::small_m_tiles) on a side shorter than the CTA tile: the
+  // library runs a kernel whose rows cover those few rows (m = 1: 16 rows of tensor work, not
+  // tile_m). Larger GEMMs never try them, so the microbenchmark fit stays as it was.
+  for (int rows : cal.small_m_tiles) {
+    if (mm < cal.tile_m) try_tile(rows, cal.tile_n);
+    if (nn < cal.tile_m) try_tile(cal.tile_n, rows);
+  }
   return best;
 }
 
@@ -258,6 +265,7 @@ ComputeCalibration ServingCalibration(const ComputeCalibration& cal) {
   for (auto& [name, a] : out.archs) {
     if (!a.serving) continue;
     a.more_tiles.clear();
+    a.small_m_tiles.clear();
     for (const auto& [p, fraction] : a.serving->gemm_fraction) {
       auto it = a.gemm.find(p);
       if (it != a.gemm.end()) it->second.fraction = fraction;

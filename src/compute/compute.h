@@ -2,7 +2,8 @@
 // Time of one operator (model/ops.h) on one GPU (hw/spec.h): a roofline
 //   t = max(flop / (peak(precision) * eff(op class, shape)), bytes / (memory_Bps * mem_eff))
 //       + launch overhead
-// GEMM efficiency models tile and wave quantization: tiles = ceil(m/Tm) * ceil(n/Tn) * batch,
+// GEMM efficiency models tile and wave quantization: tiles = ceil(m/Tm) * ceil(n/Tn) * batch
+// (the fastest of the arch's CTA tiles, small-M tiles for a side shorter than Tm),
 // split-K when tiles < SMs (splits = min(SMs / tiles, k / 256)), waves = ceil(tiles * splits /
 // SMs), each wave costing one tile's k/splits work at a sustained fraction of peak plus a
 // per-wave overhead; plus a per-kernel launch (fitted per architecture and precision).
@@ -75,6 +76,13 @@ struct ArchCalibration {
   // the tile with the least wave quantization; 16-bit (bf16/fp16) GEMMs only, where our measured
   // rows show it (fp8 and the others keep the one tile). Empty: (tile_m, tile_n) only.
   std::vector<std::pair<int, int>> more_tiles;
+  // Small-M kernels (compute.yaml `small_m_gemm`): CTA tiles of small_m_tiles rows x tile_n
+  // columns the GEMM library runs when a GEMM has fewer rows than tile_m on one side (decode's
+  // few tokens: CUTLASS's 16/32/64-row tensor-op tiles, cuBLAS's GEMV for one row). Tried for
+  // that short side only, every precision, beside the tiles above (the fastest wins): a one-row
+  // GEMM pays 16 rows of tensor work, not tile_m, and streams its weights at the memory
+  // roofline. A GEMM with both sides >= tile_m never sees them. Empty: no small-M kernels.
+  std::vector<int> small_m_tiles;
   int sms_if_unknown = 0;             // SM count when the catalog has none (0: no wave model)
   std::map<Precision, GemmFit> gemm;  // by precision; others use GemmFor's preference order
   double attention_fraction = 0.5;    // FlashAttention forward fraction of the 16-bit dense peak
@@ -152,7 +160,8 @@ struct ComputeCalibration {
 // The calibration a serving engine runs at: every arch with a `serving` fit gets its GEMM
 // fractions, attention fraction and attention memory fraction (the microbenchmark fit stays for
 // the rest: launch and wave costs, element-wise bandwidth), and the GEMM tile model it was fitted
-// with (more_tiles cleared: the serving fractions were fitted on one tile shape). Idempotent.
+// with (more_tiles and small_m_tiles cleared: the serving fractions were fitted on one tile
+// shape). Idempotent.
 ComputeCalibration ServingCalibration(const ComputeCalibration& cal);
 
 // Loads data/calibration/compute.yaml strictly ("" data_dir = NDT_DATA_DIR).

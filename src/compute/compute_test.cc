@@ -60,14 +60,61 @@ TEST(Gemm, WaveQuantizationStep) {
   EXPECT_DOUBLE_EQ(OpTime(g, Gemm(128 * 100 - 5, 128, 4096), Cal()), one);
 }
 
-// Decode-shaped GEMM on the synthetic GPU: m = 64, n = 1280, k = 8192 -> 1 x 10 tiles of
-// 128x128 on 100 SMs, so K splits 10 ways (8192 / 256 = 32 allows it): one wave of 100 units of
-// k = 819.2 each: 100*128*128*2*819.2 / (100e12 * 0.84) + 2 us, plus 1.75 us launch.
+// Skinny GEMM on the synthetic GPU: m = 128, n = 1280, k = 8192 -> 1 x 10 tiles of 128x128 on
+// 100 SMs, so K splits 10 ways (8192 / 256 = 32 allows it): one wave of 100 units of k = 819.2
+// each: 100*128*128*2*819.2 / (100e12 * 0.84) + 2 us, plus 1.75 us launch. With m = 64 (under
+// the 128-row tile) the 64-row small-M tile runs instead: 1 x 10 tiles of 64x128, the same 10-way
+// split, 100*64*128*2*819.2 / (100e12 * 0.84) + 2 us (the 32-row tile ties: 2 x 10 tiles split 5
+// ways, 32 x 1638.4 = 64 x 819.2; the 16-row tile's 40 tiles split 2 ways cost 16 x 4096: more).
 TEST(Gemm, SkinnyGemmSplitsK) {
   const GpuSpec g = Synthetic();
-  const OpTiming t = OpTimeDetail(g, Gemm(64, 1280, 8192), Cal());
+  const OpTiming t = OpTimeDetail(g, Gemm(128, 1280, 8192), Cal());
   EXPECT_NEAR(t.compute_s, 100 * 128 * 128 * 2 * 819.2 / (100e12 * 0.84) + 2e-6, 1e-12);
   EXPECT_NEAR(t.time_s, std::max(t.compute_s, t.memory_s) + 1.75e-6, 1e-12);
+  const OpTiming small = OpTimeDetail(g, Gemm(64, 1280, 8192), Cal());
+  EXPECT_NEAR(small.compute_s, 100 * 64 * 128 * 2 * 819.2 / (100e12 * 0.84) + 2e-6, 1e-12);
+}
+
+// Batch-1 decode: Llama-2-70B's gate_up projection under TP 8 (m = 1 token, n = 2 x 28672 / 8 =
+// 7168, k = 8192), bf16 on A100-SXM4-80GB (108 SMs, 312 TFLOP/s, fit 0.84, 1.75 us launch + 2 us
+// per wave, 2039 GB/s x STREAM 0.8117):
+// - small-M tile 16 x 128: 1 x 56 tiles, split-K min(108 div 56, 8192 div 256) = 1, one wave:
+//   108*16*128*2*8192 / (312e12*0.84) = 13.82 us + 2 us = 15.82 us of tensor work;
+// - weights 2 x (1 x 8192 + 8192 x 7168 + 1 x 7168) = 117,471,232 B / (2039e9 x 0.8117) = 70.98 us,
+//   the larger: 70.98 + 1.75 = 72.73 us (weight-streaming speed, 1.62 TB/s of weights);
+// - the 128-row tile alone (what the model charged before small_m_gemm): 56 tiles in one wave of
+//   108*128*128*2*8192 / (312e12*0.84) = 110.6 us + 2 us, above the weights' 71 us.
+// The transposed GEMM (the token on the N side) takes the same time.
+TEST(Gemm, OneRowGemmOnA100StreamsItsWeights) {
+  const GpuSpec a100 = Gpu("A100-SXM4-80GB");
+  const OpTiming t = OpTimeDetail(a100, Gemm(1, 7168, 8192), Cal());
+  const double tensor = 108.0 * 16 * 128 * 2 * 8192 / (312e12 * 0.84) + 2e-6;
+  const double weights = 2.0 * (8192 + 8192.0 * 7168 + 7168) / (2039e9 * 0.8117);
+  EXPECT_NEAR(t.compute_s, tensor, 1e-12);
+  EXPECT_NEAR(t.memory_s, weights, 1e-12);
+  EXPECT_TRUE(t.memory_bound);
+  EXPECT_NEAR(t.time_s, weights + 1.75e-6, 1e-12);
+  EXPECT_NEAR(t.time_s, 72.73e-6, 0.01e-6);
+  EXPECT_DOUBLE_EQ(OpTime(a100, Gemm(7168, 1, 8192), Cal()), t.time_s);
+  ComputeCalibration one_tile = Cal();
+  one_tile.archs.at("ampere").small_m_tiles.clear();
+  const double old_tensor = 108.0 * 128 * 128 * 2 * 8192 / (312e12 * 0.84) + 2e-6;
+  EXPECT_NEAR(OpTimeDetail(a100, Gemm(1, 7168, 8192), one_tile).compute_s, old_tensor, 1e-12);
+}
+
+// A GEMM with both sides >= the 128-row tile never tries the small-M tiles: the microbenchmark
+// shapes (and training's) keep their time exactly (4096^3: HandDerivedA100Example's 574.9 us; m
+// = 128: one 128-row tile, which is where the small tiles stop).
+TEST(Gemm, LargeGemmIgnoresSmallMTiles) {
+  const GpuSpec a100 = Gpu("A100-SXM4-80GB");
+  ComputeCalibration one_tile = Cal();
+  one_tile.archs.at("ampere").small_m_tiles.clear();
+  for (const Op& op : {Gemm(4096, 4096, 4096), Gemm(128, 7168, 8192), Gemm(7168, 128, 8192),
+                       Gemm(802816, 192, 768), Gemm(1024, 2145, 1024)}) {
+    EXPECT_DOUBLE_EQ(OpTime(a100, op, Cal()), OpTime(a100, op, one_tile)) << op.m << "x" << op.n;
+  }
+  EXPECT_LT(OpTime(a100, Gemm(127, 7168, 8192), Cal()),
+            OpTime(a100, Gemm(127, 7168, 8192), one_tile));
 }
 
 TEST(Roofline, MoreBandwidthOrPeakIsNeverSlower) {
@@ -223,6 +270,31 @@ TEST(Calibration, ServingBlockErrors) {
             std::string::npos);
   const std::string negative = err(std::string(s).replace(s.find("10 us"), 5, "-1 us"));
   EXPECT_NE(negative.find("overhead_per_seq"), std::string::npos) << negative;
+}
+
+// small_m_gemm loads its rows, rejects a tile not under tile_m, and a serving fit (fitted on one
+// tile shape) clears it, as it clears more_tiles: on the synthetic GPU a 1 x 1280 x 8192 GEMM's
+// tensor work is 100*16*128*2*819.2 / (100e12 x 0.8) + 0 us = 4.19 us with the 16-row tile (10
+// tiles split 10 ways) and 100*128*128*2*819.2 / (100e12 x 0.4) = 67.1 us with the 128-row tile
+// at the serving fraction.
+TEST(Calibration, SmallMTilesLoadAndServingClearsThem) {
+  const std::string small = "    small_m_gemm: {tiles_m: [16, 64], source: s}\n";
+  StatusOr<ComputeCalibration> c = ParseComputeCalibration(OneArch(small + kServing), "c.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->For("default").small_m_tiles, (std::vector<int>{16, 64}));
+  const ComputeCalibration s = ServingCalibration(*c);
+  EXPECT_TRUE(s.For("default").small_m_tiles.empty());
+  const GpuSpec g = Synthetic();
+  EXPECT_NEAR(OpTimeDetail(g, Gemm(1, 1280, 8192), *c).compute_s,
+              100.0 * 16 * 128 * 2 * 819.2 / (100e12 * 0.8), 1e-12);
+  EXPECT_NEAR(OpTimeDetail(g, Gemm(1, 1280, 8192), s).compute_s,
+              100.0 * 128 * 128 * 2 * 819.2 / (100e12 * 0.4), 1e-12);
+  StatusOr<ComputeCalibration> bad = ParseComputeCalibration(
+      OneArch("    small_m_gemm: {tiles_m: [16, 128], source: s}\n"), "c.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("between 1 and the arch's tile_m - 1 (127)"),
+            std::string::npos)
+      << bad.status().message();
 }
 
 TEST(Calibration, StrictLoaderRejectsUnknownKeysAndMissingDefault) {

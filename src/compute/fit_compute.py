@@ -52,6 +52,10 @@ GPUS = {
 # for 16-bit GEMMs only (compute.cc): the fp8 rows fit better with the one tile.
 TILES = {"ampere": [(128, 128)], "hopper": [(128, 256), (128, 192), (128, 128)],
          "blackwell": [(128, 256)]}
+# Small-M kernels' CTA rows (compute.yaml `small_m_gemm`, x the arch's tile_n), tried on a GEMM
+# side shorter than the first tile's rows, every precision (compute.cc): no calibration row has
+# such a side (all >= 192), so they never change the fit; kept here so this file stays the model.
+SMALL_M_TILES = {"ampere": [16, 32, 64]}
 # fp4: NVFP4 values (0.5 B) + one E4M3 block scale per 16 elements (1/16 B), as cuBLASLt reads.
 IN_BYTES = {"fp64": 8, "fp16": 2, "fp8": 1, "fp4": 0.5 + 1.0 / 16}
 SPLIT_K_MIN = 256  # smallest K chunk of a split-K GEMM (not fitted)
@@ -81,11 +85,24 @@ def orientations(tiles):
         yield tn, tm
 
 
-def gemm_time(m, n, k, p, sms, bw, peak, tiles, frac, launch, wave_ovh, hbm):
+def small_m(m, n, tiles, small_rows):
+    """The small-M tiles a GEMM of m x n tries (compute.cc): rows x tile_n on a short side."""
+    big_m, big_n = tiles[0]
+    out = []
+    for rows in small_rows:
+        if m < big_m:
+            out.append((rows, big_n))
+        if n < big_m:
+            out.append((big_n, rows))
+    return out
+
+
+def gemm_time(m, n, k, p, sms, bw, peak, tiles, frac, launch, wave_ovh, hbm, small_rows=()):
     best = None
+    extra = small_m(m, n, tiles, small_rows)
     if p not in ("fp16", "bf16"):  # the extra tiles are the 16-bit GEMMs' (compute.cc)
         tiles = tiles[:1]
-    for tm, tn in orientations(tiles):
+    for tm, tn in list(orientations(tiles)) + extra:
         tiles = math.ceil(m / tm) * math.ceil(n / tn)
         # Split-K / stream-K: fewer tiles than SMs split K (chunks of at least SPLIT_K_MIN).
         splits = max(1, min(sms // tiles, k // SPLIT_K_MIN))
@@ -233,7 +250,7 @@ def main():
                         for sysname, _, m, n, k, meas in rs:
                             _, _, sms, bw, peaks = GPUS[sysname]
                             t = gemm_time(m, n, k, p, sms, bw, peaks[p], tile, f, launch, wave,
-                                          arch_hbm[arch])
+                                          arch_hbm[arch], SMALL_M_TILES.get(arch, ()))
                             e += math.log(2.0 * m * n * k / t / meas) ** 2
                         if best is None or e < best[0]:
                             best = (e, f, launch, wave)
@@ -245,7 +262,7 @@ def main():
             for sysname, _, m, n, k, meas in rs:
                 _, _, sms, bw, peaks = GPUS[sysname]
                 t = gemm_time(m, n, k, p, sms, bw, peaks[p], tile, f, launch, wave,
-                              arch_hbm[arch])
+                              arch_hbm[arch], SMALL_M_TILES.get(arch, ()))
                 pred = 2.0 * m * n * k / t
                 print(f"  {sysname:30s} {p} {m}x{n}x{k}: measured {meas / 1e12:8.1f} predicted "
                       f"{pred / 1e12:8.1f} TFLOP/s  {100 * (pred / meas - 1):+6.1f}%")
