@@ -459,9 +459,10 @@ std::vector<std::array<int, 4>> StraddlingGroups(const Strategy& s, CommGroup g,
   const std::array<int, 4> zero = {0, 0, 0, 0};
   std::vector<std::array<int, 4>> out;
   if (domain_gpus < 1 || s.gpus() <= domain_gpus) return out;
-  if (CommGroupRanks(s, g, zero).size() < 2) return out;
+  const std::vector<int> first = CommGroupRanks(s, g, zero);
+  if (first.size() < 2) return out;
   if (domain_gpus % GroupBlock(s, g, nullptr) == 0) return out;  // every group in one domain
-  if (DomainSplit(CommGroupRanks(s, g, zero), domain_gpus).size() > 1) return out;
+  if (DomainSplit(first, domain_gpus).size() > 1) return out;    // rank 0's straddles: priced so
   // One coordinate per group: its own axes at their first value (for EP, the group's base DP
   // coordinate, ExpertGroupRanks).
   std::array<int, 4> limit, step = {1, 1, 1, 1};
