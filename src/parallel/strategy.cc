@@ -2,6 +2,7 @@
 // Strategy resolution, divisibility checks and the Megatron rank mapping; see strategy.h.
 #include "parallel/strategy.h"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cstdint>
@@ -294,27 +295,31 @@ Status ResolveStrategy(const TransformerSpec& model, int num_gpus, int nvlink_do
                           Str(nvlink_domain_gpus) +
                           " GPUs): tensor-parallel traffic crosses the scale-out network");
     }
-    // Groups priced on rank 0's (train_lowering.h) while others straddle two NVLink domains.
-    const std::pair<Axis, const char*> per_layer[] = {{Axis::kTp, "all-reduces"},
-                                                      {Axis::kCp, "ring exchanges"}};
-    for (const auto& [d, what] : per_layer) {
-      if (!GroupsStraddleDomains(*s, d, nvlink_domain_gpus)) continue;
+    // Groups that straddle two NVLink domains while rank 0's does not: the lowering prices
+    // their per-layer traffic on the slowest straddling group (train_lowering.h).
+    const std::pair<CommGroup, const char*> per_layer[] = {
+        {CommGroup::kTp, s->sp ? "all-gathers and reduce-scatters" : "all-reduces"},
+        {CommGroup::kCp, s->cp_comm == CpComm::kRing ? "ring exchanges" : "all-gathers"},
+        {CommGroup::kEp, "all-to-alls"}};
+    for (const auto& [g, what] : per_layer) {
+      // TP and CP: GroupsStraddleDomains stops at the first straddling group.
+      const bool straddles =
+          g == CommGroup::kEp
+              ? !StraddlingGroups(*s, g, nvlink_domain_gpus).empty()
+              : GroupsStraddleDomains(*s, g == CommGroup::kTp ? Axis::kTp : Axis::kCp,
+                                      nvlink_domain_gpus);
+      if (!straddles) continue;
       std::string axes;  // the axes of the block of consecutive ranks holding whole groups
-      int64_t block = 1;
-      for (Axis a : s->order) {
-        axes += (axes.empty() ? "" : " x ") + std::string(DimName(a));
-        block *= s->degree(a);
-        if (a == d) break;
-      }
-      std::string name = DimName(d);
+      const int64_t block = GroupBlock(*s, g, &axes);
+      std::string name = CommGroupName(g);
       for (char& ch : name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
       warnings->push_back("some " + name + " groups straddle two NVLink domains of " +
                           Str(nvlink_domain_gpus) + " GPUs (" + axes + " = " + Str(block) +
                           " does not divide " + Str(nvlink_domain_gpus) + "): their per-layer " +
-                          what + " cross the scale-out network, but the step is priced on rank " +
-                          "0's " + name + " group, inside one domain, so it is optimistic; use " +
-                          (axes == DimName(d) ? "a " : "") + axes + " dividing " +
-                          Str(nvlink_domain_gpus));
+                          what + " cross the scale-out network, and the step is priced so, on " +
+                          "the slowest such group; use " + (axes == CommGroupName(g) ? "a " : "") +
+                          axes + " dividing " + Str(nvlink_domain_gpus) +
+                          " to keep them on NVLink");
     }
     if (s->pp > 1 && s->micro_batches() < s->pp) {
       warnings->push_back("only " + Str(s->micro_batches()) + " micro-batches for " + Str(s->pp) +
@@ -356,6 +361,160 @@ bool GroupsStraddleDomains(const Strategy& s, Axis d, int domain_gpus) {
     }
     if (k == 4) return false;
   }
+}
+
+const char* CommGroupName(CommGroup g) {
+  switch (g) {
+    case CommGroup::kTp:
+      return "tp";
+    case CommGroup::kCp:
+      return "cp";
+    case CommGroup::kEp:
+      return "ep";
+    case CommGroup::kDp:
+      return "dp";
+  }
+  return "?";
+}
+
+std::vector<int> CommGroupRanks(const Strategy& s, CommGroup g, const std::array<int, 4>& coord) {
+  switch (g) {
+    case CommGroup::kTp:
+      return GroupRanks(s, Axis::kTp, coord);
+    case CommGroup::kCp:
+      return GroupRanks(s, Axis::kCp, coord);
+    case CommGroup::kEp:
+      return ExpertGroupRanks(s, coord);
+    case CommGroup::kDp:
+      return DataParallelRanks(s, coord);
+  }
+  return {};
+}
+
+int64_t GroupBlock(const Strategy& s, CommGroup g, std::string* axes) {
+  // The axes of the group: it lies in the block of the axes up to the slowest of them.
+  bool in[4] = {false, false, false, false};
+  if (g == CommGroup::kTp) in[static_cast<int>(Axis::kTp)] = true;
+  if (g == CommGroup::kCp || g == CommGroup::kDp) in[static_cast<int>(Axis::kCp)] = true;
+  if (g == CommGroup::kEp || g == CommGroup::kDp) in[static_cast<int>(Axis::kDp)] = true;
+  int left = 0;
+  for (bool b : in) left += b ? 1 : 0;
+  int64_t block = 1;
+  std::string names;
+  for (Axis a : s.order) {
+    // An expert group ("ep-dp") is ep consecutive DP coordinates aligned on ep: the block of the
+    // axes before dp, times ep. With "dp-ep" it takes every (dp/ep)-th: all of dp.
+    const bool ep_part = g == CommGroup::kEp && a == Axis::kDp && !s.ep_outer;
+    const int degree = ep_part ? s.ep : s.degree(a);
+    block *= degree;
+    // An axis of degree 1 changes nothing: named only when it is the group's own.
+    if (degree > 1 || in[static_cast<int>(a)]) {
+      names += (names.empty() ? "" : " x ") + std::string(ep_part ? "ep" : DimName(a));
+    }
+    if (in[static_cast<int>(a)] && --left == 0) break;
+  }
+  if (axes != nullptr) *axes = names;
+  return block;
+}
+
+namespace {
+
+// Calls f(coord) for every coordinate with coord[k] in {0, step[k], 2 step[k], ...} below
+// limit[k], the first axis fastest; stops when f returns true.
+template <typename F>
+void ForEachCoord(const std::array<int, 4>& limit, const std::array<int, 4>& step, F f) {
+  std::array<int, 4> c = {0, 0, 0, 0};
+  while (true) {
+    if (f(c)) return;
+    int k = 0;
+    for (; k < 4; ++k) {
+      c[k] += step[k];
+      if (c[k] < limit[k]) break;
+      c[k] = 0;
+    }
+    if (k == 4) return;
+  }
+}
+
+// The group's ranks counted per NVLink domain, the counts sorted (one count: inside one domain).
+std::vector<int> DomainSplit(const std::vector<int>& ranks, int domain_gpus) {
+  std::vector<int> domains;
+  domains.reserve(ranks.size());
+  for (int r : ranks) domains.push_back(r / domain_gpus);
+  std::sort(domains.begin(), domains.end());
+  std::vector<int> counts;
+  for (size_t i = 0; i < domains.size();) {
+    size_t j = i;
+    while (j < domains.size() && domains[j] == domains[i]) ++j;
+    counts.push_back(static_cast<int>(j - i));
+    i = j;
+  }
+  std::sort(counts.begin(), counts.end());
+  return counts;
+}
+
+}  // namespace
+
+std::vector<std::array<int, 4>> StraddlingGroups(const Strategy& s, CommGroup g, int domain_gpus) {
+  const std::array<int, 4> zero = {0, 0, 0, 0};
+  std::vector<std::array<int, 4>> out;
+  if (domain_gpus < 1 || s.gpus() <= domain_gpus) return out;
+  const std::vector<int> first = CommGroupRanks(s, g, zero);
+  if (first.size() < 2) return out;
+  if (domain_gpus % GroupBlock(s, g, nullptr) == 0) return out;  // every group in one domain
+  if (DomainSplit(first, domain_gpus).size() > 1) return out;    // rank 0's straddles: priced so
+  // One coordinate per group: its own axes at their first value (for EP, the group's base DP
+  // coordinate, ExpertGroupRanks).
+  std::array<int, 4> limit, step = {1, 1, 1, 1};
+  for (int k = 0; k < 4; ++k) limit[k] = s.degree(static_cast<Axis>(k));
+  const int tp = static_cast<int>(Axis::kTp), cp = static_cast<int>(Axis::kCp),
+            dp = static_cast<int>(Axis::kDp);
+  if (g == CommGroup::kTp) limit[tp] = 1;
+  if (g == CommGroup::kCp || g == CommGroup::kDp) limit[cp] = 1;
+  if (g == CommGroup::kDp) limit[dp] = 1;
+  if (g == CommGroup::kEp) {
+    if (s.ep_outer) {
+      limit[dp] = s.dp / s.ep;
+    } else {
+      step[dp] = s.ep;
+    }
+  }
+  std::vector<std::vector<int>> seen;
+  ForEachCoord(limit, step, [&](const std::array<int, 4>& c) {
+    std::vector<int> split = DomainSplit(CommGroupRanks(s, g, c), domain_gpus);
+    if (split.size() > 1 && std::find(seen.begin(), seen.end(), split) == seen.end()) {
+      seen.push_back(std::move(split));
+      out.push_back(c);
+    }
+    return false;
+  });
+  return out;
+}
+
+std::optional<std::array<int, 4>> StraddlingPipelineSend(const Strategy& s, int domain_gpus) {
+  if (s.pp < 2 || domain_gpus < 1 || s.gpus() <= domain_gpus) return std::nullopt;
+  const int pp = static_cast<int>(Axis::kPp);
+  auto crosses = [&](std::array<int, 4> c) {
+    const int from = RankOf(s, c) / domain_gpus;
+    ++c[pp];
+    return from != RankOf(s, c) / domain_gpus;
+  };
+  if (crosses({0, 0, 0, 0})) return std::nullopt;  // rank 0's send crosses: priced so
+  int64_t block = 1;  // the ranks of whole pipelines: a block dividing the domain never crosses
+  for (Axis a : s.order) {
+    block *= s.degree(a);
+    if (a == Axis::kPp) break;
+  }
+  if (domain_gpus % block == 0) return std::nullopt;
+  std::array<int, 4> limit;
+  for (int k = 0; k < 4; ++k) limit[k] = s.degree(static_cast<Axis>(k));
+  limit[pp] = s.pp - 1;  // senders: every stage but the last
+  std::optional<std::array<int, 4>> found;
+  ForEachCoord(limit, {1, 1, 1, 1}, [&](const std::array<int, 4>& c) {
+    if (crosses(c)) found = c;
+    return found.has_value();
+  });
+  return found;
 }
 
 int RankOf(const Strategy& s, const std::array<int, 4>& coord) {

@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -228,10 +229,35 @@ Status ResolveStrategy(const TransformerSpec& model, int num_gpus, int nvlink_do
                        Strategy* s, std::vector<std::string>* warnings);
 
 // Whether some group along `d` spans two NVLink domains (rank r in domain r / domain_gpus, as
-// topo/builders.cc numbers them) while rank 0's group lies inside one: the lowering prices rank
-// 0's groups (train_lowering.h), so such a step is optimistic. False when rank 0's group
-// straddles too (priced so), or the job fits one domain.
+// topo/builders.cc numbers them) while rank 0's group lies inside one. The lowering then prices
+// that axis's collectives on a straddling group (StraddlingGroups, train_lowering.h). False when
+// rank 0's group straddles too, or the job fits one domain.
 bool GroupsStraddleDomains(const Strategy& s, Axis d, int domain_gpus);
+
+// The communication groups of a training step: along TP, along CP, the expert-parallel group
+// (ExpertGroupRanks) and the gradients' DP x CP group (DataParallelRanks).
+enum class CommGroup { kTp, kCp, kEp, kDp };
+const char* CommGroupName(CommGroup g);  // "tp", "cp", "ep", "dp"
+// The ranks of the group of kind g holding the rank with coordinates `coord`.
+std::vector<int> CommGroupRanks(const Strategy& s, CommGroup g, const std::array<int, 4>& coord);
+// When rank 0's group of kind g lies inside one NVLink domain (rank r in domain r / domain_gpus)
+// but others span two or more: the coordinates of one such group per distinct split (its ranks
+// counted per domain, the counts sorted), in rank order of the groups; the lowering prices each
+// and takes the slowest. Empty when no group straddles, when rank 0's straddles too (then it is
+// priced so), when the block of consecutive ranks holding whole groups divides the domain (the
+// common case, answered without a scan), or when domain_gpus < 1 (unknown). Otherwise a scan of
+// O(gpus).
+std::vector<std::array<int, 4>> StraddlingGroups(const Strategy& s, CommGroup g, int domain_gpus);
+// The block of consecutive ranks that holds whole groups of kind g (the degrees of the axes up
+// to the group's slowest in s.order; for EP, with dp counted as ep unless ep_outer), and those
+// axes' names joined by " x " into *axes (e.g. "tp x cp"; an axis of degree 1 named only when it
+// is the group's own).
+int64_t GroupBlock(const Strategy& s, CommGroup g, std::string* axes);
+// A pipeline send between stages whose ranks sit in two NVLink domains while rank 0's first
+// send (stage 0 to 1) stays in one: the coordinates of its sender (pp coordinate < pp - 1), the
+// first found (coordinates counted tp fastest, then cp, dp, pp); nullopt when there is none (or
+// domain_gpus < 1). Sends across domains all cost alike: one stands for them.
+std::optional<std::array<int, 4>> StraddlingPipelineSend(const Strategy& s, int domain_gpus);
 // Global rank of the GPU with coordinates coord[Dim] under s.order.
 int RankOf(const Strategy& s, const std::array<int, 4>& coord);
 // The ranks of the group along `d` that contains the rank with coordinates `coord` (ascending

@@ -135,7 +135,7 @@ TEST(Strategy, OrderPlacesEpBesideDpAsMegatronCore) {
 TEST(Strategy, WarnsWhenTpOrCpGroupsStraddleNvlinkDomainsButRankZerosDoesNot) {
   // GB200 NVL72: 72 GPUs per NVLink domain, rank r in domain r / 72. tp 16 on 144 GPUs (dp 9):
   // TP groups are ranks 16k .. 16k + 15; k = 4 holds 64 .. 79, in domains 0 and 1 (79 / 72 = 1),
-  // while rank 0's (0 .. 15) lies in domain 0: the step priced on it is optimistic.
+  // while rank 0's (0 .. 15) lies in domain 0: the lowering prices TP on the former.
   const TransformerSpec m = SmallGpt();  // 16 heads, seq 1024
   Strategy s;
   s.tp = 16;
@@ -147,8 +147,16 @@ TEST(Strategy, WarnsWhenTpOrCpGroupsStraddleNvlinkDomainsButRankZerosDoesNot) {
   ASSERT_EQ(w.size(), 1u);
   EXPECT_EQ(w[0],
             "some TP groups straddle two NVLink domains of 72 GPUs (tp = 16 does not divide 72): "
-            "their per-layer all-reduces cross the scale-out network, but the step is priced on "
-            "rank 0's TP group, inside one domain, so it is optimistic; use a tp dividing 72");
+            "their per-layer all-reduces cross the scale-out network, and the step is priced "
+            "so, on the slowest such group; use a tp dividing 72 to keep them on NVLink");
+  // The lowering prices TP on it: the group at dp 4 ({0, 0, 4, 0}), split 8 + 8 over domains 0
+  // and 1, the only split there is (k = 4 is the only group crossing 72).
+  EXPECT_EQ(StraddlingGroups(s, CommGroup::kTp, 72),
+            (std::vector<std::array<int, 4>>{{0, 0, 4, 0}}));
+  EXPECT_TRUE(StraddlingGroups(s, CommGroup::kCp, 72).empty());
+  // The DP group of tp coordinate t is {t, t + 16, ..., t + 128}: rank 0's straddles (0 .. 128),
+  // priced so already.
+  EXPECT_TRUE(StraddlingGroups(s, CommGroup::kDp, 72).empty());
   // The same tp inside one rack (72 GPUs would not divide; 64 GPUs, dp 4): one domain, no warning.
   Strategy one = s;
   one.dp = 0;
@@ -182,6 +190,12 @@ TEST(Strategy, WarnsWhenTpOrCpGroupsStraddleNvlinkDomainsButRankZerosDoesNot) {
             std::string::npos)
       << w[0];
   EXPECT_NE(w[0].find("use tp x cp dividing 72"), std::string::npos) << w[0];
+  // Splits of the straddling CP groups {b, b + 8, b + 16, b + 24}, b = t + 32 k (t < 8): 72 lies
+  // in block k = 2 (64 .. 95): {64 + t} | {72 + t, 80 + t, 88 + t}, split 1 + 3; 144 in k = 4
+  // (128 .. 159): {128 + t, 136 + t} | {144 + t, 152 + t}, 2 + 2; 216 in k = 6: 3 + 1, sorted
+  // the same as k = 2's. Two distinct splits: the groups at dp 2 and dp 4.
+  EXPECT_EQ(StraddlingGroups(c, CommGroup::kCp, 72),
+            (std::vector<std::array<int, 4>>{{0, 0, 2, 0}, {0, 0, 4, 0}}));
   // H100 VMs (8-GPU domains), tp 16: rank 0's own group spans two domains and is priced so; the
   // existing "spans more than one NVLink domain" warning speaks, not this one.
   Strategy h;
@@ -192,6 +206,76 @@ TEST(Strategy, WarnsWhenTpOrCpGroupsStraddleNvlinkDomainsButRankZerosDoesNot) {
   EXPECT_FALSE(GroupsStraddleDomains(h, Axis::kTp, 8));
   ASSERT_EQ(w.size(), 1u);
   EXPECT_NE(w[0].find("spans more than one NVLink domain"), std::string::npos) << w[0];
+}
+
+TEST(Strategy, StraddlingGroupsGiveOneGroupPerSplitAndNoneWhenGroupsTile) {
+  const TransformerSpec m = SmallGpt();  // 16 heads
+  // tp 16 on 576 GPUs (8 racks of 72): TP groups 16k .. 16k + 15 cross a multiple of 72 when
+  // 72j lies inside; 72j mod 16 = 8 (j odd) splits 8 + 8, = 0 (j even: 144, 288, 432) falls on a
+  // group edge. One split, first at k = 4 (64 .. 79).
+  Strategy s;
+  s.tp = 16;
+  s.gbs = 36;
+  std::vector<std::string> w;
+  ASSERT_TRUE(ResolveStrategy(m, 576, 72, &s, &w).ok());
+  EXPECT_EQ(StraddlingGroups(s, CommGroup::kTp, 72),
+            (std::vector<std::array<int, 4>>{{0, 0, 4, 0}}));
+  // Unknown domain, or one domain: nothing to price differently.
+  EXPECT_TRUE(StraddlingGroups(s, CommGroup::kTp, 0).empty());
+  EXPECT_TRUE(StraddlingGroups(s, CommGroup::kTp, 576).empty());
+  // tp 4, 8 (dividing 72) on NVL72 and tp 8 on 8-GPU H100 VMs tile the domains: no group.
+  for (auto [tp, domain] : {std::pair{4, 72}, std::pair{8, 72}, std::pair{8, 8}}) {
+    Strategy t;
+    t.tp = tp;
+    t.gbs = 576 / tp;
+    ASSERT_TRUE(ResolveStrategy(m, 576, domain, &t, &w).ok());
+    EXPECT_TRUE(StraddlingGroups(t, CommGroup::kTp, domain).empty()) << tp << " " << domain;
+    EXPECT_FALSE(StraddlingPipelineSend(t, domain).has_value());
+  }
+  // Expert groups: an 8-expert MoE, tp 2, ep 8 on 144 GPUs (dp 72), "ep-dp": a group is 8
+  // consecutive DP coordinates, ranks 16k .. 16k + 15 (block tp x ep = 16). k = 4 holds 64 .. 79,
+  // in domains 0 and 1 (8 + 8); rank 0's (0 .. 15) in domain 0; 144 = 9 x 16 is a block edge.
+  // One group, at dp coordinate 32 (rank 2 x 32 = 64).
+  const TransformerSpec moe = testing::TinyMoe(32000);
+  Strategy e;
+  e.tp = 2;
+  e.ep = 8;
+  e.gbs = 72;
+  w.clear();
+  ASSERT_TRUE(ResolveStrategy(moe, 144, 72, &e, &w).ok());
+  ASSERT_EQ(e.dp, 72);
+  EXPECT_EQ(StraddlingGroups(e, CommGroup::kEp, 72),
+            (std::vector<std::array<int, 4>>{{0, 0, 32, 0}}));
+  EXPECT_EQ(CommGroupRanks(e, CommGroup::kEp, {0, 0, 32, 0}).front(), 64);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("some EP groups straddle two NVLink domains of 72 GPUs (tp x ep = 16 "
+                      "does not divide 72): their per-layer all-to-alls cross"),
+            std::string::npos)
+      << w[0];
+}
+
+TEST(Strategy, StraddlingPipelineSendFindsTheStageBoundaryThatCrossesARack) {
+  // GB300 NVL72, 144 GPUs, tp 4, pp 4 (dp 9): a stage holds 36 consecutive ranks (pp slowest).
+  // Rank 0's send goes 0 -> 36, inside domain 0; stage 1 -> 2 goes 36 -> 72, across: the first
+  // such sender in rank order is stage 1's rank 36, coordinates {0, 0, 0, 1}.
+  const TransformerSpec m = SmallGpt();
+  Strategy s;
+  s.tp = 4;
+  s.pp = 4;
+  s.gbs = 36;
+  std::vector<std::string> w;
+  ASSERT_TRUE(ResolveStrategy(m, 144, 72, &s, &w).ok());
+  ASSERT_EQ(s.dp, 9);
+  const std::optional<std::array<int, 4>> c = StraddlingPipelineSend(s, 72);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(*c, (std::array<int, 4>{0, 0, 0, 1}));
+  // pp 2 on 144: rank 0 sends 0 -> 72, across: priced so already.
+  Strategy two;
+  two.tp = 4;
+  two.pp = 2;
+  two.gbs = 18;
+  ASSERT_TRUE(ResolveStrategy(m, 144, 72, &two, &w).ok());
+  EXPECT_FALSE(StraddlingPipelineSend(two, 72).has_value());
 }
 
 TEST(Strategy, ExpertDegreeFollowsMegatronCoresRules) {

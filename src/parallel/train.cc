@@ -62,6 +62,7 @@ StatusOr<TrainReport> RunTraining(const TrainJob& job, const TrainCosts& costs) 
       }
       TrainSimOptions o;
       o.closed_form = job.closed_form_search;
+      o.nvlink_domain_gpus = job.nvlink_domain_gpus;
       NDT_ASSIGN_OR_RETURN(TrainSimResult r, SimulateTrainingStep(m, s, costs, o));
       if (!best_sim || r.step_time_s < best_sim->step_time_s) {
         best = Candidate{s, mem};
@@ -83,6 +84,7 @@ StatusOr<TrainReport> RunTraining(const TrainJob& job, const TrainCosts& costs) 
   if (job.want_trace) {
     TrainSimOptions o;
     o.want_trace = job.want_trace;
+    o.nvlink_domain_gpus = job.nvlink_domain_gpus;
     NDT_ASSIGN_OR_RETURN(rep.sim, SimulateTrainingStep(m, best->s, costs, o));
   } else {
     rep.sim = std::move(*best_sim);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <optional>
 #include <string>
 #include <typeinfo>
 #include <vector>
@@ -23,6 +24,53 @@ double Lowering::TpPass() {
            2 * Comm(CommKind::kReduceScatter, act_bytes_, tp_group_);
   }
   return 2 * Comm(CommKind::kAllReduce, act_bytes_, tp_group_);
+}
+
+void Lowering::PickStraddlingGroups() {
+  if (s_.pp > 1) p2p_to_ = RankOf(s_, {0, 0, 0, 1});
+  const int domain = o_.nvlink_domain_gpus;
+  if (domain < 1) return;
+  // The step waits for the slowest group of each kind: price rank 0's and one per split of the
+  // straddling ones (a group's time depends on how its ranks split over domains and NICs).
+  auto slowest = [&](CommGroup g, std::vector<int>* group, auto probe) {
+    const std::vector<std::array<int, 4>> straddling = StraddlingGroups(s_, g, domain);
+    if (straddling.empty()) return;
+    double worst = probe(*group);
+    for (const std::array<int, 4>& c : straddling) {
+      std::vector<int> ranks = CommGroupRanks(s_, g, c);
+      const double t = probe(ranks);
+      if (t > worst) {
+        worst = t;
+        *group = std::move(ranks);
+      }
+    }
+  };
+  slowest(CommGroup::kTp, &tp_group_, [&](const std::vector<int>& g) {
+    return s_.sp ? Comm(CommKind::kAllGather, act_bytes_, g) +
+                       Comm(CommKind::kReduceScatter, act_bytes_, g)
+                 : Comm(CommKind::kAllReduce, act_bytes_, g);
+  });
+  slowest(CommGroup::kCp, &cp_group_, [&](const std::vector<int>& g) {
+    const CpLayerComm cp = CpLayerCost(
+        s_.cp_comm, CpKvBytes(m_, static_cast<double>(s_.mbs), s_.tp, s_.cp), 0, 0, g, c_);
+    return cp.fwd_comm_s + cp.bwd_comm_s;
+  });
+  if (m_.is_moe()) {
+    const double tok = tokens_ / (s_.sp ? s_.tp : 1);
+    const double bytes = tok * m_.moe.top_k * static_cast<double>(m_.hidden) * 2.0;
+    slowest(CommGroup::kEp, &ep_group_,
+            [&](const std::vector<int>& g) { return Comm(CommKind::kAllToAll, bytes, g); });
+  }
+  const CommKind grad = s_.zero >= 1 ? CommKind::kReduceScatter : CommKind::kAllReduce;
+  const double bucket = o_.dp_bucket_params * GradBytesPerParam(s_.precision);
+  slowest(CommGroup::kDp, &dp_group_,
+          [&](const std::vector<int>& g) { return Comm(grad, bucket, g); });
+  if (const std::optional<std::array<int, 4>> c = StraddlingPipelineSend(s_, domain)) {
+    std::array<int, 4> to = *c;
+    ++to[static_cast<int>(Axis::kPp)];
+    p2p_from_ = RankOf(s_, *c);
+    p2p_to_ = RankOf(s_, to);
+  }
 }
 
 double Lowering::GradAccum(double params) const {
@@ -462,9 +510,7 @@ ChunkCost Lowering::Chunk(int stage, int chunk) {
 
 double Lowering::P2p() {
   if (s_.pp == 1) return 0;
-  const std::array<int, 4> a = {0, 0, 0, 0};
-  const std::array<int, 4> b = {0, 0, 0, 1};
-  const int ra = RankOf(s_, a), rb = RankOf(s_, b);
+  const int ra = p2p_from_, rb = p2p_to_;  // rank 0's send, or one across domains
   // A send runs beside its stage's passes (the mix of forward and backward kernels).
   const double bound = 0.5 * (bound_fwd_ + bound_bwd_);
   if (s_.sp && s_.tp > 1) {

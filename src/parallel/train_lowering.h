@@ -51,6 +51,7 @@ class Lowering {
     dp_group_ = DataParallelRanks(s, c0);  // gradients reduce over DP x CP
     ep_group_ = ExpertGroupRanks(s, c0);
     pc_ = CountParams(m);
+    PickStraddlingGroups();
   }
 
   StatusOr<TrainSimResult> Run();
@@ -62,7 +63,9 @@ class Lowering {
   // The call with its footprint on compute it overlaps (costs.h CommPriced).
   CommPriced Priced(CommKind k, double bytes, const std::vector<int>& g) {
     if (g.size() < 2 || bytes <= 0) return {};
-    const auto key = std::make_tuple(static_cast<int>(k), bytes, g.size(), g[1] - g[0]);
+    // The group's first and last rank tell a straddling group from rank 0's of the same shape.
+    const auto key =
+        std::make_tuple(static_cast<int>(k), bytes, g.size(), g[1] - g[0], g.front(), g.back());
     auto it = comm_cache_.find(key);
     if (it != comm_cache_.end()) return it->second;
     return comm_cache_.emplace(key, c_.CommPricedOf(k, bytes, g)).first->second;
@@ -80,6 +83,12 @@ class Lowering {
   template <typename Keep>
   double OpsTimeOf(const std::vector<Op>& ops, const std::vector<double>& times, Keep keep) const;
   double TpPass();  // TP communication of one layer pass (fwd or bwd)
+  // With TrainSimOptions::nvlink_domain_gpus: replaces each of tp_group_, cp_group_, ep_group_
+  // and dp_group_ by the slowest of rank 0's and one straddling group per split
+  // (StraddlingGroups), each priced on the layer's call (TP: a pass's collectives; CP: the
+  // layer's K/V exchange; EP: the dispatch all-to-all; DP: one gradient bucket), and sets
+  // p2p_from_ / p2p_to_ to a pipeline send across domains (StraddlingPipelineSend).
+  void PickStraddlingGroups();
   // With TP overlap run by TE userbuffers in pieces (TpOverlapTraits::gemm_pieces): `ops` with
   // each overlapped GEMM replaced by its pieces (the ring-exchange ones tp GEMMs of tokens/tp
   // rows, the pipelined reduce-scatter ones rs_splits GEMMs), each reading the whole weight.
@@ -162,8 +171,9 @@ class Lowering {
   OpShape shape_;
   double tokens_ = 0, act_bytes_ = 0;
   std::vector<int> tp_group_, cp_group_, dp_group_, ep_group_;
+  int p2p_from_ = 0, p2p_to_ = 0;  // the pipeline send priced (ranks; equal: rank 0's)
   ParamCounts pc_;
-  std::map<std::tuple<int, double, size_t, int>, CommPriced> comm_cache_;
+  std::map<std::tuple<int, double, size_t, int, int, int>, CommPriced> comm_cache_;
   // Fraction of a dense layer's forward / backward time in compute-bound kernels (-1: unset).
   double bound_fwd_ = -1, bound_bwd_ = -1;
   double p2p_share_ = 0;  // a pipeline send's Share beside its stage's passes

@@ -2,7 +2,8 @@
 // One training iteration: lowers (model, resolved strategy) to a task graph of ONE pipeline
 // (pp stages, each with a compute stream, forward/backward p2p streams and a DP stream) and runs
 // it on the sim/ engine. Symmetry: DP replicas, TP and CP ranks of a stage are identical, so each
-// is simulated once and every collective is priced for its whole group (TrainCosts).
+// is simulated once and every collective is priced for its whole group (TrainCosts): rank 0's,
+// or the slowest of those that straddle two NVLink domains (TrainSimOptions).
 // Per (stage, chunk) pass: layer operators (compute/) + Megatron TP communication (2 all-reduces
 // per layer per pass, or with SP 2 all-gathers + 2 reduce-scatters) + EP all-to-all (dispatch
 // and combine per MoE layer) + the exposed CP K/V exchange (ring or all-gather,
@@ -68,6 +69,13 @@ struct TrainSimOptions {
   double dp_bucket_params = 40e6;
   // Closed form instead of the task graph (parallel/step_estimate.h): for searches.
   bool closed_form = false;
+  // GPUs per NVLink domain (Cluster::nvlink_domain_gpus; rank r in domain r / this). When some
+  // TP, CP, EP or DP x CP groups span two domains while rank 0's does not, that group kind's
+  // collectives are priced on the slowest straddling group (StraddlingGroups: one per split,
+  // each priced), and pipeline sends on a stage boundary that crosses domains
+  // (StraddlingPipelineSend) if rank 0's does not: the step waits for the slowest. 0: unknown,
+  // rank 0's groups.
+  int nvlink_domain_gpus = 0;
 };
 
 // REQUIRES: s resolved by ResolveStrategy for `model`.

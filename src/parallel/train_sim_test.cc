@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "coll/testing.h"
@@ -260,6 +264,187 @@ TEST(TrainSim, SequenceParallelSendsEachTpRanksShardBetweenStages) {
   EXPECT_NE(std::find(full.p2p_bytes_.begin(), full.p2p_bytes_.end(), act), full.p2p_bytes_.end());
   EXPECT_NE(std::find(full.p2p_bytes_.begin(), full.p2p_bytes_.end(), act / 2),
             full.p2p_bytes_.end());
+}
+
+}  // namespace
+}  // namespace ndt
+
+namespace ndt {
+namespace {
+
+// FakeCosts on NVLink domains of `domain` GPUs (rank r in domain r / domain): a collective whose
+// group spans two domains runs at a quarter of the bus bandwidth (25 GB/s against 100 GB/s), a
+// send across domains at a fifth (5 GB/s against 25 GB/s). Records the groups and pairs priced.
+class DomainCosts : public testing::FakeCosts {
+ public:
+  explicit DomainCosts(int domain) : domain_(domain) {}
+  double CommTime(CommKind k, double bytes, std::span<const int> g) const override {
+    groups_.emplace_back(g.begin(), g.end());
+    const auto [lo, hi] = std::minmax_element(g.begin(), g.end());
+    const bool across = *lo / domain_ != *hi / domain_;
+    return FakeCosts::CommTime(k, bytes, g) * (across ? 4.0 : 1.0);
+  }
+  double P2pTime(double bytes, int a, int b) const override {
+    pairs_.emplace_back(a, b);
+    return FakeCosts::P2pTime(bytes, a, b) * (a / domain_ != b / domain_ ? 5.0 : 1.0);
+  }
+  bool Priced(const std::vector<int>& g) const {
+    return std::find(groups_.begin(), groups_.end(), g) != groups_.end();
+  }
+  bool Sent(int a, int b) const {
+    return std::find(pairs_.begin(), pairs_.end(), std::pair{a, b}) != pairs_.end();
+  }
+
+ private:
+  int domain_;
+  mutable std::vector<std::vector<int>> groups_;
+  mutable std::vector<std::pair<int, int>> pairs_;
+};
+
+TrainSimResult StepOn(const TransformerSpec& m, const Strategy& s, const TrainCosts& c, int domain,
+                      bool closed_form = false) {
+  TrainSimOptions o;
+  o.nvlink_domain_gpus = domain;
+  o.closed_form = closed_form;
+  StatusOr<TrainSimResult> r = SimulateTrainingStep(m, s, c, o);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return r.ok() ? *r : TrainSimResult{};
+}
+
+TEST(TrainSim, TpGroupsStraddlingDomainsArePricedOnTheStraddlingGroup) {
+  // SmallGpt (8 layers, hidden 1024, seq 1024), tp 4, dp 3 on 12 GPUs in domains of 6: TP groups
+  // {0..3}, {4..7}, {8..11}; {4..7} spans domains 0 and 1, rank 0's does not. Without SP a
+  // micro-batch runs 4 all-reduces per layer (2 forward, 2 backward) plus the embedding's and the
+  // LM head's: 8 x 4 + 2 = 34, of the 2 MiB activation (1,024 tokens x 1,024 x 2 B). A ring
+  // all-reduce over 4 ranks moves 2 x 3/4 of it: 3,145,728 B, 31.45728 us at 100 GB/s inside a
+  // domain, 125.82912 us at 25 GB/s across. gbs 3: one micro-batch. The DP groups
+  // {t, t + 4, t + 8} all span two domains (rank 0's too): priced the same either way, and one
+  // 40M-parameter bucket holds a GPU's ~39M gradients, reduced after the backward either way. So
+  // the step grows by 34 x (125.82912 - 31.45728) us = 3.20864256 ms, all of it TP.
+  const TransformerSpec m = SmallGpt();
+  Strategy s;
+  s.tp = 4;
+  s.gbs = 3;
+  s = Resolve(m, s, 12);
+  ASSERT_EQ(s.dp, 3);
+  const double want = 34 * (125.82912e-6 - 31.45728e-6);
+  for (bool closed_form : {false, true}) {
+    DomainCosts rank0(6), known(6);
+    const TrainSimResult before = StepOn(m, s, rank0, 0, closed_form);  // domain unknown
+    const TrainSimResult after = StepOn(m, s, known, 6, closed_form);
+    EXPECT_FALSE(rank0.Priced({4, 5, 6, 7}));
+    EXPECT_TRUE(known.Priced({4, 5, 6, 7}));
+    EXPECT_NEAR(after.breakdown.tp_comm_s - before.breakdown.tp_comm_s, want, 1e-12) << closed_form;
+    EXPECT_NEAR(after.step_time_s - before.step_time_s, want, 1e-9 * after.step_time_s)
+        << closed_form;
+    // tp 4 tiles domains of 4 (and of 12): every group inside one, nothing moves.
+    for (int domain : {4, 12}) {
+      DomainCosts tiled(domain), unknown(domain);
+      EXPECT_EQ(StepOn(m, s, tiled, domain, closed_form).step_time_s,
+                StepOn(m, s, unknown, 0, closed_form).step_time_s)
+          << domain;
+    }
+  }
+}
+
+TEST(TrainSim, PipelineSendsArePricedOnAStageBoundaryAcrossDomains) {
+  // tp 2, pp 3, dp 2 on 12 GPUs in domains of 6: a stage holds 4 consecutive ranks
+  // (tp + 2 dp + 4 pp). Rank 0 sends 0 -> 4 (both in domain 0); stage 0's rank 2 (tp 0, dp 1)
+  // sends 2 -> 6 (domains 0 and 1), 5x slower in DomainCosts: the sends are priced on that one,
+  // and the step grows.
+  const TransformerSpec m = SmallGpt();
+  Strategy s;
+  s.tp = 2;
+  s.pp = 3;
+  s.gbs = 8;
+  s.uneven_stages = true;  // 8 layers on 3 stages
+  s = Resolve(m, s, 12);
+  ASSERT_EQ(s.dp, 2);
+  DomainCosts rank0(6), known(6);
+  const double before = StepOn(m, s, rank0, 0).step_time_s;
+  const double after = StepOn(m, s, known, 6).step_time_s;
+  EXPECT_TRUE(rank0.Sent(0, 4));
+  EXPECT_FALSE(rank0.Sent(2, 6));
+  EXPECT_TRUE(known.Sent(2, 6));
+  EXPECT_GT(after, before);
+}
+
+// A catalog SKU's cluster of `vms` VMs and its calibrated costs.
+struct RealCluster {
+  Catalog cat;
+  Cluster cluster;
+  ComputeCalibration cal;
+};
+std::unique_ptr<RealCluster> BuildReal(const std::string& sku_name, int vms) {
+  StatusOr<Catalog> cat = Catalog::Load(Catalog::DefaultDataDir());
+  EXPECT_TRUE(cat.ok()) << cat.status().message();
+  if (!cat.ok()) return nullptr;
+  auto out = std::make_unique<RealCluster>(RealCluster{std::move(*cat), Cluster{}, {}});
+  StatusOr<const SkuSpec*> sku = out->cat.FindSku(sku_name);
+  EXPECT_TRUE(sku.ok());
+  if (!sku.ok()) return nullptr;
+  ClusterSpec cs;
+  cs.sku = *sku;
+  cs.gpu = &out->cat.GpuOf(**sku);
+  cs.vms = vms;
+  StatusOr<Cluster> cl = testing::BuildClusterForTest(cs);
+  EXPECT_TRUE(cl.ok()) << cl.status().message();
+  StatusOr<ComputeCalibration> cal = LoadComputeCalibration("");
+  EXPECT_TRUE(cal.ok()) << cal.status().message();
+  if (!cl.ok() || !cal.ok()) return nullptr;
+  out->cluster = std::move(*cl);
+  out->cal = std::move(*cal);
+  return out;
+}
+
+TEST(ClusterCostsTrain, StraddlingTpGroupCrossesTheScaleOutNetworkOnNvl72) {
+  // GB300 NVL72, 36 VMs = 144 GPUs in 2 racks of 72. tp 16 (dp 9): the group at ranks 64 .. 79
+  // has 8 GPUs in each rack, so coll/ runs its collectives over InfiniBand (no NVLS across
+  // racks): slower than rank 0's, which stays on one rack's NVLink. Priced on it, the TP time and
+  // the step grow. tp 8 tiles the racks (72 = 9 x 8): nothing moves.
+  std::unique_ptr<RealCluster> rc = BuildReal("Standard_ND128isr_GB300_v6", 36);
+  ASSERT_TRUE(rc != nullptr);
+  ASSERT_EQ(rc->cluster.nvlink_domain_gpus(), 72);
+  ClusterCosts costs(rc->cluster, rc->cal, testing::BuiltinNcclCalibration(), Dtype::kBf16,
+                     Fidelity::kAnalytical);
+  const TransformerSpec m = SmallGpt();
+  std::vector<int> straddling(16), inside(16);
+  for (int i = 0; i < 16; ++i) {
+    straddling[i] = 64 + i;
+    inside[i] = i;
+  }
+  const double act = 1024.0 * 1024.0 * 2.0;
+  EXPECT_GT(costs.CommTime(CommKind::kAllReduce, act, straddling),
+            costs.CommTime(CommKind::kAllReduce, act, inside));
+  Strategy s;
+  s.tp = 16;
+  s.gbs = 9;
+  s = Resolve(m, s, 144);
+  const TrainSimResult before = StepOn(m, s, costs, 0);
+  const TrainSimResult after = StepOn(m, s, costs, 72);
+  EXPECT_GT(after.breakdown.tp_comm_s, before.breakdown.tp_comm_s);
+  EXPECT_GT(after.step_time_s, before.step_time_s);
+  Strategy t8;
+  t8.tp = 8;
+  t8.gbs = 18;
+  t8 = Resolve(m, t8, 144);
+  EXPECT_EQ(StepOn(m, t8, costs, 72).step_time_s, StepOn(m, t8, costs, 0).step_time_s);
+}
+
+TEST(ClusterCostsTrain, TpInsideH100VmsMovesNothing) {
+  // 4 x ND96isr_H100_v5 (8-GPU NVLink domains), tp 8: every TP group is one VM; the DP groups
+  // span the VMs alike (rank 0's too). Knowing the domain changes nothing.
+  std::unique_ptr<RealCluster> rc = BuildReal("Standard_ND96isr_H100_v5", 4);
+  ASSERT_TRUE(rc != nullptr);
+  ClusterCosts costs(rc->cluster, rc->cal, testing::BuiltinNcclCalibration(), Dtype::kBf16,
+                     Fidelity::kAnalytical);
+  const TransformerSpec m = SmallGpt();
+  Strategy s;
+  s.tp = 8;
+  s.pp = 2;
+  s.gbs = 8;
+  s = Resolve(m, s, 32);
+  EXPECT_EQ(StepOn(m, s, costs, 8).step_time_s, StepOn(m, s, costs, 0).step_time_s);
 }
 
 }  // namespace
