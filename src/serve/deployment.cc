@@ -1,5 +1,6 @@
 #include "serve/deployment.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -164,7 +165,25 @@ StatusOr<int> CountReplicas(const SkuSpec& sku, int vms, int tp, int pp, int ep)
                               "with InfiniBand");
   }
   if (group <= sku.gpus) return (sku.gpus / group) * vms;
-  return total / group;
+  // A replica spans VMs: its TP groups each lie inside one NVLink domain (a VM, or an NVL72 rack
+  // of vms_per_nvlink_domain consecutive VMs, the last rack possibly partial) and its PP stages
+  // may cross them. Count the TP groups each domain holds: total / group would also count groups
+  // straddling two racks, whose all-reduces would cross InfiniBand while being priced on NVLink
+  // (GB300, 20 VMs, TP16: 80 / 16 = 5, but the first rack holds 4 and the second's 8 GPUs none).
+  const int domain_vms = std::max(1, sku.vms_per_nvlink_domain);
+  const int64_t domain_gpus = int64_t{domain_vms} * sku.gpus;
+  const int64_t tp_groups =
+      int64_t{vms / domain_vms} * (domain_gpus / tp) + int64_t{vms % domain_vms} * sku.gpus / tp;
+  const int64_t replicas = tp_groups / pp;
+  if (replicas < 1) {
+    return Status::Infeasible(
+        "a replica of TP" + std::to_string(tp) + " x PP" + std::to_string(pp) + " needs " +
+        std::to_string(pp) + " TP group(s) of " + std::to_string(tp) +
+        " GPUs, each inside one NVLink domain of " + std::to_string(domain_gpus) + " GPUs, and " +
+        std::to_string(vms) + " VM(s) of " + sku.name + " hold " + std::to_string(tp_groups) +
+        "; add --vms or lower --tp/--pp");
+  }
+  return static_cast<int>(replicas);
 }
 
 }  // namespace ndt

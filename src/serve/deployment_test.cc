@@ -97,6 +97,31 @@ TEST(Deployment, ReplicasFillVmsAndTpStaysInTheNvlinkDomain) {
   EXPECT_NE(across.status().message().find("no InfiniBand"), std::string::npos);
 }
 
+// On NVL72 sizes a TP group may span VMs but never two racks (18 VMs of 4 GPUs each).
+TEST(Deployment, TpGroupsAcrossVmsStayInsideOneRack) {
+  SkuSpec s;
+  s.name = "test-nvl72";
+  s.gpus = 4;
+  s.nvlink_domain_gpus = 72;
+  s.vms_per_nvlink_domain = 18;
+  s.infiniband = InfinibandSpec{};
+  // One rack: 72 / 16 = 4 TP16 groups (8 GPUs idle).
+  EXPECT_EQ(*CountReplicas(s, 18, 16, 1, 1), 4);
+  // 20 VMs: rack 1 holds 4, rack 2 (2 VMs, 8 GPUs) none; 80 / 16 = 5 counted a straddler.
+  EXPECT_EQ(*CountReplicas(s, 20, 16, 1, 1), 4);
+  // Two racks: 4 + 4 = 8, not 144 / 16 = 9.
+  EXPECT_EQ(*CountReplicas(s, 36, 16, 1, 1), 8);
+  // TP8 tiles a rack (9 per rack); a partial rack of 2 VMs holds one more: 9 + 1 = 10.
+  EXPECT_EQ(*CountReplicas(s, 20, 8, 1, 1), 10);
+  // PP crosses racks: 8 TP16 groups on two racks make 2 replicas of PP4.
+  EXPECT_EQ(*CountReplicas(s, 36, 16, 4, 1), 2);
+  // 80 GPUs are enough for TP16 x PP5 but only 4 TP16 groups fit inside racks.
+  StatusOr<int> none = CountReplicas(s, 20, 16, 5, 1);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), StatusCode::kInfeasible);
+  EXPECT_NE(none.status().message().find("hold 4"), std::string::npos);
+}
+
 // The in-engine NCCL efficiency is looked up by arch: an exact name, else the longest listed name
 // that starts the arch (GB300's blackwell_ultra takes blackwell's), else 1.
 TEST(Deployment, NcclInEngineEfficiencyByArchPrefix) {
