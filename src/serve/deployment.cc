@@ -91,6 +91,11 @@ double EngineParams::NcclInEngineEfficiency(const std::string& arch) const {
   return e;
 }
 
+std::string NarrowerWeights(Dtype w) {
+  if (DtypeBytes(w) >= 2) return "fp8, fp4";
+  return w == Dtype::kFp8 ? "fp4" : "";
+}
+
 StatusOr<MemoryPlan> PlanMemory(const TransformerSpec& model, const GpuSpec& gpu,
                                 const DeploymentRequest& req, const EngineParams& params) {
   MemoryPlan p;
@@ -99,13 +104,15 @@ StatusOr<MemoryPlan> PlanMemory(const TransformerSpec& model, const GpuSpec& gpu
   p.weight_bytes_per_gpu = WeightBytes(model, req.weights) / shards;
   p.workspace_bytes = params.workspace_bytes;
   double free_bytes = p.gpu_memory_bytes - p.weight_bytes_per_gpu - p.workspace_bytes;
+  const std::string narrower = NarrowerWeights(req.weights);
   std::string where = model.name + " with --weights " + DtypeName(req.weights) + " at TP" +
                       std::to_string(req.tp) + " PP" + std::to_string(req.pp) + " on " + gpu.name;
   if (free_bytes <= 0) {
     return Status::DoesNotFit(
         "model does not fit: " + where + " needs " + Gb(p.weight_bytes_per_gpu) + " of weights + " +
         Gb(p.workspace_bytes) + " workspace per GPU, the GPU has " + Gb(p.gpu_memory_bytes) +
-        "; use more --tp/--pp or a lower --weights precision (fp8, fp4)");
+        "; use more --tp/--pp" +
+        (narrower.empty() ? "" : " or a lower --weights precision (" + narrower + ")"));
   }
   // K/V heads split by TP; replicated when TP exceeds the K/V heads (MLA latents: replicated).
   double kv_token = KvCacheBytesPerToken(model, req.kv);
@@ -125,7 +132,9 @@ StatusOr<MemoryPlan> PlanMemory(const TransformerSpec& model, const GpuSpec& gpu
         "model does not fit: " + where + " leaves " + Gb(p.kv_bytes_per_gpu) +
         " of KV cache per GPU, " + std::to_string(p.kv_tokens_per_replica) +
         " tokens per replica, fewer than one request of " + std::to_string(req.max_seq_tokens) +
-        " tokens per pipeline group; use more --tp/--pp or lower --weights/--kv precision");
+        " tokens per pipeline group; use more --tp/--pp" +
+        (narrower.empty() ? "" : ", lower --weights (" + narrower + ")") +
+        (DtypeBytes(req.kv) >= 2 ? ", --kv fp8" : "") + " or shorter requests");
   }
   return p;
 }

@@ -59,6 +59,10 @@ struct MemoryPlan {
   int64_t kv_blocks_per_replica = 0;
 };
 
+// The serving weight precisions narrower than `w`, for advice: "fp8, fp4" for 16-bit weights,
+// "fp4" for fp8, "" for fp4 (nothing narrower to suggest).
+std::string NarrowerWeights(Dtype w);
+
 // Memory of one replica on `gpu`. kInfeasible when weights and workspace exceed the memory,
 // or the cache cannot hold one request of max_seq_tokens; the message gives the numbers and a
 // fix (more TP/PP, lower --weights/--kv precision).

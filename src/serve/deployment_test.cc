@@ -63,6 +63,30 @@ TEST(Deployment, Fp16WeightsOnOneGpuDoNotFitAndSayHowToFix) {
   EXPECT_NE(m.status().message().find("--tp"), std::string::npos);
 }
 
+// The advice names only precisions narrower than the one given: --weights fp8 was told to use
+// "(fp8, fp4)", fp4 to lower a precision it could not.
+TEST(Deployment, DoesNotFitAdvisesOnlyNarrowerWeights) {
+  EXPECT_EQ(NarrowerWeights(Dtype::kBf16), "fp8, fp4");
+  EXPECT_EQ(NarrowerWeights(Dtype::kFp8), "fp4");
+  EXPECT_EQ(NarrowerWeights(Dtype::kFp4), "");
+  GpuSpec g = Gpu80GB();
+  g.memory_bytes = 30e9;
+  DeploymentRequest r;
+  // fp8: 68.98e9 x 1 byte = 69 GB > 30 GB.
+  r.weights = Dtype::kFp8;
+  StatusOr<MemoryPlan> m = PlanMemory(Llama2_70b(), g, r, EngineParams{});
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("lower --weights precision (fp4)"), std::string::npos)
+      << m.status().message();
+  // fp4: 68.98e9 x 0.5 bytes (plus block scales) ~ 35 GB > 30 GB, and nothing narrower.
+  r.weights = Dtype::kFp4;
+  m = PlanMemory(Llama2_70b(), g, r, EngineParams{});
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().message().find("--weights precision"), std::string::npos)
+      << m.status().message();
+  EXPECT_NE(m.status().message().find("use more --tp/--pp"), std::string::npos);
+}
+
 TEST(Deployment, KvHeadsReplicateBeyondTheirCount) {
   // 8 K/V heads at TP16: each GPU still holds one head (ceil(8/16) = 1), i.e. 1/8 of the cache
   // per token, not 1/16.
