@@ -96,6 +96,11 @@ std::string NarrowerWeights(Dtype w) {
   return w == Dtype::kFp8 ? "fp4" : "";
 }
 
+bool TpSplitsHeads(const TransformerSpec& model, int tp) {
+  if (tp < 1 || model.heads % tp != 0) return false;
+  return model.kv_heads <= 0 || model.kv_heads % tp == 0 || tp % model.kv_heads == 0;
+}
+
 StatusOr<MemoryPlan> PlanMemory(const TransformerSpec& model, const GpuSpec& gpu,
                                 const DeploymentRequest& req, const EngineParams& params) {
   MemoryPlan p;

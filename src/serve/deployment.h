@@ -63,6 +63,10 @@ struct MemoryPlan {
 // "fp4" for fp8, "" for fp4 (nothing narrower to suggest).
 std::string NarrowerWeights(Dtype w);
 
+// Whether TP `tp` splits the model's attention heads evenly and its K/V heads evenly or into
+// replicas (tp a multiple of them), as TensorRT-LLM requires.
+bool TpSplitsHeads(const TransformerSpec& model, int tp);
+
 // Memory of one replica on `gpu`. kInfeasible when weights and workspace exceed the memory,
 // or the cache cannot hold one request of max_seq_tokens; the message gives the numbers and a
 // fix (more TP/PP, lower --weights/--kv precision).

@@ -173,7 +173,10 @@ StatusOr<Choice> Choose(const InferContext& ctx, const InferOptions& o, double t
   if (o.tp > 0)
     tps = {o.tp};
   else
-    for (int t = 1; t <= std::min(domain, 8); t *= 2) tps.push_back(t);
+    for (int t = 1; t <= std::min(domain, 8); t *= 2) {
+      // A TP the user could not give (--tp 8 of a 60-head model is refused) is no candidate.
+      if (TpSplitsHeads(*ctx.model, t)) tps.push_back(t);
+    }
   if (o.pp > 0)
     pps = {o.pp};
   else
