@@ -21,6 +21,7 @@
 #include "parallel/stack.h"
 #include "report/infer_render.h"
 #include "report/timeline_json.h"
+#include "serve/deployment.h"
 #include "serve/run.h"
 
 namespace ndt {
@@ -239,8 +240,7 @@ StatusOr<CommandOutput> RunInfer(const Context& base, const InferFlags& f, Diagn
   NDT_RETURN_IF_ERROR(BuildOptions(ctx, f, model.name, &o));
   o.progress = [diag](const std::string& line) { diag->Progress(line); };
   // TP splits the attention heads, PP the layers (TensorRT-LLM refuses the same).
-  if (o.tp > 0 &&
-      (model.heads % o.tp != 0 || (model.kv_heads % o.tp != 0 && o.tp % model.kv_heads != 0))) {
+  if (o.tp > 0 && !TpSplitsHeads(model, o.tp)) {
     return Status::Infeasible("--tp " + std::to_string(o.tp) + " does not split " + model.name +
                               "'s " + std::to_string(model.heads) + " attention heads (" +
                               std::to_string(model.kv_heads) +

@@ -1,5 +1,6 @@
 #include "serve/deployment.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -90,6 +91,16 @@ double EngineParams::NcclInEngineEfficiency(const std::string& arch) const {
   return e;
 }
 
+std::string NarrowerWeights(Dtype w) {
+  if (DtypeBytes(w) >= 2) return "fp8, fp4";
+  return w == Dtype::kFp8 ? "fp4" : "";
+}
+
+bool TpSplitsHeads(const TransformerSpec& model, int tp) {
+  if (tp < 1 || model.heads % tp != 0) return false;
+  return model.kv_heads <= 0 || model.kv_heads % tp == 0 || tp % model.kv_heads == 0;
+}
+
 StatusOr<MemoryPlan> PlanMemory(const TransformerSpec& model, const GpuSpec& gpu,
                                 const DeploymentRequest& req, const EngineParams& params) {
   MemoryPlan p;
@@ -98,13 +109,15 @@ StatusOr<MemoryPlan> PlanMemory(const TransformerSpec& model, const GpuSpec& gpu
   p.weight_bytes_per_gpu = WeightBytes(model, req.weights) / shards;
   p.workspace_bytes = params.workspace_bytes;
   double free_bytes = p.gpu_memory_bytes - p.weight_bytes_per_gpu - p.workspace_bytes;
+  const std::string narrower = NarrowerWeights(req.weights);
   std::string where = model.name + " with --weights " + DtypeName(req.weights) + " at TP" +
                       std::to_string(req.tp) + " PP" + std::to_string(req.pp) + " on " + gpu.name;
   if (free_bytes <= 0) {
     return Status::DoesNotFit(
         "model does not fit: " + where + " needs " + Gb(p.weight_bytes_per_gpu) + " of weights + " +
         Gb(p.workspace_bytes) + " workspace per GPU, the GPU has " + Gb(p.gpu_memory_bytes) +
-        "; use more --tp/--pp or a lower --weights precision (fp8, fp4)");
+        "; use more --tp/--pp" +
+        (narrower.empty() ? "" : " or a lower --weights precision (" + narrower + ")"));
   }
   // K/V heads split by TP; replicated when TP exceeds the K/V heads (MLA latents: replicated).
   double kv_token = KvCacheBytesPerToken(model, req.kv);
@@ -124,7 +137,9 @@ StatusOr<MemoryPlan> PlanMemory(const TransformerSpec& model, const GpuSpec& gpu
         "model does not fit: " + where + " leaves " + Gb(p.kv_bytes_per_gpu) +
         " of KV cache per GPU, " + std::to_string(p.kv_tokens_per_replica) +
         " tokens per replica, fewer than one request of " + std::to_string(req.max_seq_tokens) +
-        " tokens per pipeline group; use more --tp/--pp or lower --weights/--kv precision");
+        " tokens per pipeline group; use more --tp/--pp" +
+        (narrower.empty() ? "" : ", lower --weights (" + narrower + ")") +
+        (DtypeBytes(req.kv) >= 2 ? ", --kv fp8" : "") + " or shorter requests");
   }
   return p;
 }
@@ -164,7 +179,25 @@ StatusOr<int> CountReplicas(const SkuSpec& sku, int vms, int tp, int pp, int ep)
                               "with InfiniBand");
   }
   if (group <= sku.gpus) return (sku.gpus / group) * vms;
-  return total / group;
+  // A replica spans VMs: its TP groups each lie inside one NVLink domain (a VM, or an NVL72 rack
+  // of vms_per_nvlink_domain consecutive VMs, the last rack possibly partial) and its PP stages
+  // may cross them. Count the TP groups each domain holds: total / group would also count groups
+  // straddling two racks, whose all-reduces would cross InfiniBand while being priced on NVLink
+  // (GB300, 20 VMs, TP16: 80 / 16 = 5, but the first rack holds 4 and the second's 8 GPUs none).
+  const int domain_vms = std::max(1, sku.vms_per_nvlink_domain);
+  const int64_t domain_gpus = int64_t{domain_vms} * sku.gpus;
+  const int64_t tp_groups =
+      int64_t{vms / domain_vms} * (domain_gpus / tp) + int64_t{vms % domain_vms} * sku.gpus / tp;
+  const int64_t replicas = tp_groups / pp;
+  if (replicas < 1) {
+    return Status::Infeasible(
+        "a replica of TP" + std::to_string(tp) + " x PP" + std::to_string(pp) + " needs " +
+        std::to_string(pp) + " TP group(s) of " + std::to_string(tp) +
+        " GPUs, each inside one NVLink domain of " + std::to_string(domain_gpus) + " GPUs, and " +
+        std::to_string(vms) + " VM(s) of " + sku.name + " hold " + std::to_string(tp_groups) +
+        "; add --vms or lower --tp/--pp");
+  }
+  return static_cast<int>(replicas);
 }
 
 }  // namespace ndt

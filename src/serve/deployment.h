@@ -59,6 +59,14 @@ struct MemoryPlan {
   int64_t kv_blocks_per_replica = 0;
 };
 
+// The serving weight precisions narrower than `w`, for advice: "fp8, fp4" for 16-bit weights,
+// "fp4" for fp8, "" for fp4 (nothing narrower to suggest).
+std::string NarrowerWeights(Dtype w);
+
+// Whether TP `tp` splits the model's attention heads evenly and its K/V heads evenly or into
+// replicas (tp a multiple of them), as TensorRT-LLM requires.
+bool TpSplitsHeads(const TransformerSpec& model, int tp);
+
 // Memory of one replica on `gpu`. kInfeasible when weights and workspace exceed the memory,
 // or the cache cannot hold one request of max_seq_tokens; the message gives the numbers and a
 // fix (more TP/PP, lower --weights/--kv precision).

@@ -63,6 +63,30 @@ TEST(Deployment, Fp16WeightsOnOneGpuDoNotFitAndSayHowToFix) {
   EXPECT_NE(m.status().message().find("--tp"), std::string::npos);
 }
 
+// The advice names only precisions narrower than the one given: --weights fp8 was told to use
+// "(fp8, fp4)", fp4 to lower a precision it could not.
+TEST(Deployment, DoesNotFitAdvisesOnlyNarrowerWeights) {
+  EXPECT_EQ(NarrowerWeights(Dtype::kBf16), "fp8, fp4");
+  EXPECT_EQ(NarrowerWeights(Dtype::kFp8), "fp4");
+  EXPECT_EQ(NarrowerWeights(Dtype::kFp4), "");
+  GpuSpec g = Gpu80GB();
+  g.memory_bytes = 30e9;
+  DeploymentRequest r;
+  // fp8: 68.98e9 x 1 byte = 69 GB > 30 GB.
+  r.weights = Dtype::kFp8;
+  StatusOr<MemoryPlan> m = PlanMemory(Llama2_70b(), g, r, EngineParams{});
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("lower --weights precision (fp4)"), std::string::npos)
+      << m.status().message();
+  // fp4: 68.98e9 x 0.5 bytes (plus block scales) ~ 35 GB > 30 GB, and nothing narrower.
+  r.weights = Dtype::kFp4;
+  m = PlanMemory(Llama2_70b(), g, r, EngineParams{});
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().message().find("--weights precision"), std::string::npos)
+      << m.status().message();
+  EXPECT_NE(m.status().message().find("use more --tp/--pp"), std::string::npos);
+}
+
 TEST(Deployment, KvHeadsReplicateBeyondTheirCount) {
   // 8 K/V heads at TP16: each GPU still holds one head (ceil(8/16) = 1), i.e. 1/8 of the cache
   // per token, not 1/16.
@@ -95,6 +119,31 @@ TEST(Deployment, ReplicasFillVmsAndTpStaysInTheNvlinkDomain) {
   ASSERT_FALSE(across.ok());
   EXPECT_EQ(across.status().code(), StatusCode::kInfeasible);
   EXPECT_NE(across.status().message().find("no InfiniBand"), std::string::npos);
+}
+
+// On NVL72 sizes a TP group may span VMs but never two racks (18 VMs of 4 GPUs each).
+TEST(Deployment, TpGroupsAcrossVmsStayInsideOneRack) {
+  SkuSpec s;
+  s.name = "test-nvl72";
+  s.gpus = 4;
+  s.nvlink_domain_gpus = 72;
+  s.vms_per_nvlink_domain = 18;
+  s.infiniband = InfinibandSpec{};
+  // One rack: 72 / 16 = 4 TP16 groups (8 GPUs idle).
+  EXPECT_EQ(*CountReplicas(s, 18, 16, 1, 1), 4);
+  // 20 VMs: rack 1 holds 4, rack 2 (2 VMs, 8 GPUs) none; 80 / 16 = 5 counted a straddler.
+  EXPECT_EQ(*CountReplicas(s, 20, 16, 1, 1), 4);
+  // Two racks: 4 + 4 = 8, not 144 / 16 = 9.
+  EXPECT_EQ(*CountReplicas(s, 36, 16, 1, 1), 8);
+  // TP8 tiles a rack (9 per rack); a partial rack of 2 VMs holds one more: 9 + 1 = 10.
+  EXPECT_EQ(*CountReplicas(s, 20, 8, 1, 1), 10);
+  // PP crosses racks: 8 TP16 groups on two racks make 2 replicas of PP4.
+  EXPECT_EQ(*CountReplicas(s, 36, 16, 4, 1), 2);
+  // 80 GPUs are enough for TP16 x PP5 but only 4 TP16 groups fit inside racks.
+  StatusOr<int> none = CountReplicas(s, 20, 16, 5, 1);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), StatusCode::kInfeasible);
+  EXPECT_NE(none.status().message().find("hold 4"), std::string::npos);
 }
 
 // The in-engine NCCL efficiency is looked up by arch: an exact name, else the longest listed name

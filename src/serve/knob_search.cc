@@ -173,7 +173,10 @@ StatusOr<Choice> Choose(const InferContext& ctx, const InferOptions& o, double t
   if (o.tp > 0)
     tps = {o.tp};
   else
-    for (int t = 1; t <= std::min(domain, 8); t *= 2) tps.push_back(t);
+    for (int t = 1; t <= std::min(domain, 8); t *= 2) {
+      // A TP the user could not give (--tp 8 of a 60-head model is refused) is no candidate.
+      if (TpSplitsHeads(*ctx.model, t)) tps.push_back(t);
+    }
   if (o.pp > 0)
     pps = {o.pp};
   else
@@ -257,6 +260,8 @@ StatusOr<Choice> Choose(const InferContext& ctx, const InferOptions& o, double t
     return choice;
   }
   if (slo_error.ok() && o.tp == 0 && o.pp == 0 && !fit_error.ok()) {
+    // Advise only precisions narrower than the one given (--weights fp8 was told "fp8, fp4").
+    const std::string narrower = NarrowerWeights(o.weights);
     // Every TP x PP the cluster offers was tried: more parallelism is not the fix.
     if (!ctx.sku->infiniband) {
       // Without InfiniBand a replica stays in one VM (CountReplicas), so more VMs add replicas,
@@ -266,11 +271,14 @@ StatusOr<Choice> Choose(const InferContext& ctx, const InferOptions& o, double t
           fit_error.Reason() + "; no TP x PP within one VM of " + ctx.sku->name + " (" +
           std::to_string(ctx.sku->gpus) +
           " GPUs; a replica cannot span VMs without InfiniBand) holds it: use a --sku with "
-          "InfiniBand or more GPU memory, or lower --weights (fp8, fp4); more --vms cannot help");
+          "InfiniBand or more GPU memory" +
+          (narrower.empty() ? "" : ", or lower --weights (" + narrower + ")") +
+          "; more --vms cannot help");
     }
-    return fit_error.WithMessage(fit_error.Reason() + "; no TP x PP on " +
-                                 std::to_string(total_gpus) +
-                                 " GPUs holds it: add --vms, or use lower --weights (fp8, fp4)");
+    return fit_error.WithMessage(
+        fit_error.Reason() + "; no TP x PP on " + std::to_string(total_gpus) +
+        " GPUs holds it: add --vms" +
+        (narrower.empty() ? "" : ", or use lower --weights (" + narrower + ")"));
   }
   return slo_error.ok() ? fit_error : slo_error;
 }

@@ -311,5 +311,57 @@ TEST(Service, HugeOutputsStayWithinTheRunBudget) {
       << r->warnings[0];
 }
 
+// The deployment search offers only TPs that split the heads, as --tp is checked: Llama 3 405B
+// with 100 attention heads (8 K/V heads) in fp8 is ~400 GB, ~100 GB per GPU at TP4 (> 84.9 GB
+// of an H100), ~50 GB at TP8; but TP8 does not split 100 heads (100 / 8 = 12.5), so at PP1 no
+// TP serves it and the answer is "does not fit", where the search used to run TP8.
+TEST(Service, SearchedTpSplitsTheHeads) {
+  EXPECT_TRUE(TpSplitsHeads(Fixture().model, 8));  // Llama 2 7B: 32 heads, 32 K/V heads
+  Fixture f;
+  f.model = *LoadModel("llama3-405b", ModelsDir(""));
+  f.model.heads = 100;
+  EXPECT_TRUE(TpSplitsHeads(f.model, 4));   // 25 heads, 2 K/V heads per GPU
+  EXPECT_FALSE(TpSplitsHeads(f.model, 8));  // 12.5 heads
+  EXPECT_TRUE(TpSplitsHeads(f.model, 1));
+  InferOptions o = Fixture::Options();
+  o.tp = 0;
+  o.pp = 1;
+  o.weights = o.kv = Dtype::kFp8;
+  o.requests = 64;
+  StatusOr<InferResult> r = RunInference(f.Context(), o);
+  ASSERT_FALSE(r.ok()) << "TP" << r->deployment.tp;
+  EXPECT_EQ(r.status().code(), StatusCode::kDoesNotFit) << r.status().message();
+  // The same model with 128 heads runs at TP8.
+  f.model.heads = 128;
+  r = RunInference(f.Context(), o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->deployment.tp, 8);
+}
+
+// A rate far within capacity run on a few requests completes less than it offers (the window
+// closes while the engines still fill), which is no overload. Llama 2 7B TP1 on 8 H100s: 16
+// requests at 20 req/s are 2 per engine, 0.4 s apart on average, each 40-250 decode steps of
+// >= 4 ms (13.5 GB of weights at 3.35 TB/s), so most of their tokens come after the last
+// arrival; the result says to raise --requests, not that the queue grows. 4000 requests (500
+// per engine, 200 s of arrivals) reach steady state: completed ~ offered, no warning.
+TEST(Service, AShortServerRunIsNotCalledAnOverload) {
+  Fixture f;
+  InferOptions o = Fixture::Options();
+  o.scenario = Scenario::kServer;
+  o.qps = 20;
+  o.requests = 16;
+  StatusOr<InferResult> r = RunInference(f.Context(), o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_LT(r->requests_per_s, 0.9 * o.qps);
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_NE(r->warnings[0].find("end before the engines reach steady state"), std::string::npos)
+      << r->warnings[0];
+  EXPECT_EQ(r->warnings[0].find("more than the deployment completes"), std::string::npos);
+  o.requests = 4000;
+  r = RunInference(f.Context(), o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_NEAR(r->requests_per_s, o.qps, 0.1 * o.qps);
+  EXPECT_TRUE(r->warnings.empty()) << r->warnings[0];
+}
 }  // namespace
 }  // namespace ndt
