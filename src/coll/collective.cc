@@ -189,6 +189,11 @@ StatusOr<CollResult> PointToPoint(const Cluster& c, CollOp op, double bytes,
   return r;
 }
 
+// "2.20" for 22000 and 22003: a release series, as data/nccl.yaml's version rules name them.
+std::string MinorName(int version) {
+  return std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100);
+}
+
 }  // namespace
 
 StatusOr<CollResult> TimeCollective(const Cluster& c, CollOp op, double bytes,
@@ -206,6 +211,15 @@ StatusOr<CollResult> TimeCollective(const Cluster& c, CollOp op, double bytes,
                                 NcclVersionName(kOldestNcclVersion) + " to 2." +
                                 std::to_string(kNewestNcclVersion / 100 % 100) + ".x");
   t.nccl_version = o.nccl_version;
+  if (!NcclUsesNvlinkAcrossVms(c, group, o.calibration->tuning, o.nccl_version)) {
+    return Status::InvalidInput(
+        "NCCL " + NcclVersionName(o.nccl_version) +
+        " does not reach GPUs of other VMs over the rack's NVLink (multi-node NVLink needs NCCL " +
+        MinorName(o.calibration->tuning.mnnvl_since) + " for one NVLink domain, " +
+        MinorName(o.calibration->tuning.mnnvl_full_since) +
+        " for several); build the cluster with ClusterSpec::nvlink_across_vms = false");
+  }
+  t.mnnvl_without_nvls = MnnvlWithoutNvls(c, t, o.nccl_version);
   const NcclCalibration cal = CalibrationFor(*o.calibration, t, c.sku().cpu);
   const double host_s = HostCallS(cal, o);
   const int n = static_cast<int>(group.size());
