@@ -189,6 +189,18 @@ StatusOr<CollResult> PointToPoint(const Cluster& c, CollOp op, double bytes,
   return r;
 }
 
+// The latency a call's device time pays, where NCCL's tuner latency (e.latency_us, which picks
+// the protocol) is not a time: a Ring broadcast or reduce is a chain through the ring, and its
+// first chunk crosses the same n - 1 ring hops (nodes - 1 of them over the network) as the last
+// chunk of a Ring all_gather does, which NCCL's model prices hop by hop. NCCL's tuner charges a
+// broadcast one hop ("sameChannels", tuning.cc), so 8 bytes to 4,096 GPUs took 12 us.
+double DeviceLatencyUs(const NcclTopo& t, CollOp op, Algo a, Proto p, double bytes, bool collnet,
+                       const AlgoEstimate& e) {
+  if (a != Algo::kRing || (op != CollOp::kBroadcast && op != CollOp::kReduce)) return e.latency_us;
+  const AlgoEstimate chain = EstimateNccl(t, CollOp::kAllGather, Algo::kRing, p, bytes, collnet);
+  return chain.ok ? std::max(e.latency_us, chain.latency_us) : e.latency_us;
+}
+
 // "2.20" for 22000 and 22003: a release series, as data/nccl.yaml's version rules name them.
 std::string MinorName(int version) {
   return std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100);
@@ -258,7 +270,8 @@ StatusOr<CollResult> TimeCollective(const Cluster& c, CollOp op, double bytes,
           } else {
             const double bw_s = bytes / (algbw_GBps * 1e9);
             const double stretch = Stretch(c, op, a, bytes, bw_s, group, t, o, &stretch_cache);
-            device_s = e.latency_us * 1e-6 + stretch * bw_s + LoopSync(t, op, a, p, bytes, cal);
+            device_s = DeviceLatencyUs(t, op, a, p, bytes, o.collnet, e) * 1e-6 + stretch * bw_s +
+                       LoopSync(t, op, a, p, bytes, cal);
           }
           best.time_s = CallTime(cal, host_s, device_s);
           best.algo = a;

@@ -166,6 +166,26 @@ TEST(Coll, LatencyDominatesSmallMessages) {
   EXPECT_NEAR(t1, 18.0e-6, 0.05e-6);
 }
 
+// A Ring broadcast (or reduce) is a chain: the first chunk crosses n - 1 ring hops before the
+// last rank has it, as the last chunk of a Ring all_gather does. 8 bytes on 64 ND H100 v5 VMs
+// (512 GPUs, 64 nodes, Xeon host, Ring LL): NCCL's all_gather ring latency 6.6 + (511 - 63) x
+// max(0.6, 1.0 network overhead) + 63 x 2.7 = 624.7 us, + the 3 us kernel gap = 627.7 us. One
+// VM: 6.6 + 7 x 0.6 + 3 = 13.8 us. (NCCL's tuner charges a broadcast one hop, 6.6 + 2.7 + 3 =
+// 12.3 us at any size: a byte cannot reach 512 GPUs down a chain in that time.)
+TEST(Coll, RingBroadcastPaysItsChainOfHops) {
+  Env e;
+  const Cluster one = e.Build("Standard_ND96isr_H100_v5", 1);
+  const Cluster many = e.Build("Standard_ND96isr_H100_v5", 64);
+  for (CollOp op : {CollOp::kBroadcast, CollOp::kReduce}) {
+    const CollResult r1 = *testing::TimeCollectiveCal(one, op, 8, All(one));
+    const CollResult r64 = *testing::TimeCollectiveCal(many, op, 8, All(many));
+    EXPECT_EQ(r64.algo, Algo::kRing);
+    EXPECT_EQ(r64.proto, Proto::kLL);
+    EXPECT_NEAR(r1.time_s, 13.8e-6, 0.01e-6) << CollOpName(op);
+    EXPECT_NEAR(r64.time_s, 627.7e-6, 0.01e-6) << CollOpName(op);
+  }
+}
+
 TEST(Coll, TimeGrowsWithBytesAndMoreBandwidthIsNeverSlower) {
   Env e;
   Cluster c = e.Build("Standard_ND96amsr_A100_v4", 1);
