@@ -161,6 +161,12 @@ StatusOr<CollResult> PointToPoint(const Cluster& c, CollOp op, double bytes,
     return Status::InvalidInput(std::string(CollOpName(op)) +
                                 " runs point-to-point in NCCL, with no algorithm to choose; "
                                 "drop --algo");
+  // NCCL picks a p2p transfer's protocol itself, LL up to NCCL_P2P_LL_THRESHOLD per channel and
+  // Simple above (enqueue.cc), whatever NCCL_PROTO says; ndtwin prices it with Simple.
+  if (o.proto && *o.proto != Proto::kSimple)
+    return Status::InvalidInput(std::string(CollOpName(op)) +
+                                " runs point-to-point in NCCL, which picks LL or Simple by size "
+                                "(NCCL_P2P_LL_THRESHOLD), not by NCCL_PROTO; drop --proto");
   const int64_t n = static_cast<int64_t>(group.size());
   if (op == CollOp::kAllToAll && o.fidelity == Fidelity::kFlow &&
       n * (n - 1) > kMaxFlowAllToAllPairs) {
@@ -184,7 +190,7 @@ StatusOr<CollResult> PointToPoint(const Cluster& c, CollOp op, double bytes,
   CollResult r;
   r.time_s = CallTime(cal, host_s, lat_us * 1e-6 + net_s / cal.bw_efficiency);
   r.algo = Algo::kP2p;
-  r.proto = o.proto.value_or(Proto::kSimple);
+  r.proto = Proto::kSimple;
   r.channels = t.ring_channels;
   return r;
 }

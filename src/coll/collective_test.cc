@@ -259,6 +259,41 @@ TEST(Coll, ErrorsAreInvalidInput) {
   EXPECT_FALSE(testing::TimeCollectiveCal(c, CollOp::kAllGather, 1 << 20, All(c), pat).ok());
 }
 
+// NCCL runs PAT with the Simple protocol only (tuning.cc skips LL and LL128 for it), and picks a
+// p2p transfer's protocol by size, not by NCCL_PROTO: forcing LL or LL128 there is refused, not
+// reported under a label the price does not follow.
+TEST(Coll, PatAndPointToPointTakeNoForcedProtocol) {
+  Env e;
+  const Cluster c = e.Build("Standard_ND96isr_H100_v5", 4);
+  const std::vector<int> per_vm = {0, 8, 16, 24};  // one GPU per VM: PAT's case
+  for (double bytes : {1024.0, 1048576.0, 1073741824.0}) {
+    CollOptions pat;
+    pat.algo = Algo::kPat;
+    const CollResult r = *testing::TimeCollectiveCal(c, CollOp::kAllGather, bytes, per_vm, pat);
+    EXPECT_EQ(r.proto, Proto::kSimple) << bytes;
+    const CollResult d = *testing::TimeCollectiveCal(c, CollOp::kAllGather, bytes, per_vm);
+    EXPECT_FALSE(d.algo == Algo::kPat && d.proto != Proto::kSimple) << bytes;
+  }
+  CollOptions pat_ll;
+  pat_ll.algo = Algo::kPat;
+  pat_ll.proto = Proto::kLL;
+  EXPECT_FALSE(testing::TimeCollectiveCal(c, CollOp::kAllGather, 1024, per_vm, pat_ll).ok());
+  for (Proto p : {Proto::kLL, Proto::kLL128}) {
+    CollOptions o;
+    o.proto = p;
+    for (CollOp op : {CollOp::kAllToAll, CollOp::kSendRecv}) {
+      const std::vector<int> g = op == CollOp::kSendRecv ? std::vector<int>{0, 8} : All(c);
+      StatusOr<CollResult> r = testing::TimeCollectiveCal(c, op, 1 << 20, g, o);
+      ASSERT_FALSE(r.ok()) << CollOpName(op);
+      EXPECT_NE(r.status().message().find("drop --proto"), std::string::npos);
+    }
+  }
+  CollOptions simple;
+  simple.proto = Proto::kSimple;
+  EXPECT_EQ(testing::TimeCollectiveCal(c, CollOp::kAllToAll, 1 << 20, All(c), simple)->proto,
+            Proto::kSimple);
+}
+
 TEST(Coll, SchedulesSendWhatTheyReceive) {
   Env e;
   Cluster c = e.Build("Standard_ND96amsr_A100_v4", 4);

@@ -143,6 +143,9 @@ AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, 
       if (!agrs) return no("PAT runs all_gather and reduce_scatter only");
       if (ppn != 1) return no("PAT needs one rank per node");
       if (t.nccl_version < kNcclPatSince) return too_old("PAT", kNcclPatSince);
+      // tuning.cc (v2.23.4 .. v2.30.4): "a == NCCL_ALGO_PAT && (p != NCCL_PROTO_SIMPLE || ...)
+      // continue".
+      if (proto != Proto::kSimple) return no("PAT runs the Simple protocol only");
       break;
     case Algo::kP2p:
       return no("P2P is not a tuned collective algorithm");
