@@ -192,10 +192,14 @@ StatusOr<CommandOutput> RunCollective(const Context& ctx, const CollectiveOption
         sku->name + " give " + std::to_string(n) +
         "; pass --gpus-per-vm 2 (inside a VM) or --vms 2 --gpus-per-vm 1 (across VMs)");
 
-  if (o.gpus_per_thread < 1 || o.gpus_per_thread > n)
-    return Status::InvalidInput("--gpus-per-thread must be 1 to " + std::to_string(n) +
-                                " (nccl-tests -g, at most the job's GPUs), got " +
-                                std::to_string(o.gpus_per_thread) +
+  // nccl-tests' -g: one thread drives that many of its own node's GPUs (cudaSetDevice), so
+  // never more than one VM's GPUs in use.
+  const int per_vm = c.gpus_per_vm();
+  if (o.gpus_per_thread < 1 || o.gpus_per_thread > per_vm)
+    return Status::InvalidInput("--gpus-per-thread must be 1 to " + std::to_string(per_vm) +
+                                " (nccl-tests -g: a thread drives GPUs of its own VM, and " +
+                                sku->name + " uses " + std::to_string(per_vm) +
+                                " per VM here), got " + std::to_string(o.gpus_per_thread) +
                                 "; leave it out for the default");
   // Price every size first, so an error prints nothing on stdout.
   std::vector<std::pair<double, CollResult>> results;
