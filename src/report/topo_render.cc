@@ -90,7 +90,11 @@ nlohmann::ordered_json RouteJson(const Cluster& c, const Route& r) {
                       {"lanes", k.lanes},
                       {"latency_s", k.latency_s}});
     }
-    paths.push_back({{"fraction", p.fraction}, {"hops", hops}});
+    // The totals the text prints ("bottleneck 25 GB/s, latency 3.33 us").
+    paths.push_back({{"fraction", p.fraction},
+                     {"bottleneck_Bps", PathBottleneckBps(c, p)},
+                     {"latency_s", PathLatency(c, p)},
+                     {"hops", hops}});
   }
   return paths;
 }
