@@ -5,6 +5,7 @@
 // would pick. Sizes accept units (ParseSizeBytes: "8", "1M", "8G", powers of 1024).
 #include "coll/collective.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -17,6 +18,7 @@
 #include "cmd/command.h"
 #include "cmd/common.h"
 #include "cmd/registry.h"
+#include "coll/nccl_model.h"
 #include "core/units.h"
 #include "hw/catalog.h"
 #include "report/collective_render.h"
@@ -134,6 +136,27 @@ StatusOr<std::pair<double, double>> SweepRange(const CollectiveOptions& o) {
   return std::make_pair(lo, hi);
 }
 
+// Why NCCL `version` runs the VMs of an NVL72 rack as separate nodes over InfiniBand.
+std::string NoMnnvlWarning(const NcclTuning& k, int version, const SkuSpec& sku, int vms) {
+  auto minor = [](int v) {
+    return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100);
+  };
+  const std::string v = NcclVersionName(version);
+  std::string why;
+  if (version < k.mnnvl_since) {
+    why = "NCCL " + v + " predates multi-node NVLink (MNNVL, NCCL " + minor(k.mnnvl_since) + ")";
+  } else {
+    const int per_rack = std::max(1, sku.vms_per_nvlink_domain);
+    const int racks = (vms + per_rack - 1) / per_rack;
+    why = "NCCL " + v + " uses multi-node NVLink only when all GPUs share one NVLink domain, and " +
+          std::to_string(vms) + " VMs of " + sku.name + " span " + std::to_string(racks) +
+          " racks (NCCL " + minor(k.mnnvl_full_since) + " lifts it)";
+  }
+  return why + ": each VM is its own NCCL node and GPUs of different VMs talk over InfiniBand, " +
+         "not the rack's NVLink; pass --nccl-version " + minor(k.mnnvl_full_since) +
+         " or newer for NVLink across VMs";
+}
+
 StatusOr<CommandOutput> RunCollective(const Context& ctx, const CollectiveOptions& o,
                                       Diagnostics* diag) {
   if (o.sku.empty()) return Status::InvalidInput("--sku is required (see: ndtwin sku list)");
@@ -153,6 +176,12 @@ StatusOr<CommandOutput> RunCollective(const Context& ctx, const CollectiveOption
   NDT_ASSIGN_OR_RETURN(Cluster c, BuildCluster(spec, ctx.fabric));
   std::vector<int> group(c.num_gpus());
   std::iota(group.begin(), group.end(), 0);
+  if (!NcclUsesNvlinkAcrossVms(c, group, ctx.nccl.tuning, co.nccl_version)) {
+    // NCCL without multi-node NVLink sees each VM of the rack as a node: price that cluster.
+    spec.nvlink_across_vms = false;
+    NDT_ASSIGN_OR_RETURN(c, BuildCluster(spec, ctx.fabric));
+    diag->Warn(NoMnnvlWarning(ctx.nccl.tuning, co.nccl_version, *sku, o.vms));
+  }
   const int n = c.num_gpus();
   if (n < 2)
     return Status::InvalidInput(std::string(CollOpName(op)) +
@@ -163,10 +192,14 @@ StatusOr<CommandOutput> RunCollective(const Context& ctx, const CollectiveOption
         sku->name + " give " + std::to_string(n) +
         "; pass --gpus-per-vm 2 (inside a VM) or --vms 2 --gpus-per-vm 1 (across VMs)");
 
-  if (o.gpus_per_thread < 1 || o.gpus_per_thread > n)
-    return Status::InvalidInput("--gpus-per-thread must be 1 to " + std::to_string(n) +
-                                " (nccl-tests -g, at most the job's GPUs), got " +
-                                std::to_string(o.gpus_per_thread) +
+  // nccl-tests' -g: one thread drives that many of its own node's GPUs (cudaSetDevice), so
+  // never more than one VM's GPUs in use.
+  const int per_vm = c.gpus_per_vm();
+  if (o.gpus_per_thread < 1 || o.gpus_per_thread > per_vm)
+    return Status::InvalidInput("--gpus-per-thread must be 1 to " + std::to_string(per_vm) +
+                                " (nccl-tests -g: a thread drives GPUs of its own VM, and " +
+                                sku->name + " uses " + std::to_string(per_vm) +
+                                " per VM here), got " + std::to_string(o.gpus_per_thread) +
                                 "; leave it out for the default");
   // Price every size first, so an error prints nothing on stdout.
   std::vector<std::pair<double, CollResult>> results;

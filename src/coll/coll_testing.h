@@ -18,9 +18,11 @@ namespace ndt {
 struct Env {
   Catalog cat;
   Env() : cat(*Catalog::Load(NDT_DATA_DIR)) {}
-  Cluster Build(const std::string& sku, int vms, FabricSpec fab = {},
-                const GpuSpec* gpu = nullptr) {
+  // nvlink_across_vms false: each VM its own NVLink domain (ClusterSpec::nvlink_across_vms).
+  Cluster Build(const std::string& sku, int vms, FabricSpec fab = {}, const GpuSpec* gpu = nullptr,
+                bool nvlink_across_vms = true) {
     ClusterSpec s;
+    s.nvlink_across_vms = nvlink_across_vms;
     s.sku = *cat.FindSku(sku);
     s.gpu = gpu ? gpu : &cat.GpuOf(*s.sku);
     s.vms = vms;

@@ -161,6 +161,12 @@ StatusOr<CollResult> PointToPoint(const Cluster& c, CollOp op, double bytes,
     return Status::InvalidInput(std::string(CollOpName(op)) +
                                 " runs point-to-point in NCCL, with no algorithm to choose; "
                                 "drop --algo");
+  // NCCL picks a p2p transfer's protocol itself, LL up to NCCL_P2P_LL_THRESHOLD per channel and
+  // Simple above (enqueue.cc), whatever NCCL_PROTO says; ndtwin prices it with Simple.
+  if (o.proto && *o.proto != Proto::kSimple)
+    return Status::InvalidInput(std::string(CollOpName(op)) +
+                                " runs point-to-point in NCCL, which picks LL or Simple by size "
+                                "(NCCL_P2P_LL_THRESHOLD), not by NCCL_PROTO; drop --proto");
   const int64_t n = static_cast<int64_t>(group.size());
   if (op == CollOp::kAllToAll && o.fidelity == Fidelity::kFlow &&
       n * (n - 1) > kMaxFlowAllToAllPairs) {
@@ -184,9 +190,26 @@ StatusOr<CollResult> PointToPoint(const Cluster& c, CollOp op, double bytes,
   CollResult r;
   r.time_s = CallTime(cal, host_s, lat_us * 1e-6 + net_s / cal.bw_efficiency);
   r.algo = Algo::kP2p;
-  r.proto = o.proto.value_or(Proto::kSimple);
+  r.proto = Proto::kSimple;
   r.channels = t.ring_channels;
   return r;
+}
+
+// The latency a call's device time pays, where NCCL's tuner latency (e.latency_us, which picks
+// the protocol) is not a time: a Ring broadcast or reduce is a chain through the ring, and its
+// first chunk crosses the same n - 1 ring hops (nodes - 1 of them over the network) as the last
+// chunk of a Ring all_gather does, which NCCL's model prices hop by hop. NCCL's tuner charges a
+// broadcast one hop ("sameChannels", tuning.cc), so 8 bytes to 4,096 GPUs took 12 us.
+double DeviceLatencyUs(const NcclTopo& t, CollOp op, Algo a, Proto p, double bytes, bool collnet,
+                       const AlgoEstimate& e) {
+  if (a != Algo::kRing || (op != CollOp::kBroadcast && op != CollOp::kReduce)) return e.latency_us;
+  const AlgoEstimate chain = EstimateNccl(t, CollOp::kAllGather, Algo::kRing, p, bytes, collnet);
+  return chain.ok ? std::max(e.latency_us, chain.latency_us) : e.latency_us;
+}
+
+// "2.20" for 22000 and 22003: a release series, as data/nccl.yaml's version rules name them.
+std::string MinorName(int version) {
+  return std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100);
 }
 
 }  // namespace
@@ -206,6 +229,15 @@ StatusOr<CollResult> TimeCollective(const Cluster& c, CollOp op, double bytes,
                                 NcclVersionName(kOldestNcclVersion) + " to 2." +
                                 std::to_string(kNewestNcclVersion / 100 % 100) + ".x");
   t.nccl_version = o.nccl_version;
+  if (!NcclUsesNvlinkAcrossVms(c, group, o.calibration->tuning, o.nccl_version)) {
+    return Status::InvalidInput(
+        "NCCL " + NcclVersionName(o.nccl_version) +
+        " does not reach GPUs of other VMs over the rack's NVLink (multi-node NVLink needs NCCL " +
+        MinorName(o.calibration->tuning.mnnvl_since) + " for one NVLink domain, " +
+        MinorName(o.calibration->tuning.mnnvl_full_since) +
+        " for several); build the cluster with ClusterSpec::nvlink_across_vms = false");
+  }
+  t.mnnvl_without_nvls = MnnvlWithoutNvls(c, t, o.nccl_version);
   const NcclCalibration cal = CalibrationFor(*o.calibration, t, c.sku().cpu);
   const double host_s = HostCallS(cal, o);
   const int n = static_cast<int>(group.size());
@@ -244,7 +276,8 @@ StatusOr<CollResult> TimeCollective(const Cluster& c, CollOp op, double bytes,
           } else {
             const double bw_s = bytes / (algbw_GBps * 1e9);
             const double stretch = Stretch(c, op, a, bytes, bw_s, group, t, o, &stretch_cache);
-            device_s = e.latency_us * 1e-6 + stretch * bw_s + LoopSync(t, op, a, p, bytes, cal);
+            device_s = DeviceLatencyUs(t, op, a, p, bytes, o.collnet, e) * 1e-6 + stretch * bw_s +
+                       LoopSync(t, op, a, p, bytes, cal);
           }
           best.time_s = CallTime(cal, host_s, device_s);
           best.algo = a;

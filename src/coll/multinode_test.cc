@@ -2,6 +2,7 @@
 // and the NCCL release gates of the algorithms.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "coll/coll_testing.h"
@@ -378,6 +379,80 @@ TEST(NcclVersion, AlgorithmsAppearWithTheirRelease) {
   EXPECT_EQ(
       testing::TimeCollectiveCal(one, CollOp::kAllReduce, kGiB, All(one), old).status().code(),
       StatusCode::kInvalidInput);
+}
+
+// Multi-node NVLink (MNNVL, data/nccl.yaml mnnvl): none before NCCL 2.20; 2.20 only when the
+// whole communicator is one NVLink clique (one rack, also a partial one), without NVLS; 2.21
+// for any clique, with NVLS.
+TEST(NcclVersion, MultiNodeNvlinkArrivesIn220ForOneRackAnd221ForSeveral) {
+  Env e;
+  const NcclTuning& k = testing::BuiltinNcclCalibration().tuning;
+  EXPECT_EQ(k.mnnvl_since, 22000);
+  EXPECT_EQ(k.mnnvl_full_since, 22100);
+  const std::string gb300 = "Standard_ND128isr_GB300_v6";
+  const Cluster one_vm = e.Build(gb300, 1);
+  const Cluster partial = e.Build(gb300, 5);  // 20 GPUs of one rack
+  const Cluster racks = e.Build(gb300, 36);   // 2 racks
+  const Cluster h100 = e.Build("Standard_ND96isr_H100_v5", 4);
+  for (int v : {21200, 21904, 22005, 22105, 23004}) {
+    // No domain spans VMs: nothing to decide.
+    EXPECT_TRUE(NcclUsesNvlinkAcrossVms(one_vm, All(one_vm), k, v)) << v;
+    EXPECT_TRUE(NcclUsesNvlinkAcrossVms(h100, All(h100), k, v)) << v;
+  }
+  EXPECT_FALSE(NcclUsesNvlinkAcrossVms(partial, All(partial), k, 21904));
+  EXPECT_TRUE(NcclUsesNvlinkAcrossVms(partial, All(partial), k, 22003));
+  EXPECT_FALSE(NcclUsesNvlinkAcrossVms(racks, All(racks), k, 22005));
+  EXPECT_TRUE(NcclUsesNvlinkAcrossVms(racks, All(racks), k, 22105));
+  // One GPU of each of the 36 VMs: every rack's domain still spans 18 VMs.
+  std::vector<int> per_vm;
+  for (int vm = 0; vm < 36; ++vm) per_vm.push_back(4 * vm);
+  EXPECT_FALSE(NcclUsesNvlinkAcrossVms(racks, per_vm, k, 22005));
+
+  // The library refuses to price the rack's NVLink for a release that does not use it.
+  CollOptions o;
+  o.nccl_version = 21904;
+  StatusOr<CollResult> r =
+      testing::TimeCollectiveCal(partial, CollOp::kAllReduce, kGiB, All(partial), o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
+  EXPECT_NE(r.status().message().find("multi-node NVLink needs NCCL 2.20"), std::string::npos)
+      << r.status().message();
+
+  // 2.20 runs MNNVL without NVLS, on one VM too (the clique is the whole communicator);
+  // 2.19 (no MNNVL: one node) and 2.21 run it.
+  o.algo = Algo::kNvls;
+  o.nccl_version = 22005;
+  r = testing::TimeCollectiveCal(one_vm, CollOp::kAllReduce, kGiB, All(one_vm), o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("NVLS over multi-node NVLink needs NCCL 2.21"),
+            std::string::npos)
+      << r.status().message();
+  EXPECT_FALSE(testing::TimeCollectiveCal(partial, CollOp::kAllReduce, kGiB, All(partial), o).ok());
+  o.nccl_version = 21904;
+  EXPECT_TRUE(testing::TimeCollectiveCal(one_vm, CollOp::kAllReduce, kGiB, All(one_vm), o).ok());
+  o.nccl_version = 22105;
+  EXPECT_TRUE(testing::TimeCollectiveCal(partial, CollOp::kAllReduce, kGiB, All(partial), o).ok());
+
+  // Without MNNVL two VMs of a rack are two NCCL nodes of 4 GPUs joined by their 4 NICs of
+  // 800 Gb/s (100 GB/s each). An all_reduce between two nodes must send each node's half of
+  // the buffer reduced and receive the other half back: S per node and direction through 400
+  // GB/s, so algbw <= 400 GB/s, whatever the algorithm. Over the rack's NVLink (2.21) each GPU
+  // has 900 GB/s per direction, and the 8 GPUs' all_reduce runs well above 400.
+  const Cluster split = e.Build(gb300, 2, {}, nullptr, /*nvlink_across_vms=*/false);
+  const Cluster rack2 = e.Build(gb300, 2);
+  const NcclTopo t = *AnalyzeGroup(split, All(split), k);
+  EXPECT_EQ(t.nodes, 2);
+  EXPECT_EQ(t.nics_per_node, 4);
+  CollOptions old;
+  old.nccl_version = 21904;
+  const CollResult ib =
+      *testing::TimeCollectiveCal(split, CollOp::kAllReduce, 4 * kGiB, All(split), old);
+  EXPECT_LE(ib.algbw_Bps, 400e9);
+  CollOptions now;
+  now.nccl_version = 22105;
+  const CollResult nvl =
+      *testing::TimeCollectiveCal(rack2, CollOp::kAllReduce, 4 * kGiB, All(rack2), now);
+  EXPECT_GT(nvl.algbw_Bps, 400e9);
 }
 
 TEST(NicBound, TwoNvl72RacksAreNoFasterThanOneInTheirNvlsPhase) {

@@ -106,6 +106,7 @@ AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, 
             "NVLS needs NVSwitch multicast (Hopper or newer with NVSwitch); this GPU/VM has none");
       if (!(ar || agrs)) return no("NVLS runs all_reduce, all_gather, reduce_scatter only");
       if (t.nccl_version < kNcclNvlsSince) return too_old("NVLS", kNcclNvlsSince);
+      if (t.mnnvl_without_nvls) return too_old("NVLS over multi-node NVLink", k.mnnvl_full_since);
       if (N > 1 && !collnet) return no("multi-node NVLS needs CollNet (IB SHARP): pass --collnet");
       if (N > 1 && t.nccl_version < kNcclNvlsTreeSince)
         return too_old("multi-node NVLS", kNcclNvlsTreeSince);
@@ -124,6 +125,8 @@ AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, 
       if (!ar) return no("NVLSTree runs all_reduce only");
       if (N == 1) return no("NVLSTree is off on a single node");
       if (t.nccl_version < kNcclNvlsTreeSince) return too_old("NVLSTree", kNcclNvlsTreeSince);
+      if (t.mnnvl_without_nvls)
+        return too_old("NVLSTree over multi-node NVLink", k.mnnvl_full_since);
       if (proto != Proto::kSimple) return no("NVLSTree runs the Simple protocol only");
       break;
     case Algo::kCollNetDirect:
@@ -140,6 +143,9 @@ AlgoEstimate EstimateNccl(const NcclTopo& t, CollOp op, Algo algo, Proto proto, 
       if (!agrs) return no("PAT runs all_gather and reduce_scatter only");
       if (ppn != 1) return no("PAT needs one rank per node");
       if (t.nccl_version < kNcclPatSince) return too_old("PAT", kNcclPatSince);
+      // tuning.cc (v2.23.4 .. v2.30.4): "a == NCCL_ALGO_PAT && (p != NCCL_PROTO_SIMPLE || ...)
+      // continue".
+      if (proto != Proto::kSimple) return no("PAT runs the Simple protocol only");
       break;
     case Algo::kP2p:
       return no("P2P is not a tuned collective algorithm");

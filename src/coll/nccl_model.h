@@ -47,6 +47,9 @@ struct NcclTuning {
   double simple_buffer_bytes = 0;
   int nccl_steps = 0, simple_chunk_steps = 0, simple_channel_duplication = 0;
   double tree_correction[3][23] = {};  // by log2(bytes / 64), 64 B .. 256 MiB; 1 beyond
+  // Multi-node NVLink (data/nccl.yaml mnnvl; NcclUsesNvlinkAcrossVms): the first release with
+  // it (one clique per communicator, no NVLS), and the first with any clique and NVLS over it.
+  int mnnvl_since = 0, mnnvl_full_since = 0;
 };
 
 // The algorithms of NcclTuning's latency tables, in order (data/nccl.yaml's keys).
@@ -163,7 +166,27 @@ struct NcclTopo {
   bool amd_cpu = false;
   int nccl_version = kPinnedNcclVersion;  // major*10000 + minor*100 + patch (tuner revision)
   const NcclTuning* tuning = nullptr;     // NCCL's tables the group was analysed with
+  // NCCL runs the group's one NVLink domain of an NVL72 rack as multi-node NVLink without NVLS
+  // (2.20: data/nccl.yaml mnnvl), so NVLS and NVLSTree are unavailable. Set by TimeCollective
+  // (MnnvlWithoutNvls); false where AnalyzeGroup alone built the topology.
+  bool mnnvl_without_nvls = false;
 };
+
+// Whether NCCL `version` (tables `k`: data/nccl.yaml mnnvl) reaches the GPUs of `group` that
+// share an NVLink domain but not a VM (an NVL72 rack's VMs) over that NVLink, i.e. uses
+// multi-node NVLink (MNNVL). Before k.mnnvl_since never; before k.mnnvl_full_since only when
+// the whole group lies in one NVLink domain (one clique); from it always. Where it does not,
+// NCCL sees every VM as its own node and their GPUs talk over the network: price that on a
+// cluster built with ClusterSpec::nvlink_across_vms = false (TimeCollective refuses the
+// rack's cluster then). True where no NVLink domain of the group spans VMs (nothing to decide).
+bool NcclUsesNvlinkAcrossVms(const Cluster& cluster, std::span<const int> group,
+                             const NcclTuning& k, int version);
+
+// Whether NCCL `version` runs `t`'s group on `cluster` as multi-node NVLink without NVLS: an
+// NVL72 size's group in one NVLink domain (one clique, even one VM's GPUs: NCCL reads the
+// clique from the GPUs' fabric info) under a 2.20 release (k.mnnvl_since <= version <
+// k.mnnvl_full_since). REQUIRES: t.tuning.
+bool MnnvlWithoutNvls(const Cluster& cluster, const NcclTopo& t, int version);
 
 // NCCL releases before this one price Ring LL at 1/4 of the ring bus bandwidth for all_reduce,
 // reduce and multi-node (1/3 otherwise); later ones at 1/2 (src/graph/tuning.cc: 1/4 in

@@ -228,4 +228,29 @@ StatusOr<NcclTopo> AnalyzeGroup(const Cluster& c, std::span<const int> group, co
   return t;
 }
 
+bool NcclUsesNvlinkAcrossVms(const Cluster& c, std::span<const int> group, const NcclTuning& k,
+                             int version) {
+  // (domain, VM) of every rank, sorted: a domain spans VMs where two neighbours differ in VM.
+  std::vector<std::pair<int, int>> dv(group.size());
+  for (size_t i = 0; i < group.size(); ++i) dv[i] = {c.gpu(group[i]).domain, c.gpu(group[i]).vm};
+  std::sort(dv.begin(), dv.end());
+  bool spans_vms = false;
+  int domains = dv.empty() ? 0 : 1;
+  for (size_t i = 1; i < dv.size(); ++i) {
+    if (dv[i].first != dv[i - 1].first)
+      ++domains;
+    else if (dv[i].second != dv[i - 1].second)
+      spans_vms = true;
+  }
+  if (!spans_vms) return true;
+  if (version < k.mnnvl_since) return false;
+  return version >= k.mnnvl_full_since || domains == 1;
+}
+
+bool MnnvlWithoutNvls(const Cluster& c, const NcclTopo& t, int version) {
+  NDT_CHECK(t.tuning != nullptr, "MnnvlWithoutNvls: the topology has no NCCL tables");
+  return c.sku().fabric == IntraVmFabric::kNvl72 && t.nodes == 1 &&
+         version >= t.tuning->mnnvl_since && version < t.tuning->mnnvl_full_since;
+}
+
 }  // namespace ndt

@@ -70,6 +70,14 @@ StatusOr<std::vector<double>> Speeds(const YamlMap& m, std::string_view key) {
   return v;
 }
 
+// An NCCL release ("2.20" or "2.20.3", coll/collective.h ParseNcclVersion).
+StatusOr<int> Release(const YamlMap& m, std::string_view key) {
+  NDT_ASSIGN_OR_RETURN(std::string s, m.String(key));
+  int v = 0;
+  if (Status st = ParseNcclVersion(s, &v); !st.ok()) return m.Error(key, st.message());
+  return v;
+}
+
 StatusOr<NcclTuning> FromMap(const YamlMap& top) {
   NcclTuning k;
   NDT_ASSIGN_OR_RETURN(std::string source, top.String("source"));
@@ -116,6 +124,13 @@ StatusOr<NcclTuning> FromMap(const YamlMap& top) {
   NDT_ASSIGN_OR_RETURN(k.nvls_channels_sm100_multi, PositiveInt(nvls, "sm100_multi_node"));
   NDT_RETURN_IF_ERROR(nvls.Finish());
   NDT_ASSIGN_OR_RETURN(k.ctas_per_channel, PositiveInt(top, "ctas_per_channel"));
+
+  NDT_ASSIGN_OR_RETURN(YamlMap mnnvl, top.Map("mnnvl"));
+  NDT_ASSIGN_OR_RETURN(k.mnnvl_since, Release(mnnvl, "since"));
+  NDT_ASSIGN_OR_RETURN(k.mnnvl_full_since, Release(mnnvl, "any_clique_and_nvls_since"));
+  NDT_RETURN_IF_ERROR(mnnvl.Finish());
+  if (k.mnnvl_full_since < k.mnnvl_since)
+    return mnnvl.Error("any_clique_and_nvls_since", "must not be older than since");
 
   NDT_RETURN_IF_ERROR(ArchTable(top, "llMaxBw", k.ll_max_bw));
   NDT_ASSIGN_OR_RETURN(YamlMap ll, top.Map("ring_ll_bus_divisor"));

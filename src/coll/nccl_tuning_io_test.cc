@@ -84,6 +84,14 @@ TEST(NcclTuning, TheModelReadsTheFilesValues) {
   const NcclTuning big = Parse(Replace(TuningText(), "buffer: 4 MiB", "buffer: 8 MiB"));
   const NcclTopo t3 = *AnalyzeGroup(c, g, big);
   EXPECT_EQ(RingSimpleLoops(t3, 385.0 * (1 << 20)), 1);
+  // mnnvl.since: 5 GB300 VMs (one rack) reach each other over NVLink from 2.20; with "2.22"
+  // in the file, NCCL 2.21.5 no longer does.
+  const Cluster rack = env.Build("Standard_ND128isr_GB300_v6", 5);
+  EXPECT_TRUE(NcclUsesNvlinkAcrossVms(rack, All(rack), base, 22105));
+  const NcclTuning later =
+      Parse(Replace(Replace(TuningText(), "since: \"2.20\"", "since: \"2.22\""),
+                    "any_clique_and_nvls_since: \"2.21\"", "any_clique_and_nvls_since: \"2.22\""));
+  EXPECT_FALSE(NcclUsesNvlinkAcrossVms(rack, All(rack), later, 22105));
 }
 
 TEST(NcclTuning, BadFilesAreOneLineErrors) {
@@ -96,6 +104,9 @@ TEST(NcclTuning, BadFilesAreOneLineErrors) {
       {"nvls_efficiency: {volta: 0,", "nvls_efficiency: {volta: 0, turing: 0,", "turing"},
       {"simple: [.9, .9,", "simple: [.9,", "expected 23 numbers"},
       {"buffer: 4 MiB", "buffer: 4", "buffer"},
+      {"since: \"2.20\"", "since: \"2.x\"", "2.12.0 to 2.30.x"},
+      {"any_clique_and_nvls_since: \"2.21\"", "any_clique_and_nvls_since: \"2.19\"",
+       "must not be older than since"},
   };
   for (const Bad& b : bads) {
     StatusOr<NcclTuning> r = ParseNcclTuning(Replace(TuningText(), b.from, b.to), "nccl.yaml");

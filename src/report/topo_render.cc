@@ -66,8 +66,8 @@ void PrintText(TextOut& p, const Cluster& c, const FabricParams& fp, const Place
   }
   p("Nodes:              %zu (%s)\n", c.nodes().size(), Counts(c, true).c_str());
   p("Links:              %d full-duplex (%s)\n", DuplexLinks(c), Counts(c, false).c_str());
-  p("Assumed latencies:  per link: nvlink %s, pcie %s, c2c %s, cpu_cpu %s, NIC %s, "
-    "IB switch %s (data/fabric.yaml)\n",
+  p("Assumed latencies:  per link: nvlink %s, pcie %s, c2c %s, cpu_cpu %s, NIC %s; "
+    "per IB switch crossed %s (data/fabric.yaml)\n",
     Us(fp.nvlink_latency_s).c_str(), Us(fp.pcie_latency_s).c_str(), Us(fp.c2c_latency_s).c_str(),
     Us(fp.cpu_cpu_latency_s).c_str(), Us(fp.nic_latency_s).c_str(),
     Us(fp.switch_latency_s).c_str());
@@ -90,7 +90,11 @@ nlohmann::ordered_json RouteJson(const Cluster& c, const Route& r) {
                       {"lanes", k.lanes},
                       {"latency_s", k.latency_s}});
     }
-    paths.push_back({{"fraction", p.fraction}, {"hops", hops}});
+    // The totals the text prints ("bottleneck 25 GB/s, latency 3.33 us").
+    paths.push_back({{"fraction", p.fraction},
+                     {"bottleneck_Bps", PathBottleneckBps(c, p)},
+                     {"latency_s", PathLatency(c, p)},
+                     {"hops", hops}});
   }
   return paths;
 }

@@ -241,8 +241,9 @@ StatusOr<Cluster> ClusterBuilder::Build() {
         c_.nvsw_frac_.push_back(static_cast<double>(l) / gs.nvlink_links);
       }
       c_.nvsw_up_.assign(static_cast<size_t>(ranks) * s.nvswitches, -1);
-      int domain_vms =
-          s.fabric == IntraVmFabric::kNvl72 ? std::min(vms, s.vms_per_nvlink_domain) : 1;
+      int domain_vms = s.fabric == IntraVmFabric::kNvl72 && spec_.nvlink_across_vms
+                           ? std::min(vms, s.vms_per_nvlink_domain)
+                           : 1;
       c_.nvlink_domain_gpus_ = domain_vms * g_;
       break;
     }
@@ -346,7 +347,9 @@ void ClusterBuilder::BuildGpusAndPcie(int vm) {
                                     params_.pcie_latency_s));
     }
   }
-  const int domain = s.fabric == IntraVmFabric::kNvl72 ? vm / s.vms_per_nvlink_domain : vm;
+  const int domain = s.fabric == IntraVmFabric::kNvl72 && spec_.nvlink_across_vms
+                         ? vm / s.vms_per_nvlink_domain
+                         : vm;
   for (int i = 0; i < g_; ++i) {
     NodeId gpu = c_.AddNode(NodeKind::kGpu, vm, i, VmName(vm, "gpu", i));
     c_.gpus_.push_back(GpuInfo{gpu, vm, i, domain, -1, 0});

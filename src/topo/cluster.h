@@ -76,6 +76,12 @@ struct ClusterSpec {
   int vms = 1;
   int gpus_per_vm = 0;  // 0 = all GPUs of the size; fewer uses the first G of each VM
   FabricSpec fabric;
+  // false: each VM is its own NVLink domain even where the size's NVLink spans VMs (an NVL72
+  // rack), so GPUs of different VMs reach each other only over InfiniBand; the rack's
+  // NVSwitches stay and carry a VM's own traffic. What NCCL sees on a rack when it cannot use
+  // multi-node NVLink (MNNVL): releases before 2.20.3, and 2.20.x for a communicator that spans
+  // racks (coll/nccl_model.h MnnvlFor). No effect on other fabrics.
+  bool nvlink_across_vms = true;
 };
 
 // Per-GPU facts the network and collective layers need without walking the graph.

@@ -25,8 +25,10 @@ struct FabricParams {
   double pcie_latency_s = 0;
   double c2c_latency_s = 0;
   double cpu_cpu_latency_s = 0;
-  double nic_latency_s = 0;     // NIC <-> leaf (HCA processing and cable)
-  double switch_latency_s = 0;  // IB switch <-> switch (one switch traversal)
+  double nic_latency_s = 0;  // NIC <-> leaf (HCA processing and cable)
+  // One IB switch traversal (port to port), paid once per switch a route crosses: the builder
+  // charges half of it to each IB link ending at a switch (topo/fat_tree.cc).
+  double switch_latency_s = 0;
   int cube_mesh_gpus = 0;
   std::vector<MeshPair> cube_mesh;  // a < b, each pair once
   std::string cube_mesh_source;

@@ -74,7 +74,13 @@ Status ClusterBuilder::BuildFabric(const FatTreeShape& t) {
   const double port = spec_.sku->infiniband->port_Bps;
   const int u_n = t.up_ports;
   const double up_bw = t.down_ports * port / f.oversubscription / u_n;
+  // A packet crosses one switch more than it crosses switch-to-switch links (NIC -> leaf -> NIC:
+  // 1 switch; leaf -> spine -> leaf: 3; across pods: 5). Each switch's traversal is charged half
+  // to each IB link that ends at it, so the links of any route sum to one traversal per switch:
+  // a NIC link carries the HCA's latency and half its leaf's, a switch-to-switch link two
+  // halves. (Charging it to switch-to-switch links alone missed one switch per route.)
   const double sw_lat = params_.switch_latency_s;
+  const double nic_lat = params_.nic_latency_s + sw_lat / 2;
 
   std::vector<NodeId> leaves(t.leaves);
   c_.leaf_pod_.resize(t.leaves);
@@ -94,8 +100,7 @@ Status ClusterBuilder::BuildFabric(const FatTreeShape& t) {
     int n = i % nics_per_vm_;
     int leaf = (vm / t.vms_per_leaf) * t.rails + (t.rails > 1 ? n : 0);
     c_.nic_leaf_[i] = leaf;
-    c_.nic_up_[i] =
-        c_.AddDuplex(vm_nics_[i], leaves[leaf], LinkKind::kIb, port, params_.nic_latency_s);
+    c_.nic_up_[i] = c_.AddDuplex(vm_nics_[i], leaves[leaf], LinkKind::kIb, port, nic_lat);
   }
   // A single leaf needs no spines, a single pod no cores: every route stays below them.
   const bool has_spines = t.leaves > 1;

@@ -8,6 +8,7 @@
 #include "topo/builders.h"
 #include "topo/summary.h"
 #include "topo/test_specs.h"
+#include "topo/testing.h"
 
 namespace ndt {
 namespace {
@@ -176,6 +177,57 @@ TEST(Route, HashedUplinkIsAFixedFunctionOfThePair) {
     ASSERT_EQ(r.size(), 1u);
     ASSERT_EQ(all.size(), uplinks) << p.a << "->" << p.b;
     EXPECT_EQ(r[0].links, all[p.hash % uplinks].links) << p.a << "->" << p.b;
+  }
+}
+
+// The IB part of a path's latency: its InfiniBand links' latencies summed.
+double IbLatency(const Cluster& c, const Path& p) {
+  double s = 0;
+  for (LinkId l : p.links) {
+    if (c.link(l).kind == LinkKind::kIb) s += c.link(l).latency_s;
+  }
+  return s;
+}
+
+// A packet between two VMs crosses the HCAs at both ends (nic_link 1 us each in data/fabric.yaml)
+// and every switch on its way once (switch_link 0.13 us each): NIC -> leaf -> NIC is 1 switch,
+// leaf -> spine -> leaf 3, leaf -> spine -> core -> spine -> leaf 5. So the IB links of a route
+// sum to 2 + 0.13 k us: 2.13, 2.39, 2.65. (Before, the links counted one switch too few: 2.0,
+// 2.26, 2.52.) The whole README route, 2 x ND A100 v4 GPU 0 -> GPU 8: 4 PCIe links of 0.3 us
+// (GPU -> PCIe switch -> NIC at each end) + 2.13 = 3.33 us.
+TEST(Route, LatencyCountsEverySwitchThePacketCrosses) {
+  const FabricParams& fp = testing::BuiltinFabricParams();
+  ASSERT_DOUBLE_EQ(fp.nic_latency_s, 1e-6);
+  ASSERT_DOUBLE_EQ(fp.switch_latency_s, 0.13e-6);
+  ASSERT_DOUBLE_EQ(fp.pcie_latency_s, 0.3e-6);
+  {
+    TestSize t = testing::A100v4();
+    Cluster c = Build(t.Spec(2));  // one leaf group: rail 0's leaf joins GPU 0 and GPU 8
+    const Route r = c.GpuRoute(0, 8);
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_NEAR(IbLatency(c, r[0]), 2.13e-6, 1e-12);
+    EXPECT_NEAR(PathLatency(c, r[0]), 3.33e-6, 1e-12);
+  }
+  {
+    TestSize t = testing::A100v4();
+    ClusterSpec s = t.Spec(3);
+    s.fabric.vms_per_leaf = 2;  // VM 2 sits on the second leaf group: leaf -> spine -> leaf
+    Cluster c = Build(s);
+    const Route r = c.NetRoute(0, 16);
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_NEAR(IbLatency(c, r[0]), 2.39e-6, 1e-12);
+  }
+  {
+    TestSize t = testing::H100v5();
+    ClusterSpec s = t.Spec(12);
+    s.fabric.tiers = 3;
+    s.fabric.switch_radix = 16;  // non-rail: 1 VM per leaf, 8 leaves per pod: VM 11 in pod 1
+    s.fabric.vms_per_leaf = 1;
+    s.fabric.rail_optimized = false;
+    Cluster c = Build(s);
+    const Route r = c.NetRoute(0, 8 * 11);
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_NEAR(IbLatency(c, r[0]), 2.65e-6, 1e-12);
   }
 }
 
