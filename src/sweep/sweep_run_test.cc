@@ -576,6 +576,89 @@ TEST(SweepRunTest, GpuVariabilityIsASpecKeyAndRowsCarryTheStraggler) {
   EXPECT_EQ(r["mfu"], t->json["mfu"]);
 }
 
+// A point's warnings (what `ndtwin train` alone prints as "ndtwin: warning: ...") are in its row:
+// the count in `warnings`, the text in `warning_list` (a JSON array, NULL without any), the same
+// on 1 and 3 threads and with either store, and each row's list is the one train gives for that
+// point. GB300 NVL72 (4 GPUs a VM, NVLink domains of 72 GPUs) on 36 VMs = 144 GPUs: tp 16's groups
+// of 16 consecutive ranks do not tile a 72-GPU domain (72 / 16 = 4.5), so some straddle two
+// domains and train warns; tp 8 (72 / 8 = 9 groups a domain) does not. Through `ndtwin sweep`
+// the run says how many points warned on stderr (a note) and in its JSON ("warned"), and --top's
+// rows carry their lists.
+TEST(SweepRunTest, PointsKeepTheirWarnings) {
+  const std::string y =
+      "command: train\n"
+      "fixed: {model: llama2-7b, gbs: 288, sku: Standard_ND128isr_GB300_v6, vms: 36, pp: 1}\n"
+      "grid: {tp: [8, 16], recompute: [none, full]}\n"
+      "fidelity: estimate\n";
+  const SweepSpec spec = TrainSpec(y);
+  ASSERT_EQ(spec.points, 4u);
+  const std::string spec_file = TempPath("warn.yaml");
+  std::FILE* f = std::fopen(spec_file.c_str(), "w");
+  NDT_CHECK(f != nullptr, spec_file);
+  std::fputs(y.c_str(), f);
+  std::fclose(f);
+  std::vector<std::vector<std::string>> tables;
+  for (const char* store : {"full", "summary"}) {
+    for (int threads : {1, 3}) {
+      const std::string out = TempPath(std::string("warn_") + store + std::to_string(threads));
+      Diagnostics d;
+      StatusOr<CommandOutput> r = RunJson(*FindCommand("sweep"), Ctx(),
+                                          Json{{"spec", spec_file},
+                                               {"out", out},
+                                               {"store", store},
+                                               {"threads", threads},
+                                               {"top", 4},
+                                               {"by", "step_time_s"}},
+                                          &d);
+      ASSERT_TRUE(r.ok()) << r.status().message();
+      // The 2 tp 16 points warn (the tp 8 ones may warn too, as train does: counted below).
+      const uint64_t warned = r->json["warned"].get<uint64_t>();
+      EXPECT_GE(warned, 2u);
+      const std::string note = "sweep: " + std::to_string(warned) +
+                               " of 4 points have warnings; see the warnings column";
+      ASSERT_EQ(d.notes.size(), 1u);
+      EXPECT_EQ(d.notes[0].rfind(note, 0), 0u) << d.notes[0];
+      size_t listed = 0;
+      for (const Json& row : r->json["top"]["rows"]) listed += row["warnings"].empty() ? 0 : 1;
+      EXPECT_EQ(listed, warned);
+      EXPECT_NE(r->text.find("warnings"), std::string::npos);
+      sqlite3* db = nullptr;
+      ASSERT_EQ(sqlite3_open(out.c_str(), &db), SQLITE_OK);
+      sqlite3_stmt* s = nullptr;
+      ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT id, warnings, warning_list FROM results ORDER BY id",
+                                   -1, &s, nullptr),
+                SQLITE_OK);
+      std::vector<std::string> table;
+      uint64_t with = 0;
+      while (sqlite3_step(s) == SQLITE_ROW) {
+        const Json args = SweepPoint(spec, sqlite3_column_int64(s, 0));
+        Diagnostics one;
+        ASSERT_TRUE(RunJson(*FindCommand("train"), Ctx(), args, &one).ok());
+        const int64_t n = sqlite3_column_int64(s, 1);
+        EXPECT_EQ(n, static_cast<int64_t>(one.warnings.size())) << args.dump();
+        if (n == 0) {
+          EXPECT_EQ(sqlite3_column_type(s, 2), SQLITE_NULL);
+          table.push_back("");
+        } else {
+          const std::string list = reinterpret_cast<const char*>(sqlite3_column_text(s, 2));
+          EXPECT_EQ(Json::parse(list), Json(one.warnings)) << args.dump();
+          table.push_back(list);
+          ++with;
+        }
+        if (args["tp"] == 16) {
+          ASSERT_GE(n, 1);
+          EXPECT_NE(table.back().find("straddle"), std::string::npos) << table.back();
+        }
+      }
+      sqlite3_finalize(s);
+      sqlite3_close(db);
+      EXPECT_EQ(with, warned);
+      tables.push_back(table);
+    }
+  }
+  for (const auto& t : tables) EXPECT_EQ(t, tables[0]);
+}
+
 // The typed path's request declares train's options exactly (else the sweep would not use it).
 TEST(SweepRunTest, TrainPointRequestDeclaresTrainsOptions) {
   TrainPointRequest mine;
