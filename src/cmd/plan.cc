@@ -8,8 +8,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -183,6 +185,83 @@ StatusOr<std::vector<double>> RankWithFailures(const Context& ctx, const PlanTra
   return goodput;
 }
 
+// `train`'s options that run result `r` of this plan as plan scored it (the same step time, bit
+// for bit): the plan's options train also takes where they differ from train's defaults (the
+// model, --stack, --tokens, the fabric, the prices, --gpu-variability), then the size and every
+// knob of the pick. --uneven-stages is there when the pick's stages do not divide the layers:
+// the planners allow them, train only when asked. Keys as Python spells them (BindJson takes
+// underscores or dashes).
+Json TrainArgsOf(const PlanTrainFlags& f, const PlanResult& r, const TransformerSpec& model) {
+  PlanTrainFlags plan = f;
+  OptionList plan_options;
+  plan.Declare(&plan_options);
+  TrainPointRequest train;
+  OptionList train_options;
+  train.Declare(&train_options);
+  const Json given = OptionValues(plan_options);
+  const Json defaults = OptionValues(train_options);
+  Json args = Json::object();
+  auto put = [&args](std::string key, Json v) {
+    std::replace(key.begin(), key.end(), '-', '_');
+    args[key] = std::move(v);
+  };
+  // Set from the pick below, or plan's own (--fidelity re-scores; train's is the pick's).
+  const std::vector<std::string> pick = {"sku", "vms", "precision", "fidelity", "ep"};
+  put("sku", r.sku);
+  put("vms", r.vms);
+  for (const auto& [key, v] : given.items()) {
+    if (std::find(pick.begin(), pick.end(), key) != pick.end() || v.is_null()) continue;
+    auto d = defaults.find(key);
+    if (d != defaults.end() && *d != v) put(key, v);
+  }
+  const Strategy& s = r.strategy;
+  put("tp", s.tp);
+  put("pp", s.pp);
+  if (s.uneven_stages) put("uneven-stages", true);
+  put("dp", s.dp);
+  if (s.cp != 1) put("cp", s.cp);
+  if (model.is_moe() || s.ep != 1) put("ep", s.ep);
+  put("vpp", s.vpp);
+  put("mbs", s.mbs);
+  put("sp", s.sp);
+  put("tp-overlap", s.tp_overlap);
+  put("zero", s.zero);
+  put("recompute", RecomputeName(s.recompute));
+  put("precision", DtypeName(s.precision));
+  put("fidelity", r.fidelity == Fidelity::kFlow ? "flow" : "analytical");
+  return args;
+}
+
+// `args` (TrainArgsOf) as one shell line: "ndtwin train --sku ... --sp --tp-overlap=false ...".
+std::string TrainCommandLine(const Json& args) {
+  auto quote = [](const std::string& v) {
+    const bool plain = !v.empty() && std::all_of(v.begin(), v.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("._/=:,+-", c) != nullptr;
+    });
+    if (plain) return v;
+    std::string q = "'";
+    for (char c : v) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+  };
+  std::string line = "ndtwin train";
+  for (const auto& [key, v] : args.items()) {
+    std::string flag = "--" + key;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    if (v.is_boolean()) {
+      line += " " + flag + (v.get<bool>() ? "" : "=false");
+    } else if (v.is_string()) {
+      line += " " + flag + " " + quote(v.get<std::string>());
+    } else if (v.is_array()) {
+      for (const Json& x : v) line += " " + flag + " " + quote(x.get<std::string>());
+    } else if (v.is_number_float()) {
+      line += " " + flag + " " + fmt::format("{}", v.get<double>());  // shortest: 1e+11
+    } else {
+      line += " " + flag + " " + v.dump();
+    }
+  }
+  return line;
+}
+
 StatusOr<CommandOutput> RunPlanTrain(const Context& base, const PlanTrainFlags& f,
                                      Diagnostics* diag) {
   std::optional<Context> priced;
@@ -198,6 +277,9 @@ StatusOr<CommandOutput> RunPlanTrain(const Context& base, const PlanTrainFlags& 
       PlanTraining(ctx.catalog, ctx.fabric, ctx.nccl, ctx.compute, req, progress);
   if (!rep.ok()) return rep.status();
   for (const std::string& n : rep->notes) diag->Note("plan: note: " + n);
+  if (const std::string n = ZeroStagesNote(stack, ctx.stacks); !n.empty()) {
+    diag->Note("plan: note: " + n);
+  }
   std::vector<double> goodput;
   if (f.with_failures) {
     NDT_ASSIGN_OR_RETURN(goodput, RankWithFailures(ctx, f, req, &*rep, diag));
@@ -205,6 +287,15 @@ StatusOr<CommandOutput> RunPlanTrain(const Context& base, const PlanTrainFlags& 
   const std::vector<double>* g = f.with_failures ? &goodput : nullptr;
   const PlanTrainView v{req, *rep, g};
   CommandOutput out{PlanTrainJson(v), PlanTrainText(v)};
+  // Each pick as train's options, and the best as the line to paste (every knob, --uneven-stages
+  // included where the stages are uneven).
+  for (size_t i = 0; i < rep->results.size(); ++i) {
+    out.json["results"][i]["train_args"] = TrainArgsOf(f, rep->results[i], req.model);
+  }
+  if (!rep->results.empty()) {
+    out.text +=
+        "Run the best with train: " + TrainCommandLine(out.json["results"][0]["train_args"]) + "\n";
+  }
   if (f.points) out.json["points"] = PlanTrainPointsJson(*rep, req.tokens > 0);
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -3,8 +3,11 @@
 // wait included (parallel/variability.h) or, with --gpu-variability=false on both, left out.
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
+#include <vector>
 
+#include "cli/cli.h"
 #include "cmd/command.h"
 #include "cmd/testing.h"
 
@@ -153,6 +156,110 @@ TEST(PlanCommand, PlanInferNamesItsDatasetAsInfer) {
   ASSERT_TRUE(f.ok()) << f.status().message();
   EXPECT_TRUE(f->json["dataset"].is_null());
   EXPECT_EQ(f->text.find("Requests:"), std::string::npos) << f->text;
+}
+
+// plan train under the default stack says which ZeRO stages it did not search and why (the
+// stack's software cannot run them), where the notes of every door go ("plan: note: ..."); a
+// stack that runs all four (deepspeed-zero3-2021) has no such note.
+TEST(PlanCommand, APlanSaysWhichZeroStagesItsStackCannotRun) {
+  Json plan = {{"model", "llama2-7b"},
+               {"gbs", 8},
+               {"vms", 1},
+               {"sku", "Standard_ND96isr_H100_v5"},
+               {"top", 1},
+               {"fidelity", "analytical"}};
+  auto notes = [&](const Json& args) {
+    Diagnostics diag;
+    StatusOr<CommandOutput> r =
+        RunJson(*FindCommand("plan train"), PlanCmdTestContext(), args, &diag);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    std::string all;
+    for (const std::string& n : diag.notes) all += n + "\n";
+    return all;
+  };
+  const std::string core = notes(plan);
+  EXPECT_NE(core.find("plan: note: stack megatron-core-2024 runs ZeRO 0 and 1 only"),
+            std::string::npos)
+      << core;
+  EXPECT_NE(core.find("ZeRO 2 and 3 not searched"), std::string::npos) << core;
+  plan["stack"] = "deepspeed-zero3-2021";
+  EXPECT_EQ(notes(plan).find("not searched"), std::string::npos);
+}
+
+// The words of a printed command line (no quoting needed: the line of the test below quotes
+// nothing, as it names presets and numbers only).
+std::vector<std::string> Words(const std::string& line) {
+  std::vector<std::string> out;
+  std::istringstream in(line);
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+// What `ndtwin ARGS` prints on stdout, run through the CLI itself (cli/cli.h), and its exit code.
+std::string RunCliForTest(std::vector<std::string> args, int* code) {
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  ::testing::internal::CaptureStdout();
+  *code = RunCli(static_cast<int>(argv.size()), argv.data());
+  return ::testing::internal::GetCapturedStdout();
+}
+
+// plan train's best, as the line it prints ("Run the best with train: ndtwin train ..."), pasted
+// into the CLI gives plan's step bit for bit. The case makes the best use uneven stages, which
+// the planners allow and train runs only with --uneven-stages: a 33-layer model (hidden 8192, 64
+// heads: 33 x 12 x 8192^2 = 26.6e9 parameters) on one 8 x A100 80 GB VM, gbs 64. Its weights,
+// gradients and Adam states (16 B a parameter at dp 1, 425 GB) need all 8 GPUs in tp x pp
+// (53 GB a GPU before activations), and with pp > 1 the stages cannot divide 33 layers (pp x vpp
+// is even); plan's best at this commit is tp 4, pp 2, vpp 9 (18 chunks for 33 layers). Every knob
+// is on the line (tp, pp, dp, vpp, mbs, sp, tp overlap, zero, recompute, precision, fidelity,
+// --uneven-stages), train given them reports plan's strategy and step, and without
+// --uneven-stages train refuses the line (exit 2).
+TEST(PlanCommand, TheBestsPrintedTrainLineGivesItsStepInTrain) {
+  std::vector<std::string> args = {
+      "ndtwin",   "plan",  "train",   "--layers", "33",
+      "--hidden", "8192",  "--heads", "64",       "--gbs",
+      "64",       "--vms", "1",       "--sku",    "Standard_ND96amsr_A100_v4",
+      "--top",    "3"};
+  int code = -1;
+  std::vector<std::string> json_args = args;
+  json_args.push_back("--json");
+  const std::string plan_json = RunCliForTest(json_args, &code);
+  ASSERT_EQ(code, 0);
+  const Json p = Json::parse(plan_json);
+  const Json& best = p["results"][0];
+  ASSERT_TRUE(best["uneven_stages"].get<bool>()) << best.dump();
+  const std::string text = RunCliForTest(args, &code);
+  ASSERT_EQ(code, 0);
+  const std::string lead = "Run the best with train: ";
+  const size_t at = text.find(lead);
+  ASSERT_NE(at, std::string::npos) << text;
+  const std::string line = text.substr(at + lead.size(), text.find('\n', at) - at - lead.size());
+  EXPECT_NE(line.find(" --uneven-stages"), std::string::npos) << line;
+  std::vector<std::string> train = Words(line);
+  ASSERT_GE(train.size(), 2u);
+  ASSERT_EQ(train[0], "ndtwin");
+  train.push_back("--json");
+  const std::string train_json = RunCliForTest(train, &code);
+  ASSERT_EQ(code, 0) << line;
+  const Json t = Json::parse(train_json);
+  for (const char* k : {"tp", "pp", "dp", "vpp", "mbs", "zero", "sp", "tp_overlap", "recompute"}) {
+    EXPECT_EQ(t["strategy"][k], best[k]) << k << " " << line;
+  }
+  EXPECT_EQ(t["step_time_s"], best["step_time_s"]) << line;
+  EXPECT_EQ(t["mfu"], best["mfu"]) << line;
+  // Without --uneven-stages train refuses the pick's pp (it does not divide the 33 layers).
+  std::vector<std::string> even;
+  for (const std::string& w : train) {
+    if (w != "--uneven-stages") even.push_back(w);
+  }
+  RunCliForTest(even, &code);
+  EXPECT_EQ(code, 2);
+  // Every pick's train_args (the JSON doors' form of the same) runs in train with its step.
+  for (const Json& r : p["results"]) {
+    StatusOr<CommandOutput> o = RunPlanCmdTest("train", r["train_args"]);
+    ASSERT_TRUE(o.ok()) << o.status().message() << " " << r["train_args"].dump();
+    EXPECT_EQ(o->json["step_time_s"], r["step_time_s"]) << r["train_args"].dump();
+  }
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // result is exactly that command's --json document. Under mpirun/srun only rank 0 prints.
 #include "sweep/sweep.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -146,15 +147,22 @@ class CommandRunner : public PointRunner {
   CommandRunner(const Command& cmd, const Context& ctx, const SweepSpec& spec,
                 const SweepParams& params)
       : cmd_(cmd), ctx_(ctx), spec_(spec), bound_(cmd, cmd.new_request(), spec, params) {}
-  StatusOr<Json> Run(uint64_t id) override {
-    Diagnostics d;  // a point's warnings are not kept
+  StatusOr<Json> Run(uint64_t id, std::vector<std::string>* warnings) override {
+    Diagnostics d;  // the point's warnings go to its row; notes and progress are not kept
+    StatusOr<Json> out = RunPoint(id, &d);
+    warnings->insert(warnings->end(), d.warnings.begin(), d.warnings.end());
+    return out;
+  }
+
+ private:
+  StatusOr<Json> RunPoint(uint64_t id, Diagnostics* d) {
     Status bind;
     if (!bound_.Bind(id, &bind)) {
-      NDT_ASSIGN_OR_RETURN(CommandOutput out, RunJson(cmd_, ctx_, SweepPoint(spec_, id), &d));
+      NDT_ASSIGN_OR_RETURN(CommandOutput out, RunJson(cmd_, ctx_, SweepPoint(spec_, id), d));
       return std::move(out.json);
     }
     NDT_RETURN_IF_ERROR(bind);
-    NDT_ASSIGN_OR_RETURN(CommandOutput out, cmd_.run(ctx_, bound_.request(), &d));
+    NDT_ASSIGN_OR_RETURN(CommandOutput out, cmd_.run(ctx_, bound_.request(), d));
     return std::move(out.json);
   }
 
@@ -235,30 +243,38 @@ class TrainRunner : public CommandRunner {
       : CommandRunner(cmd, ctx, spec, params),
         shared_(shared),
         typed_(cmd, std::make_unique<TrainPointRequest>(), spec, params) {}
-  StatusOr<Json> Run(uint64_t id) override {
+  StatusOr<Json> Run(uint64_t id, std::vector<std::string>* warnings) override {
     Status bind;
-    if (!typed_.Bind(id, &bind)) return CommandRunner::Run(id);
+    if (!typed_.Bind(id, &bind)) return CommandRunner::Run(id, warnings);
     NDT_RETURN_IF_ERROR(bind);
-    const TrainPointRequest& f = typed_.as<TrainPointRequest>();
-    NDT_ASSIGN_OR_RETURN(const Context* ctx, shared_->Priced(f.job.prices));
-    Diagnostics d;  // a point's warnings are not kept
-    return TrainJobJson(*ctx, f.job, &d, &shared_->cache);
+    Diagnostics d;  // the point's warnings go to its row
+    StatusOr<Json> out = Document(typed_.as<TrainPointRequest>(), &d);
+    warnings->insert(warnings->end(), d.warnings.begin(), d.warnings.end());
+    return out;
   }
-  bool Summary(uint64_t id, std::vector<std::optional<double>>* values, Status* error) override {
+  bool Summary(uint64_t id, std::vector<std::optional<double>>* values, Status* error,
+               std::vector<std::string>* warnings) override {
     Status bind;
     if (!typed_.Bind(id, &bind)) return false;
-    *error = Point(typed_.as<TrainPointRequest>(), bind, values);
+    Diagnostics d;
+    *error = Point(typed_.as<TrainPointRequest>(), bind, values, &d);
+    warnings->insert(warnings->end(), d.warnings.begin(), d.warnings.end());
     return true;
   }
 
  private:
+  StatusOr<Json> Document(const TrainPointRequest& f, Diagnostics* d) {
+    NDT_ASSIGN_OR_RETURN(const Context* ctx, shared_->Priced(f.job.prices));
+    return TrainJobJson(*ctx, f.job, d, &shared_->cache);
+  }
+  // The same warnings as the document's path: SimulateTrainJob gives them all (TrainJobJson adds
+  // none of its own).
   Status Point(const TrainPointRequest& f, const Status& bind,
-               std::vector<std::optional<double>>* values) {
+               std::vector<std::optional<double>>* values, Diagnostics* d) {
     NDT_RETURN_IF_ERROR(bind);
     NDT_ASSIGN_OR_RETURN(const Context* ctx, shared_->Priced(f.job.prices));
-    Diagnostics d;
     NDT_ASSIGN_OR_RETURN(SimulatedTrainJob run,
-                         SimulateTrainJob(*ctx, f.job, false, &d, &shared_->cache));
+                         SimulateTrainJob(*ctx, f.job, false, d, &shared_->cache));
     const int vms = run.job.num_gpus / run.job.gpus_per_vm;
     NDT_RETURN_IF_ERROR(PlanPlacement(ctx->fleet.placement, *run.sku, vms, 0, false).status());
     *values = TrainHeadline(run);
@@ -401,6 +417,12 @@ StatusOr<CommandOutput> RunSweepCommand(const Context& ctx, const SweepRequest& 
                 static_cast<unsigned long long>(st.evaluated), st.seconds,
                 st.seconds > 0 ? static_cast<double>(st.evaluated) / st.seconds : 0.0);
   if (tty) diag->Progress(rate);
+  if (st.warned > 0) {
+    diag->Note(
+        fmt::format("sweep: {} of {} points have warnings; see the warnings column (their "
+                    "text: warning_list in {})",
+                    st.warned, st.points, f.out));
+  }
   std::vector<SweepPick> front, best;
   if (!pareto.empty()) {
     NDT_ASSIGN_OR_RETURN(front, QueryPareto(f.out, pareto));

@@ -108,6 +108,22 @@ Status ParseTraining(const YamlMap& knobs, const YamlMap& traits, SoftwareStack*
   }
   NDT_RETURN_IF_ERROR(knobs.Finish());
 
+  if (traits.Has("zero_stages")) {  // optional: absent means not stated (stack.h)
+    NDT_ASSIGN_OR_RETURN(YamlMap e, Entry(traits, "traits", "zero_stages", st));
+    NDT_ASSIGN_OR_RETURN(std::vector<int64_t> zs, e.IntList("value"));
+    NDT_RETURN_IF_ERROR(e.Finish());
+    for (size_t i = 0; i < zs.size(); ++i) {
+      if (zs[i] < 0 || zs[i] > 3 || (i > 0 && zs[i] <= zs[i - 1])) {
+        return e.Error("value", "expected ZeRO stages 0-3 in ascending order, each once");
+      }
+      st->zero_stages.push_back(static_cast<int>(zs[i]));
+    }
+    if (std::find(st->zero_stages.begin(), st->zero_stages.end(), *k.zero) ==
+        st->zero_stages.end()) {
+      return e.Error("value",
+                     fmt::format("does not list the stack's own stage (knobs.zero {})", *k.zero));
+    }
+  }
   Zero3Traits& z3 = st->zero3;
   NDT_ASSIGN_OR_RETURN(std::string g, ChoiceEntry(traits, "traits", "zero3_gather", kGathers, st));
   ParseZero3Gather(g, &z3.gather);

@@ -70,6 +70,10 @@ struct SoftwareStack {
   // training trait `selective_recompute` (optional, default attention_core): what selective
   // recompute re-runs (Strategy::selective_recompute).
   SelectiveRecompute selective_recompute = SelectiveRecompute::kAttentionCore;
+  // training trait `zero_stages` (optional): the ZeRO stages the stack's software can run,
+  // ascending, its own knobs.zero among them; the planners search these (plan/plan.h). Empty: not
+  // stated (the planners search 0 up to the stack's stage, at least 1).
+  std::vector<int> zero_stages;
   // training trait `host_issue_per_kernel` (optional, default 0):
   // Strategy::host_issue_per_kernel_s.
   double host_issue_per_kernel_s = 0;

@@ -220,6 +220,38 @@ TEST(Stacks, BadFilesErrWithFileAndLine) {
       << st.status().message();
 }
 
+// The optional trait zero_stages (planfix): the ZeRO stages the software runs, ascending, the
+// stack's own among them; absent means not stated. Every training stack of data/ states them,
+// and Megatron-Core 2024 (0.9: the distributed optimizer, no FSDP before 0.10) runs 0 and 1 only.
+TEST(Stacks, ZeroStagesListWhatTheSoftwareRuns) {
+  StatusOr<SoftwareStack> plain = Parse(kGood);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(plain->zero_stages.empty());
+  const std::string at = "  attention_kernel: {value: fa2, source: \"s\"}";
+  StatusOr<SoftwareStack> st =
+      Parse(Replace(kGood, at, at + "\n  zero_stages: {value: [0, 2, 3], source: \"z\"}"));
+  ASSERT_TRUE(st.ok()) << st.status().message();
+  EXPECT_EQ(st->zero_stages, (std::vector<int>{0, 2, 3}));
+  EXPECT_EQ(st->sources.at("traits.zero_stages"), "z");
+  // Out of order, out of range, and a list without the stack's own stage (knobs.zero 3).
+  for (const char* bad : {"[0, 3, 2]", "[0, 4]", "[0, 1]", "[]"}) {
+    StatusOr<SoftwareStack> b = Parse(Replace(
+        kGood, at, at + "\n  zero_stages: {value: " + std::string(bad) + ", source: \"z\"}"));
+    ASSERT_FALSE(b.ok()) << bad;
+    EXPECT_NE(b.status().message().find("bad.yaml:29"), std::string::npos) << b.status().message();
+  }
+  StatusOr<std::vector<SoftwareStack>> all = LoadStacks();
+  ASSERT_TRUE(all.ok());
+  for (const SoftwareStack& s : *all) {
+    if (s.kind == StackKind::kTraining) {
+      EXPECT_FALSE(s.zero_stages.empty()) << s.name;
+    }
+  }
+  StatusOr<SoftwareStack> core = FindStack(*all, "megatron-core-2024", StackKind::kTraining);
+  ASSERT_TRUE(core.ok());
+  EXPECT_EQ(core->zero_stages, (std::vector<int>{0, 1}));
+}
+
 TEST(Stacks, ServingFractionNeedsItsUnit) {
   const char* text = R"(name: s
 date: "2025-08"

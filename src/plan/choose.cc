@@ -254,9 +254,17 @@ StatusOr<TrainChoice> ChooseTrainStrategy(const TrainJob& job, const TrainCosts&
   if (!space.ep && job.model.is_moe()) c.chosen.push_back("ep " + std::to_string(c.strategy.ep));
   // Where the stack's value was left, say so: the stack no longer describes the run.
   if (widened && !space.zero) {
+    // A stage the stack's software cannot run (SoftwareStack::zero_stages) is said too: the
+    // widened search spans 0-3 so that train answers, but the stack no longer runs it.
+    const std::vector<int>& runs = stack.zero_stages;
+    const bool cannot =
+        !runs.empty() && std::find(runs.begin(), runs.end(), c.strategy.zero) == runs.end();
     c.chosen.push_back("zero " + std::to_string(c.strategy.zero) +
                        (first.zero && *first.zero != c.strategy.zero
-                            ? " (the stack's " + std::to_string(*first.zero) + " does not fit)"
+                            ? " (the stack's " + std::to_string(*first.zero) + " does not fit" +
+                                  (cannot ? "; " + stack.name + " cannot run ZeRO " +
+                                                std::to_string(c.strategy.zero) + ")"
+                                          : ")")
                             : ""));
   }
   if (widened && !space.recompute) {

@@ -154,7 +154,8 @@ TEST(ChooseTrainStrategy, SearchesExpertParallelismWhenLeftOutAndKeepsAGivenOne)
 TEST(ChooseTrainStrategy, KeepsGivenKnobsAndWidensZeroOnlyWhenTheStacksDoesNotFit) {
   // 13B on tp 1, pp 1 (given): weights, gradients and the stack's ZeRO-1 states are
   // 13e9 x (2 + 4 + 12/8) B = 97.6 GB per GPU > 80 GB, so ZeRO 3 (13e9 x 18 / 8 = 29 GB) is
-  // chosen, and said to depart from the stack.
+  // chosen, and said to depart from the stack: megatron-core-2024 runs ZeRO 0 and 1 only
+  // (traits.zero_stages), so the choice also says the stack cannot run it.
   const TransformerSpec m = Llama(40, 5120, 40);
   const SoftwareStack stack = Stack("megatron-core-2024");
   auto vm = MakeVm(m, 64, stack);
@@ -170,6 +171,8 @@ TEST(ChooseTrainStrategy, KeepsGivenKnobsAndWidensZeroOnlyWhenTheStacksDoesNotFi
   EXPECT_GT(c->strategy.zero, 1);
   ASSERT_FALSE(c->chosen.empty());
   EXPECT_NE(c->chosen[0].find("the stack's 1 does not fit"), std::string::npos) << c->chosen[0];
+  EXPECT_NE(c->chosen[0].find("; megatron-core-2024 cannot run ZeRO "), std::string::npos)
+      << c->chosen[0];
 }
 
 TEST(ChooseTrainStrategy, NothingFitsNamesTheSmallestFootprint) {

@@ -291,19 +291,18 @@ StatusOr<PlanTrainReport> PlanTraining(const Catalog& catalog, const FabricParam
         "no VM size can run this request (" + why + "); try another --gpus or --sku" +
         (rep.unpriced.empty() ? "" : ", or give a size its price with --price-per-hour"));
   }
-  // The planner's space: every knob searched, ZeRO 0 and 1, and up to the stack's own stage
-  // where it sets a higher one (deepspeed-zero3-2021 and torchtitan-fsdp2-2024: 3;
-  // meta-llama3-2024: 2). Without it a ZeRO-3 stack's plan never tried ZeRO 3, and its best lost
-  // to the stack's own mode (llama2-13b, gbs 128 on 32 H100 with torchtitan-fsdp2-2024: plan's
-  // best 163.5k tokens/s at ZeRO 1, train --zero 3 --recompute none 170.1k).
+  // The planner's space: every knob searched, and the ZeRO stages the stack's software runs
+  // (StackZeroStages: megatron-core-2024 0 and 1, its distributed optimizer; torchtitan-fsdp2-2024
+  // 0, 2 and 3; deepspeed-zero3-2021 all four). A ZeRO-3 stack's plan that never tried ZeRO 3
+  // lost to the stack's own mode (llama2-13b, gbs 128 on 32 H100 with torchtitan-fsdp2-2024:
+  // plan's best 163.5k tokens/s at ZeRO 1, train --zero 3 --recompute none 170.1k); a stage the
+  // software cannot run is no plan at all (ZeroStagesNote says which were left out).
   Strategy base;
   base.gbs = req.gbs;
   base.precision = req.precision;
   TrainSearchSpace space;
   space.tp_overlap = false;
-  if (req.stack != nullptr && req.stack->knobs.zero) {
-    space.max_zero = std::max(space.max_zero, *req.stack->knobs.zero);
-  }
+  space.zero_stages = StackZeroStages(req.stack);
   space.ep = req.ep;
   // Candidates grouped by size: size i owns cands[first[i], first[i + 1]).
   std::vector<Candidate> cands;

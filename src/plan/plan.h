@@ -2,8 +2,9 @@
 // The planning question for training: which VM size, how many, which parallelism, how long, how
 // much. For every candidate size it enumerates strategies (tp in powers of two inside the NVLink
 // domain dividing the heads, and the domain when the GPUs span several; pp over divisors of the
-// layers up to 64, dp = GPUs / (tp * pp) dividing the global batch, sp with tp > 1, ZeRO 0/1 (up
-// to the stack's stage where it sets 2 or 3), recompute none/selective/full, ep over the divisors
+// layers up to 64, dp = GPUs / (tp * pp) dividing the global batch, sp with tp > 1, the ZeRO
+// stages the stack's software runs (SoftwareStack::zero_stages: megatron-core-2024 0 and 1,
+// torchtitan-fsdp2-2024 0, 2 and 3), recompute none/selective/full, ep over the divisors
 // of the routed experts dividing dp for MoE models, as train checks it (CheckExpertDegree),
 // unless given (1 for dense models); cp = 1), leaves the micro-batch and VPP to RunTraining's own
 // choice, prunes what does not fit or divide (counted, with the commonest
@@ -118,7 +119,8 @@ using PlanProgress = std::function<void(const std::string& line)>;
 // the NVLink domain dividing the heads (and the domain, when the GPUs span more than one); pp
 // over 1..64 (not dividing the layers only with allow_uneven: then uneven stages);
 // dp = GPUs / (tp * pp * cp), dividing the global batch; ep
-// over the divisors of the experts dividing dp (MoE); zero over 0..max_zero; recompute none,
+// over the divisors of the experts dividing dp (MoE); zero over zero_stages (empty: 0..max_zero);
+// recompute none,
 // selective, full; sp on where tp > 1 (it never costs time: the same bytes as TP's all-reduce in
 // two halves, and less activation memory).
 struct TrainSearchSpace {
@@ -126,6 +128,7 @@ struct TrainSearchSpace {
   std::optional<Recompute> recompute;
   std::optional<bool> sp, tp_overlap;
   int max_zero = 1;
+  std::vector<int> zero_stages;  // ascending; empty: 0..max_zero
   bool allow_uneven = true;
 };
 
@@ -136,6 +139,14 @@ struct TrainSearchSpace {
 std::vector<Strategy> EnumerateTrainStrategies(const TransformerSpec& model, int gpus,
                                                int nvlink_domain_gpus, const Strategy& base,
                                                const TrainSearchSpace& space);
+// The ZeRO stages the planners search under `stack` (nullptr: Strategy's defaults): its
+// zero_stages, else 0 up to its own stage (at least 1).
+std::vector<int> StackZeroStages(const SoftwareStack* stack);
+// One line for the plan's notes when `stack` cannot run every ZeRO stage ("stack megatron-core-2024
+// runs ZeRO 0 and 1 only ...: ZeRO 2 and 3 not searched; ..."), naming the stacks of `stacks`
+// that run one of the others; "" when it runs them all or states none.
+std::string ZeroStagesNote(const SoftwareStack& stack, const std::vector<SoftwareStack>& stacks);
+
 // The planner's space (every knob searched, ZeRO 0 or 1) for `gbs` at `precision`.
 std::vector<Strategy> EnumerateTrainStrategies(const TransformerSpec& model, int gpus,
                                                int nvlink_domain_gpus, int64_t gbs,

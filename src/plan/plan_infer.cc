@@ -2,13 +2,19 @@
 // Inference planning; see plan_infer.h.
 #include "plan/plan_infer.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <map>
+#include <set>
+#include <string>
 
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
 #include "compute/compute.h"
+#include "serve/deployment.h"
 #include "serve/run.h"
 
 namespace ndt {
@@ -62,6 +68,44 @@ Status NoneServes(const std::vector<Status>& failures) {
 // Smaller is better.
 double Score(const PlanInferResult& r, PlanInferObjective o) {
   return o == PlanInferObjective::kCost ? r.usd_per_million_tokens : -r.tokens_per_s;
+}
+
+// One line when the pairs that ran span architectures whose serving host cost per iteration
+// comes from different places: fitted on serving measurements for some (compute.yaml `serving`:
+// Hopper's 11.44 ms per 80-layer iteration launched kernel by kernel, TensorRT-LLM's executor),
+// data/serve/engine.yaml's assumed iteration_overhead for the others (Ampere, Volta). The host
+// work is the serving software's and the host CPU's, not the GPU's; where it weighs (iterations
+// that are not one CUDA graph: prefill and mixed ones, many of a short run), and with per-kernel
+// constants fitted on each architecture's own microbenchmarks (a small model's decode is a few
+// hundred tiny kernels), the order between those architectures is the calibrations' as much as
+// the hardware's: said, so a tiny model's H100 below A100 at few --requests reads as such.
+std::string HostCostNote(const ServeData& data, const std::vector<PlanInferResult>& ran) {
+  std::map<std::string, double> fitted;  // arch -> fitted iteration_overhead_s
+  std::set<std::string> assumed;
+  for (const PlanInferResult& r : ran) {
+    StatusOr<const SkuSpec*> sku = data.catalog->FindSku(r.sku);
+    if (!sku.ok()) continue;
+    const std::string& arch = data.catalog->GpuOf(**sku).arch;
+    if (const auto& fit = data.compute->For(arch).serving; fit) {
+      fitted[arch] = fit->iteration_overhead_s;
+    } else {
+      assumed.insert(arch);
+    }
+  }
+  if (fitted.empty() || assumed.empty()) return "";
+  std::string f, a;
+  for (const auto& [arch, s] : fitted) {
+    f += (f.empty() ? "" : ", ") + arch + " " + fmt::format("{:.4g}", s * 1e3) + " ms";
+  }
+  for (const std::string& arch : assumed) a += (a.empty() ? "" : ", ") + arch;
+  return "host cost per engine iteration (" +
+         std::to_string(data.engine->host_overhead_reference_layers) +
+         " layers, scaled by the model's) fitted on serving runs for " + f + ", assumed for " + a +
+         " (data/serve/engine.yaml iteration_overhead " +
+         fmt::format("{:.4g}", data.engine->iteration_overhead_s * 1e3) +
+         " ms, not fitted): host time belongs to the serving software and the host CPU, not the "
+         "GPU, so where it and per-kernel overheads weigh (small models, few --requests) these "
+         "architectures rank by their calibrations as much as by their hardware";
 }
 
 }  // namespace
@@ -180,6 +224,7 @@ StatusOr<PlanInferReport> PlanInference(const ServeData& data, const PlanInferRe
     ok.push_back(p);
   }
   if (ok.empty()) return NoneServes(failures);
+  if (const std::string n = HostCostNote(data, ok); !n.empty()) rep.notes.push_back(n);
   std::sort(ok.begin(), ok.end(), [&](const PlanInferResult& a, const PlanInferResult& b) {
     const double sa = Score(a, req.objective), sb = Score(b, req.objective);
     if (sa != sb) return sa < sb;

@@ -2,6 +2,7 @@
 // The training strategy space (EnumerateTrainStrategies), the objectives' names and the one-line
 // summary of why nothing was feasible (NoneFeasible): plan.h's pieces that plan/choose.cc uses
 // as well as PlanTraining (plan.cc).
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -63,6 +64,8 @@ std::vector<Strategy> EnumerateTrainStrategies(const TransformerSpec& model, int
   std::vector<int> zeros;
   if (space.zero) {
     zeros = {*space.zero};
+  } else if (!space.zero_stages.empty()) {
+    zeros = space.zero_stages;
   } else {
     for (int z = 0; z <= space.max_zero; ++z) zeros.push_back(z);
   }
@@ -146,6 +149,47 @@ std::vector<Strategy> EnumerateTrainStrategies(const TransformerSpec& model, int
   TrainSearchSpace space;
   space.tp_overlap = false;
   return EnumerateTrainStrategies(model, gpus, nvlink_domain_gpus, base, space);
+}
+
+std::vector<int> StackZeroStages(const SoftwareStack* stack) {
+  if (stack != nullptr && !stack->zero_stages.empty()) return stack->zero_stages;
+  std::vector<int> out;
+  const int top = std::max(1, stack != nullptr ? stack->knobs.zero.value_or(1) : 1);
+  for (int z = 0; z <= top; ++z) out.push_back(z);
+  return out;
+}
+
+std::string ZeroStagesNote(const SoftwareStack& stack, const std::vector<SoftwareStack>& stacks) {
+  if (stack.zero_stages.empty()) return "";
+  auto has = [](const std::vector<int>& v, int z) {
+    return std::find(v.begin(), v.end(), z) != v.end();
+  };
+  std::vector<int> missing;
+  for (int z = 0; z <= 3; ++z) {
+    if (!has(stack.zero_stages, z)) missing.push_back(z);
+  }
+  if (missing.empty()) return "";
+  // "0", "0 and 1", "0, 2 and 3".
+  auto list = [](const std::vector<int>& v) {
+    std::string out;
+    for (size_t i = 0; i < v.size(); ++i) {
+      out += (i == 0 ? "" : i + 1 == v.size() ? " and " : ", ") + std::to_string(v[i]);
+    }
+    return out;
+  };
+  std::string others;
+  for (const SoftwareStack& o : stacks) {
+    if (o.kind != StackKind::kTraining || o.name == stack.name) continue;
+    const bool more =
+        std::any_of(missing.begin(), missing.end(), [&](int z) { return has(o.zero_stages, z); });
+    if (more) others += (others.empty() ? "" : ", ") + o.name;
+  }
+  std::string line = "stack " + stack.name + " runs ZeRO " + list(stack.zero_stages) +
+                     " only (traits.zero_stages, data/stacks/" + stack.name + ".yaml): ZeRO " +
+                     list(missing) + " not searched";
+  if (!others.empty())
+    line += "; --stack " + others + " can run " + (missing.size() > 1 ? "them" : "it");
+  return line;
 }
 
 Status NoneFeasible(const std::vector<Status>& failures) {

@@ -27,6 +27,7 @@ Json PicksJson(const SweepSpec& spec, const std::vector<std::string>& cols,
     r["id"] = p.id;
     r["params"] = Varied(spec, p.params);
     for (size_t k = 0; k < cols.size(); ++k) r[cols[k]] = p.values[k];
+    r["warnings"] = p.warnings;  // what the command alone prints as "ndtwin: warning: ..."
     rows.push_back(r);
   }
   return rows;
@@ -40,6 +41,8 @@ void PicksText(TextOut& p, const SweepSpec& spec, const std::vector<std::string>
     head.push_back(c);
     right.push_back(true);
   }
+  head.push_back("warnings");  // how many; the JSON and warning_list in the database hold them
+  right.push_back(true);
   head.push_back("point");
   right.push_back(false);
   std::vector<std::vector<std::string>> rows;
@@ -50,6 +53,7 @@ void PicksText(TextOut& p, const SweepSpec& spec, const std::vector<std::string>
       std::snprintf(buf, sizeof buf, "%.6g", v);
       r.push_back(buf);
     }
+    r.push_back(std::to_string(x.warnings.size()));
     r.push_back(Varied(spec, x.params).dump());
     rows.push_back(r);
   }
@@ -72,6 +76,7 @@ Json SweepJson(const SweepView& v) {
   j["evaluated"] = st.evaluated;
   j["ok"] = st.ok;
   j["errors"] = st.errors;
+  j["warned"] = st.warned;  // points with warnings (each row's in its "warnings")
   j["threads"] = st.threads;
   j["ranks"] = st.ranks;
   Json columns = Json::array();
@@ -90,9 +95,11 @@ std::string SweepText(const SweepView& v) {
   const SweepSpec& spec = v.spec;
   const SweepStats& st = v.stats;
   TextOut p;
-  p("Sweep:    %s, %llu points (%llu ok, %llu errors) in %s\n", spec.command.c_str(),
+  p("Sweep:    %s, %llu points (%llu ok, %llu errors", spec.command.c_str(),
     static_cast<unsigned long long>(st.points), static_cast<unsigned long long>(st.ok),
-    static_cast<unsigned long long>(st.errors), v.out.c_str());
+    static_cast<unsigned long long>(st.errors));
+  if (st.warned > 0) p(", %llu with warnings", static_cast<unsigned long long>(st.warned));
+  p(") in %s\n", v.out.c_str());
   p("Run:      %llu evaluated, %llu already there, on %d thread%s x %d rank%s\n",
     static_cast<unsigned long long>(st.evaluated), static_cast<unsigned long long>(st.resumed),
     st.threads, st.threads == 1 ? "" : "s", st.ranks, st.ranks == 1 ? "" : "s");

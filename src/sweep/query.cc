@@ -72,6 +72,8 @@ StatusOr<std::vector<SweepPick>> Select(sqlite3* db, const std::string& path,
     sql += ", " + c.name;
     where += " AND " + c.name + " IS NOT NULL";
   }
+  sql += ", warning_list";
+  const int list_at = static_cast<int>(2 + cols.size());
   NDT_ASSIGN_OR_RETURN(Stmt s, Prepare(db, path, sql + where + tail));
   std::vector<SweepPick> out;
   while (sqlite3_step(s.get()) == SQLITE_ROW) {
@@ -80,6 +82,15 @@ StatusOr<std::vector<SweepPick>> Select(sqlite3* db, const std::string& path,
     p.params = reinterpret_cast<const char*>(sqlite3_column_text(s.get(), 1));
     for (size_t k = 0; k < cols.size(); ++k) {
       p.values.push_back(sqlite3_column_double(s.get(), static_cast<int>(2 + k)));
+    }
+    if (sqlite3_column_type(s.get(), list_at) == SQLITE_TEXT) {
+      const Json list = Json::parse(
+          reinterpret_cast<const char*>(sqlite3_column_text(s.get(), list_at)), nullptr, false);
+      if (list.is_array()) {
+        for (const Json& w : list) {
+          if (w.is_string()) p.warnings.push_back(w.get<std::string>());
+        }
+      }
     }
     out.push_back(std::move(p));
   }

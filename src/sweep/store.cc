@@ -105,7 +105,7 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, const Swee
         "CREATE TABLE results(id INTEGER PRIMARY KEY, params TEXT, status TEXT, error TEXT, "
         "result TEXT";
     for (const HeadlineColumn& c : cols) sql += ", " + c.name + " REAL";
-    sql += ");";
+    sql += ", warnings INTEGER, warning_list TEXT);";
     NDT_RETURN_IF_ERROR(Exec(db, path, "BEGIN;" + sql));
     NDT_ASSIGN_OR_RETURN(Stmt m, Prepare(db, path, "INSERT INTO sweep_meta VALUES (?, ?)"));
     for (const auto& [k, v] : {std::pair<std::string, std::string>{"schema", "ndtwin.sweep/1"},
@@ -125,8 +125,25 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, const Swee
   // (the partial ones are inserted into at random places) into the WAL: with 64 KiB pages, ~45%
   // of the store's CPU against ~30% for building them at the end. A run killed before Finish
   // has rows without indexes; --resume makes them (queries are correct either way).
-  std::string ins = "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?";
-  for (size_t i = 0; i < cols.size(); ++i) ins += ", ?";
+  if (exists) {
+    // A database begun by a build before the warnings columns: add them (its rows get NULL).
+    NDT_ASSIGN_OR_RETURN(Stmt info, Prepare(db, path, "PRAGMA table_info(results)"));
+    bool has = false;
+    while (sqlite3_step(info.get()) == SQLITE_ROW) {
+      has |= std::string(reinterpret_cast<const char*>(sqlite3_column_text(info.get(), 1))) ==
+             "warnings";
+    }
+    if (!has) {
+      NDT_RETURN_IF_ERROR(Exec(db, path,
+                               "ALTER TABLE results ADD COLUMN warnings INTEGER; "
+                               "ALTER TABLE results ADD COLUMN warning_list TEXT;"));
+    }
+  }
+  // Columns named: an older database has the warnings columns last, as a new one does.
+  std::string ins = "INSERT OR REPLACE INTO results(id, params, status, error, result";
+  for (const HeadlineColumn& c : cols) ins += ", " + c.name;
+  ins += ", warnings, warning_list) VALUES (?, ?, ?, ?, ?";
+  for (size_t i = 0; i < cols.size() + 2; ++i) ins += ", ?";
   ins += ")";
   NDT_ASSIGN_OR_RETURN(st->insert_, Prepare(db, path, ins));
   return st;
@@ -148,6 +165,8 @@ Status Store::Write(const std::vector<SweepRow>& rows) {
   sqlite3* db = db_.get();
   NDT_RETURN_IF_ERROR(Exec(db, path_, "BEGIN;"));
   sqlite3_stmt* s = insert_.get();
+  const int warnings_at = static_cast<int>(6 + ncols_);
+  std::string list;
   for (const SweepRow& r : rows) {
     sqlite3_bind_int64(s, 1, static_cast<int64_t>(r.id));
     sqlite3_bind_text(s, 2, r.params.data(), static_cast<int>(r.params.size()), SQLITE_STATIC);
@@ -168,6 +187,14 @@ Status Store::Write(const std::vector<SweepRow>& rows) {
       } else {
         sqlite3_bind_null(s, static_cast<int>(6 + c));
       }
+    }
+    sqlite3_bind_int64(s, warnings_at, static_cast<int64_t>(r.warnings.size()));
+    if (r.warnings.empty()) {
+      sqlite3_bind_null(s, warnings_at + 1);
+    } else {
+      list = Json(r.warnings).dump();
+      sqlite3_bind_text(s, warnings_at + 1, list.data(), static_cast<int>(list.size()),
+                        SQLITE_TRANSIENT);
     }
     if (sqlite3_step(s) != SQLITE_DONE) {
       Status e = DbError(db, path_, "cannot insert");
@@ -209,6 +236,13 @@ StatusOr<std::pair<uint64_t, uint64_t>> Store::Counts() {
     sqlite3_reset(s.get());
   }
   return std::pair<uint64_t, uint64_t>(n[0], n[1]);
+}
+
+StatusOr<uint64_t> Store::Warned() {
+  NDT_ASSIGN_OR_RETURN(
+      Stmt s, Prepare(db_.get(), path_, "SELECT COUNT(*) FROM results WHERE warnings > 0"));
+  if (sqlite3_step(s.get()) != SQLITE_ROW) return DbError(db_.get(), path_, "cannot count");
+  return static_cast<uint64_t>(sqlite3_column_int64(s.get(), 0));
 }
 
 }  // namespace sweep_detail

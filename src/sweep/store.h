@@ -56,6 +56,8 @@ class Store {
 
   // The (ok, error) row counts.
   StatusOr<std::pair<uint64_t, uint64_t>> Counts();
+  // The rows with warnings.
+  StatusOr<uint64_t> Warned();
 
  private:
   std::string path_;

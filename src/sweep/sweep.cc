@@ -94,6 +94,8 @@ std::string GetStr(const std::string& b, size_t* at) {
       double d = v.value_or(0);
       b.append(reinterpret_cast<const char*>(&d), 8);
     }
+    PutU64(&b, r.warnings.size());
+    for (const std::string& w : r.warnings) PutStr(&b, w);
   }
   return b;
 }
@@ -115,6 +117,8 @@ std::string GetStr(const std::string& b, size_t* at) {
       at += 8;
       if (has) v = d;
     }
+    r.warnings.resize(GetU64(b, &at));
+    for (std::string& w : r.warnings) w = GetStr(b, &at);
   }
   return rows;
 }
@@ -132,7 +136,10 @@ int Threads(int requested) {
 class FnRunner : public PointRunner {
  public:
   FnRunner(const SweepSpec& spec, const PointFn& fn) : spec_(spec), fn_(fn) {}
-  StatusOr<Json> Run(uint64_t id) override { return fn_(SweepPoint(spec_, id)); }
+  StatusOr<Json> Run(uint64_t id, std::vector<std::string>* warnings) override {
+    (void)warnings;
+    return fn_(SweepPoint(spec_, id));
+  }
 
  private:
   const SweepSpec& spec_;
@@ -146,7 +153,7 @@ SweepRow Evaluate(PointRunner& runner, const SweepParams& params, uint64_t id,
   r.params = params.Of(id);
   r.values.resize(columns.size());
   Status error;
-  if (store == SweepStore::kSummary && runner.Summary(id, &r.values, &error)) {
+  if (store == SweepStore::kSummary && runner.Summary(id, &r.values, &error, &r.warnings)) {
     r.ok = error.ok();
     if (!r.ok) {
       r.error = error.message();
@@ -154,7 +161,8 @@ SweepRow Evaluate(PointRunner& runner, const SweepParams& params, uint64_t id,
     }
     return r;
   }
-  StatusOr<Json> out = runner.Run(id);
+  r.warnings.clear();
+  StatusOr<Json> out = runner.Run(id, &r.warnings);
   if (!out.ok()) {
     r.error = out.status().message();
     return r;
@@ -377,6 +385,7 @@ StatusOr<SweepStats> RunSweep(const SweepSpec& spec, const RunnerFactory& make,
     if (!status.ok()) return false;
     status = (*opened)->Write(rows);
     committed += rows.size();
+    for (const SweepRow& r : rows) stats.warned += r.warnings.empty() ? 0 : 1;
     stats.evaluated += rows.size();
     if (options.progress) options.progress(committed, spec.points);
     ++batches;
@@ -417,6 +426,10 @@ StatusOr<SweepStats> RunSweep(const SweepSpec& spec, const RunnerFactory& make,
   NDT_ASSIGN_OR_RETURN(auto counts, (*opened)->Counts());
   stats.ok = counts.first;
   stats.errors = counts.second;
+  // Counted as the rows were written; a resumed run's earlier rows need the table (one scan).
+  if (stats.resumed > 0) {
+    NDT_ASSIGN_OR_RETURN(stats.warned, (*opened)->Warned());
+  }
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return stats;
 }

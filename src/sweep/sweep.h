@@ -6,9 +6,11 @@
 //   - the enumeration: point `id` in [0, points) is a mixed-radix number whose digits are, most
 //     significant first, the grid keys in the spec's order, then the zip index (so the last grid
 //     key varies fastest before the zip, like nested loops written in the spec's order);
-//   - the store: table results(id, params, status, error, result, <headline columns>) in WAL mode,
-//     committed in batches, so a killed run loses at most the batch in flight and --resume
-//     finishes the missing ids;
+//   - the store: table results(id, params, status, error, result, <headline columns>, warnings,
+//     warning_list) in WAL mode, committed in batches, so a killed run loses at most the batch in
+//     flight and --resume finishes the missing ids; `warnings` counts the point's warnings (what
+//     the command alone prints as "ndtwin: warning: ..."), `warning_list` holds them as a JSON
+//     array (NULL when none);
 //   - the runner: OpenMP threads over a batch of ids, rows written in id order; with MPI (built
 //     with NDT_MPI and launched by mpirun or srun), rank 0 hands out batches and writes the
 //     database while the other ranks evaluate. Every row depends on its id alone, so the table
@@ -107,10 +109,11 @@ struct SweepRow {
   std::string error;   // the command's one-line message when !ok
   std::string result;  // the command's --json document (dump(2)); empty in summary mode
   std::vector<std::optional<double>> values;  // per headline column; nullopt: absent/not finite
+  std::vector<std::string> warnings;          // the command's, in the order it gave them
 };
 
 // Runs one point: the command's JSON document, or its error. Must be safe to call from several
-// threads at once.
+// threads at once. (No warnings: a runner gives them, PointRunner.)
 using PointFn = std::function<StatusOr<Json>(const Json& args)>;
 
 enum class SweepStore { kFull, kSummary };
@@ -124,15 +127,20 @@ SweepRow EvaluatePoint(const SweepSpec& spec, uint64_t id, const PointFn& fn,
 class PointRunner {
  public:
   virtual ~PointRunner() = default;
-  // The command's JSON document for point `id` of the spec (its flags: SweepPoint), or its error.
-  virtual StatusOr<Json> Run(uint64_t id) = 0;
+  // The command's JSON document for point `id` of the spec (its flags: SweepPoint), or its error;
+  // its warnings appended to *warnings (REQUIRES: not null), in the order the command gave them
+  // (a point's alone: the same on any thread or rank).
+  virtual StatusOr<Json> Run(uint64_t id, std::vector<std::string>* warnings) = 0;
   // With --store summary, a command may give the headline values without building its document:
-  // true and *values (per column, nullopt where the document has no finite number) or *error;
-  // each exactly what Run's document (or error) gives. false: not provided; Run is used.
-  virtual bool Summary(uint64_t id, std::vector<std::optional<double>>* values, Status* error) {
+  // true and *values (per column, nullopt where the document has no finite number) or *error,
+  // and *warnings; each exactly what Run's document (or error) and warnings give. false: not
+  // provided; Run is used.
+  virtual bool Summary(uint64_t id, std::vector<std::optional<double>>* values, Status* error,
+                       std::vector<std::string>* warnings) {
     (void)id;
     (void)values;
     (void)error;
+    (void)warnings;
     return false;
   }
 };
@@ -154,6 +162,7 @@ struct SweepStats {
   uint64_t resumed = 0;         // already in the database when this run began
   uint64_t evaluated = 0;       // by this run
   uint64_t ok = 0, errors = 0;  // in the whole table at the end
+  uint64_t warned = 0;          // of those, points with warnings
   int threads = 1;
   int ranks = 1;
   bool writer = true;  // false on MPI ranks other than 0: they print nothing
@@ -174,6 +183,7 @@ struct SweepPick {
   uint64_t id = 0;
   std::string params;
   std::vector<double> values;
+  std::vector<std::string> warnings;  // the point's (SweepRow::warnings)
 };
 
 // The Pareto frontier of points (better per `maximize`): a point is on it when no other point is
