@@ -56,7 +56,7 @@ std::vector<Strategy> EnumerateTrainStrategies(const TransformerSpec& model, int
     for (int tp = 1; tp <= nvlink_domain_gpus && tp <= gpus; tp *= 2) {
       // With more GPUs than one NVLink domain, tp must divide the domain (NVL72: 1, 2, 4, 8):
       // else some TP groups of consecutive ranks straddle two domains and put their per-layer
-      // all-reduces on InfiniBand, while the step is priced on rank 0's group, inside one.
+      // all-reduces on InfiniBand (train prices that group: parallel/strategy.h StraddlingGroups).
       const bool tiles = gpus <= nvlink_domain_gpus || nvlink_domain_gpus % tp == 0;
       if (model.heads % tp == 0 && tiles) tps.push_back(tp);
     }
