@@ -355,6 +355,7 @@ StatusOr<SimulatedTrainJob> SimulateTrainJob(const Context& ctx, const TrainJobA
   StrategyKnobs user;
   TrainSearchSpace space;
   NDT_RETURN_IF_ERROR(BuildStrategy(f, ctx.stacks, &job, &stack, &user, &space));
+  job.zero_stages = stack->zero_stages;
   job.closed_form_search = estimate;
   job.want_trace = want_trace;
   const GpuSpec& gpu = cached_gpu != nullptr ? *cached_gpu : cat.GpuOf(*sku);

@@ -194,7 +194,8 @@ MemoryBreakdown EstimateMemory(const TransformerSpec& m, const Strategy& s) {
   return best;
 }
 
-Status CheckFits(const MemoryBreakdown& m, double capacity_bytes, const Strategy& s) {
+Status CheckFits(const MemoryBreakdown& m, double capacity_bytes, const Strategy& s,
+                 std::span<const int> zero_stages) {
   const double usable = capacity_bytes * kUsableMemoryFrac;
   if (m.total_bytes() <= usable) return Status::Ok();
   std::vector<std::pair<double, std::string>> parts = {
@@ -211,8 +212,13 @@ Status CheckFits(const MemoryBreakdown& m, double capacity_bytes, const Strategy
   const double states = m.weights_bytes + m.gradients_bytes + m.optimizer_bytes;
   if (states >= m.activations_bytes) {
     fixes.push_back("more --tp/--pp");
-    if (s.zero < 3 && s.weight_replicas() > 1)
-      fixes.push_back("--zero " + std::to_string(s.zero + 1));
+    if (s.zero < 3 && s.weight_replicas() > 1) {
+      const int next = s.zero + 1;
+      const bool runs = zero_stages.empty() || std::find(zero_stages.begin(), zero_stages.end(),
+                                                         next) != zero_stages.end();
+      fixes.push_back("--zero " + std::to_string(next) +
+                      (runs ? "" : " with a --stack that runs it"));
+    }
   } else {
     if (s.recompute != Recompute::kFull) fixes.push_back("--recompute full");
     if (s.mbs > 1) fixes.push_back("a smaller --mbs");

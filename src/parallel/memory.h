@@ -15,6 +15,7 @@
 #ifndef NDTWIN_PARALLEL_MEMORY_H_
 #define NDTWIN_PARALLEL_MEMORY_H_
 
+#include <span>
 #include <string>
 
 #include "core/status.h"
@@ -92,8 +93,11 @@ MemoryBreakdown EstimateMemory(const TransformerSpec& model, const Strategy& s);
 MemoryBreakdown StageMemoryOf(const TransformerSpec& model, const Strategy& s, int stage);
 
 // OK if `m` fits in `capacity_bytes` * kUsableMemoryFrac; otherwise kInfeasible naming the
-// largest parts and what would make it fit (more TP/PP, recompute, ZeRO, smaller mbs).
-Status CheckFits(const MemoryBreakdown& m, double capacity_bytes, const Strategy& s);
+// largest parts and what would make it fit (more TP/PP, recompute, ZeRO, smaller mbs). A ZeRO
+// stage outside `zero_stages` (the stack's runnable stages; empty: any) is suggested with "a
+// --stack that runs it".
+Status CheckFits(const MemoryBreakdown& m, double capacity_bytes, const Strategy& s,
+                 std::span<const int> zero_stages = {});
 
 }  // namespace ndt
 

@@ -269,5 +269,26 @@ TEST(Memory, DoesNotFitNamesTheLargestPart) {
   EXPECT_NE(st.message().find("does not fit"), std::string::npos);
 }
 
+// Weights and optimizer state dominate (a tiny batch) with dp 8 and ZeRO 1: the error suggests
+// --zero 2, plainly where the stack runs it (or says nothing of stages), and "with a --stack that
+// runs it" where the stack's runnable stages are 0 and 1 (megatron-core-2024).
+TEST(Memory, DoesNotFitSuggestsZeroTheStackRuns) {
+  TransformerSpec m = SmallGpt();
+  Strategy s;
+  s.gbs = 8;
+  s.zero = 1;
+  s = Resolve(m, s, 8);
+  ASSERT_EQ(s.dp, 8);
+  const MemoryBreakdown b = EstimateMemory(m, s);
+  ASSERT_GE(b.weights_bytes + b.gradients_bytes + b.optimizer_bytes, b.activations_bytes);
+  const double cap = b.total_bytes() / 2;  // far too small
+  const std::vector<int> core = {0, 1}, fsdp = {0, 2, 3};
+  EXPECT_NE(CheckFits(b, cap, s).message().find("--zero 2"), std::string::npos);
+  EXPECT_EQ(CheckFits(b, cap, s).message().find("with a --stack"), std::string::npos);
+  EXPECT_EQ(CheckFits(b, cap, s, fsdp).message().find("with a --stack"), std::string::npos);
+  EXPECT_NE(CheckFits(b, cap, s, core).message().find("--zero 2 with a --stack that runs it"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace ndt

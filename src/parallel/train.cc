@@ -55,7 +55,7 @@ StatusOr<TrainReport> RunTraining(const TrainJob& job, const TrainCosts& costs) 
         continue;
       }
       MemoryBreakdown mem = EstimateMemory(m, s);
-      st = CheckFits(mem, job.gpu_memory_bytes, s);
+      st = CheckFits(mem, job.gpu_memory_bytes, s, job.zero_stages);
       if (!st.ok()) {
         if (first_memory_error.ok()) first_memory_error = st;
         continue;

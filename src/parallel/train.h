@@ -40,6 +40,9 @@ struct TrainJob {
   // How the GPUs' speed spreads (parallel/variability.h): the step waits for the slowest of
   // num_gpus. Default none: every GPU at the measured (median) GPU's speed.
   GpuVariability gpu_variability;
+  // The ZeRO stages the stack's software runs (SoftwareStack::zero_stages; empty: any): what a
+  // "does not fit" error may suggest.
+  std::vector<int> zero_stages;
 };
 
 struct TrainReport {

@@ -167,7 +167,7 @@ std::string SmallestFootprint(const TrainJob& job, const std::vector<Strategy>& 
     const MemoryBreakdown m = EstimateMemory(job.model, s);
     if (m.total_bytes() < least) {
       least = m.total_bytes();
-      const Status st = CheckFits(m, job.gpu_memory_bytes, s);
+      const Status st = CheckFits(m, job.gpu_memory_bytes, s, job.zero_stages);
       msg = st.ok() ? "" : st.message();
       if (!msg.empty()) {
         msg += " (tp " + std::to_string(s.tp) + ", pp " + std::to_string(s.pp) +

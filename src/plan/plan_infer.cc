@@ -37,8 +37,9 @@ std::vector<Dtype> NativeWeights(const GpuSpec& g) {
 }
 
 // Every (size, precision) pair failed: the commonest kind of failure, the first message of that
-// kind (cut at its advice) and inference's fix (plan.h's NoneFeasible advises training flags).
-Status NoneServes(const std::vector<Status>& failures) {
+// kind (cut at its advice) and inference's fix (plan.h's NoneFeasible advises training flags);
+// `narrowest` is the narrowest weight precision tried: only narrower ones are advised.
+Status NoneServes(const std::vector<Status>& failures, Dtype narrowest) {
   enum Kind { kMemory, kSlo, kOther, kKinds };
   auto kind = [](const Status& s) {
     if (s.code() == StatusCode::kDoesNotFit) return kMemory;
@@ -55,8 +56,13 @@ Status NoneServes(const std::vector<Status>& failures) {
       break;
     }
   }
-  static const char* const kFix[kKinds] = {
-      "try more GPUs (--gpus/--vms), lower --weights (fp8, fp4) or a size with more GPU memory",
+  const std::string narrower = NarrowerWeights(narrowest);
+  const std::string memory_fix =
+      "try more GPUs (--gpus/--vms)" +
+      (narrower.empty() ? std::string(" or") : ", narrower --weights (" + narrower + ") or") +
+      " a size with more GPU memory";
+  const std::string kFix[kKinds] = {
+      memory_fix,
       "try more GPUs (--gpus/--vms) or a scenario with looser limits (--scenario server, "
       "offline)",
       "try another --gpus/--vms or --sku"};
@@ -223,7 +229,13 @@ StatusOr<PlanInferReport> PlanInference(const ServeData& data, const PlanInferRe
     }
     ok.push_back(p);
   }
-  if (ok.empty()) return NoneServes(failures);
+  if (ok.empty()) {
+    Dtype narrowest = Dtype::kFp16;
+    for (const Candidate& c : cands) {
+      if (DtypeBytes(c.weights) < DtypeBytes(narrowest)) narrowest = c.weights;
+    }
+    return NoneServes(failures, narrowest);
+  }
   if (const std::string n = HostCostNote(data, ok); !n.empty()) rep.notes.push_back(n);
   std::sort(ok.begin(), ok.end(), [&](const PlanInferResult& a, const PlanInferResult& b) {
     const double sa = Score(a, req.objective), sb = Score(b, req.objective);

@@ -162,6 +162,18 @@ TEST(PlanInfer, NothingFitsIsOneLineWithTheReason) {
   EXPECT_NE(rep.status().message().find("--gpus/--vms"), std::string::npos)
       << rep.status().message();
   EXPECT_EQ(rep.status().message().find("--gbs"), std::string::npos) << rep.status().message();
+  // Only precisions narrower than the narrowest tried are advised: the P40 computes fp16 only,
+  // so fp8, fp4 are named; with --weights fp4 (70B at 0.5 B per weight, ~35 GB > the P40's
+  // 24 GB) nothing narrower exists and the advice is GPUs or memory.
+  EXPECT_NE(rep.status().message().find("narrower --weights (fp8, fp4)"), std::string::npos)
+      << rep.status().message();
+  req.weights = {Dtype::kFp4};
+  rep = PlanInference(testing::BuiltinServeData(), req);
+  ASSERT_FALSE(rep.ok());
+  EXPECT_EQ(rep.status().message().find("narrower --weights"), std::string::npos)
+      << rep.status().message();
+  EXPECT_NE(rep.status().message().find("or a size with more GPU memory"), std::string::npos)
+      << rep.status().message();
 }
 
 TEST(PlanInfer, NoSizeLeftSaysWhyAsPlanTrainDoes) {
