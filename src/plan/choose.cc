@@ -102,6 +102,7 @@ std::optional<size_t> Best(const TrainJob& job, const TrainCosts& costs,
     // The slowest GPU's wait, as the job will run and as plan ranks (plan/plan.cc): it weighs
     // compute and the bubble, so it can reorder candidates.
     j.gpu_variability = job.gpu_variability;
+    j.zero_stages = job.zero_stages;
     j.closed_form_search = closed_form;
     StatusOr<TrainReport> r = RunTraining(j, costs);
     if (r.ok()) {
