@@ -170,6 +170,14 @@ StatusOr<ArchCalibration> ParseArch(const YamlMap& y) {
       return y.Error("attention_backward_ratio", "must be in (0, 2]");
     }
   }
+  if (y.Has("attention_fit_sfu_exp_per_clk_per_sm")) {
+    NDT_ASSIGN_OR_RETURN(a.attention_fit_sfu_exp_per_clk_per_sm,
+                         y.Number("attention_fit_sfu_exp_per_clk_per_sm"));
+    if (a.attention_fit_sfu_exp_per_clk_per_sm <= 0 ||
+        a.attention_fit_sfu_exp_per_clk_per_sm > 1024) {
+      return y.Error("attention_fit_sfu_exp_per_clk_per_sm", "must be in (0, 1024]");
+    }
+  }
   NDT_ASSIGN_OR_RETURN(std::optional<YamlMap> fused, y.OptionalMap("fused_attention"));
   if (fused) {
     NDT_ASSIGN_OR_RETURN(int64_t block, fused->Int("kv_block"));

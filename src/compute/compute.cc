@@ -197,6 +197,23 @@ std::string PrecisionNote(const GpuSpec& gpu, Dtype d) {
   return note;
 }
 
+double ExpScaledAttentionTime(const GpuSpec& gpu, const ArchCalibration& cal, const Op& op,
+                              double peak16, double fitted_s) {
+  const double r_fit = cal.attention_fit_sfu_exp_per_clk_per_sm;
+  const double r = gpu.sfu_exp_per_clk_per_sm;
+  const double d = static_cast<double>(op.head_dim_qk + op.head_dim_v);
+  if (r_fit <= 0 || r <= r_fit || gpu.tensor_16bit_flops_per_clk_per_sm <= 0 || d <= 0 ||
+      op.flop <= 0 || peak16 <= 0 || fitted_s <= 0) {
+    return fitted_s;
+  }
+  const double tensor_s = op.flop / peak16;  // the MMAs at the dense peak
+  const double flop_per_exp = 2.0 * d * (op.pass == Pass::kBackward ? 2.5 : 1.0);
+  const double exp_fit_s =
+      tensor_s * gpu.tensor_16bit_flops_per_clk_per_sm / (flop_per_exp * r_fit);
+  const double wait_s = std::max(0.0, fitted_s - tensor_s);
+  return fitted_s - std::min(exp_fit_s * (1.0 - r_fit / r), wait_s);
+}
+
 OpTiming OpTimeDetail(const GpuSpec& gpu, const Op& op, const ComputeCalibration& calib) {
   const ArchCalibration& cal = calib.For(gpu.arch);
   OpTiming t;
@@ -229,6 +246,7 @@ OpTiming OpTimeDetail(const GpuSpec& gpu, const Op& op, const ComputeCalibration
       }
       const double peak = Peak(gpu, p16) * fraction;
       t.compute_s = op.flop > 0 ? op.flop / peak : 0;
+      t.compute_s = ExpScaledAttentionTime(gpu, cal, op, Peak(gpu, p16), t.compute_s);
       t.launch_s = cal.kernel_overhead_s;
       break;
     }

@@ -90,6 +90,16 @@ StatusOr<GpuSpec> ParseGpu(const YamlMap& m) {
   NDT_ASSIGN_OR_RETURN(g.sm_version, Count(m, "sm_version", src));
   NDT_ASSIGN_OR_RETURN(std::optional<int> sms, OptCount(m, "sms", src));
   g.sms = sms.value_or(0);
+  NDT_ASSIGN_OR_RETURN(std::optional<int> mma_clk,
+                       OptCount(m, "tensor_16bit_flops_per_clk_per_sm", src));
+  NDT_ASSIGN_OR_RETURN(std::optional<int> exp_clk, OptCount(m, "sfu_exp_per_clk_per_sm", src));
+  if (mma_clk.has_value() != exp_clk.has_value()) {
+    return m.Error(mma_clk ? "sfu_exp_per_clk_per_sm" : "tensor_16bit_flops_per_clk_per_sm",
+                   "tensor_16bit_flops_per_clk_per_sm and sfu_exp_per_clk_per_sm go together: "
+                   "give both or neither");
+  }
+  g.tensor_16bit_flops_per_clk_per_sm = mma_clk.value_or(0);
+  g.sfu_exp_per_clk_per_sm = exp_clk.value_or(0);
   NDT_ASSIGN_OR_RETURN(g.form_factor, NonEmptyString(m, "form_factor"));
   NDT_ASSIGN_OR_RETURN(g.memory_bytes, Qty(m, "memory", Dim::kBytes, src));
   g.memory_bytes = std::floor(g.memory_bytes);  // "79.15 GiB" is not a whole number of bytes

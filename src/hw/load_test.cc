@@ -102,6 +102,14 @@ TEST(LoadTest, PcieSwitchesMustCoverTheGpus) {
               "must equal gpus (8)");
 }
 
+// The exponential rate prices softmax against the MMAs (compute.h ExpScaledAttentionTime): one
+// without the other is an error naming the missing key (at the map's line, 1).
+TEST(LoadTest, ExpRateNeedsTheTensorRate) {
+  ExpectError(GpuFileError("gpu_sfu_without_mma.yaml"), "bad/gpu_sfu_without_mma.yaml", 1,
+              "tensor_16bit_flops_per_clk_per_sm: tensor_16bit_flops_per_clk_per_sm and "
+              "sfu_exp_per_clk_per_sm go together");
+}
+
 TEST(LoadTest, CountsMustBeWholeNumbers) {
   ExpectError(VmFileError("vm_fractional_count.yaml"), "bad/vm_fractional_count.yaml", 5,
               "vcpus: expected a whole number");

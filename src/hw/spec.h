@@ -27,7 +27,12 @@ struct GpuSpec {
   std::string arch;                  // pascal, volta, ampere, hopper, blackwell, blackwell_ultra
   int sm_version = 0;                // compute capability x10: 61, 70, 80, 90, 100, 103
   int sms = 0;                       // streaming multiprocessors (0 if unknown)
-  std::string form_factor;           // "SXM4", "PCIe", "Superchip"
+  // Per SM per clock: 16-bit dense tensor-core FLOPs and special-function-unit exponentials
+  // (MUFU.EX2); 0 if unknown. Their ratio prices softmax's exponentials against the MMAs of a
+  // fused attention kernel (compute/compute.cc), whatever the clock.
+  int tensor_16bit_flops_per_clk_per_sm = 0;
+  int sfu_exp_per_clk_per_sm = 0;
+  std::string form_factor;  // "SXM4", "PCIe", "Superchip"
 
   double memory_bytes = 0;  // HBM/GDDR capacity
   double memory_Bps = 0;    // peak memory bandwidth
