@@ -39,6 +39,9 @@ StatusOr<DeploymentPlan> MakeDeploymentPlan(const InferContext& ctx, const Infer
   dr.weights = o.weights;
   dr.kv = o.kv;
   dr.max_seq_tokens = MaxSeqTokens(o);
+  dr.max_num_tokens = k.max_num_tokens;
+  dr.max_batch = k.max_batch;
+  dr.activations = Dtype::kFp16;
   NDT_ASSIGN_OR_RETURN(int replicas, CountReplicas(*ctx.sku, o.vms, k.tp, k.pp, o.ep));
   NDT_ASSIGN_OR_RETURN(MemoryPlan mem, PlanMemory(*ctx.model, *ctx.gpu, dr, ctx.params));
   p.dep.tp = k.tp;
