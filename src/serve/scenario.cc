@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "serve/request.h"
 
@@ -141,15 +142,21 @@ std::vector<size_t> OfflineRows(size_t n, int engines, int e, int count, uint64_
     return rows;
   }
   Rng rng(Mix(seed, static_cast<uint64_t>(e)));
-  std::vector<size_t> perm(n);
   while (rows.size() < static_cast<size_t>(count)) {  // a fresh Fisher-Yates permutation
-    for (size_t j = 0; j < n; ++j) perm[j] = j;
     const size_t take = std::min(n, static_cast<size_t>(count) - rows.size());
-    // The first `take` places of a Fisher-Yates shuffle run from the front: place j gets a
-    // uniform pick of the rows not yet placed.
+    // Its first `take` places, run from the front: place j gets a uniform pick of the rows not
+    // yet placed. Only the displaced places are stored (O(take), not O(n): a large dataset
+    // over many simulated engines of a few requests each).
+    std::unordered_map<size_t, size_t> moved;
+    auto at = [&](size_t i) {
+      auto it = moved.find(i);
+      return it == moved.end() ? i : it->second;
+    };
     for (size_t j = 0; j < take; ++j) {
-      std::swap(perm[j], perm[j + rng.Below(n - j)]);
-      rows.push_back(perm[j]);
+      const size_t k = j + rng.Below(n - j);
+      const size_t pick = at(k);
+      moved[k] = at(j);
+      rows.push_back(pick);
     }
   }
   return rows;
