@@ -8,6 +8,13 @@
 #include "serve/cost.h"
 
 namespace ndt {
+
+int ReplicaFirstGpu(int r, int group, int vm_gpus) {
+  if (group > vm_gpus || group < 1) return r * std::max(group, 1);
+  const int per_vm = vm_gpus / group;
+  return (r / per_vm) * vm_gpus + (r % per_vm) * group;
+}
+
 namespace {
 
 // Disaggregated: `reqs` (all engines' arrivals) go round-robin to the prefill replicas, which
@@ -34,6 +41,12 @@ RunTotals RunDisaggregated(const DeploymentPlan& plan, const InferContext& ctx,
     for (size_t j = 0; j < index.size(); ++j) first[index[j]] = r.requests[j];
   }
   const double kv_token = plan.dep.memory.kv_bytes_per_token_per_gpu;
+  // Engine e is PP group e % pp of replica e / pp; the prefill pool's replicas come first, the
+  // decode pool's after them. Each GPU hands its shard to its peer; priced on the replicas'
+  // first GPUs (the same hop kind: NVLink inside a VM or rack, else InfiniBand).
+  const int pp = std::max(1, plan.dep.pp), group = plan.dep.tp * pp;
+  const int prefill_replicas = prefill_engines / pp;
+  auto first_gpu = [&](int replica) { return ReplicaFirstGpu(replica, group, ctx.sku->gpus); };
   RunTotals t;
   t.engines = decode_engines;
   for (int e = 0; e < decode_engines; ++e) {
@@ -41,8 +54,11 @@ RunTotals RunDisaggregated(const DeploymentPlan& plan, const InferContext& ctx,
     std::vector<size_t> index;
     for (size_t i = e; i < reqs.size(); i += decode_engines) {
       if (reqs[i].output_tokens < 2) continue;
-      double move =
-          ctx.comm.kv_transfer_s ? ctx.comm.kv_transfer_s(reqs[i].input_tokens * kv_token) : 0.0;
+      double move = ctx.comm.kv_transfer_s
+                        ? ctx.comm.kv_transfer_s(
+                              first_gpu(static_cast<int>(i % prefill_engines) / pp),
+                              first_gpu(prefill_replicas + e / pp), reqs[i].input_tokens * kv_token)
+                        : 0.0;
       Request q = reqs[i];
       q.arrival_s = first[i].first_token_s + move;
       q.prefilled = true;

@@ -11,6 +11,11 @@
 
 namespace ndt {
 
+// The first GPU of replica `r` of `group` (TP x PP) GPUs on VMs of `vm_gpus` GPUs: replicas fill
+// the VMs in order, vm_gpus / group to a VM; a replica wider than a VM takes `group` consecutive
+// GPUs (the VMs after the previous replica's).
+int ReplicaFirstGpu(int r, int group, int vm_gpus);
+
 // Splits `plan`'s replicas P:D (recorded in plan.dep) and runs the requests (o.trace, else
 // offline or Poisson at o.qps) through both pools. Errors: fewer than 2 replicas, a ratio that
 // does not split them, VMs without InfiniBand, server/interactive without --qps or a trace.

@@ -47,7 +47,8 @@ bool ParseScenario(const std::string& s, Scenario* out);
 struct CommFns {
   std::function<double(int tp, double bytes)> tp_allreduce_s;      // NCCL, one replica's TP group
   std::function<double(int tp, int pp, double bytes)> pp_sends_s;  // all pp-1 stage sends
-  std::function<double(double bytes)> kv_transfer_s;               // prefill -> decode replica
+  // Prefill replica's GPU `src` -> decode replica's GPU `dst` (cluster GPU indices).
+  std::function<double(int src, int dst, double bytes)> kv_transfer_s;
   // The NVLink path between two GPUs of a TP group, for the engine's own all-reduce kernels
   // (serve/allreduce.h; launch_s unset here). bw_Bps 0: none (one GPU).
   NvlinkPath tp_path;
