@@ -9,10 +9,17 @@
 
 namespace ndt {
 
-int ReplicaFirstGpu(int r, int group, int vm_gpus) {
-  if (group > vm_gpus || group < 1) return r * std::max(group, 1);
-  const int per_vm = vm_gpus / group;
-  return (r / per_vm) * vm_gpus + (r % per_vm) * group;
+int ReplicaFirstGpu(int r, int tp, int pp, int vm_gpus, int domain_gpus) {
+  tp = std::max(tp, 1);
+  pp = std::max(pp, 1);
+  const int group = tp * pp;
+  if (group <= vm_gpus) {
+    const int per_vm = vm_gpus / group;
+    return (r / per_vm) * vm_gpus + (r % per_vm) * group;
+  }
+  const int per_domain = std::max(1, domain_gpus / tp);  // TP groups a domain holds
+  const int g = r * pp;                                  // the replica's first TP group
+  return (g / per_domain) * domain_gpus + (g % per_domain) * tp;
 }
 
 namespace {
@@ -44,9 +51,12 @@ RunTotals RunDisaggregated(const DeploymentPlan& plan, const InferContext& ctx,
   // Engine e is PP group e % pp of replica e / pp; the prefill pool's replicas come first, the
   // decode pool's after them. Each GPU hands its shard to its peer; priced on the replicas'
   // first GPUs (the same hop kind: NVLink inside a VM or rack, else InfiniBand).
-  const int pp = std::max(1, plan.dep.pp), group = plan.dep.tp * pp;
+  const int pp = std::max(1, plan.dep.pp);
   const int prefill_replicas = prefill_engines / pp;
-  auto first_gpu = [&](int replica) { return ReplicaFirstGpu(replica, group, ctx.sku->gpus); };
+  const int domain_gpus = std::max(1, ctx.sku->vms_per_nvlink_domain) * ctx.sku->gpus;
+  auto first_gpu = [&](int replica) {
+    return ReplicaFirstGpu(replica, plan.dep.tp, pp, ctx.sku->gpus, domain_gpus);
+  };
   RunTotals t;
   t.engines = decode_engines;
   for (int e = 0; e < decode_engines; ++e) {
