@@ -48,11 +48,20 @@ CommFns MakeCommFns(const Cluster& cluster, const NcclCalibrationSet& nccl) {
     std::iota(group.begin(), group.end(), 0);
     return Collective(*c, *cal, memo.get(), CollOp::kAllReduce, group, bytes);
   };
-  // Stage s's last GPU sends to stage s+1's first: GPUs s*tp - 1 -> s*tp, one after another.
-  f.pp_sends_s = [c, cal, memo](int tp, int pp, double bytes) {
+  // Stage s's last GPU sends to stage s+1's first, one boundary after another; a boundary whose
+  // replicas hop differently (NVLink in one, InfiniBand in another) waits for the slowest.
+  f.pp_sends_s = [c, cal, memo](const std::vector<std::vector<std::pair<int, int>>>& hops,
+                                double bytes) {
     double t = 0;
-    for (int s = 1; s < pp && s * tp < c->num_gpus(); ++s) {
-      t += Collective(*c, *cal, memo.get(), CollOp::kSendRecv, {s * tp - 1, s * tp}, bytes);
+    const int n = c->num_gpus();
+    for (const auto& boundary : hops) {
+      double slowest = 0;
+      for (const auto& [src, dst] : boundary) {
+        if (src == dst || src < 0 || dst < 0 || src >= n || dst >= n) continue;
+        slowest = std::max(slowest,
+                           Collective(*c, *cal, memo.get(), CollOp::kSendRecv, {src, dst}, bytes));
+      }
+      t += slowest;
     }
     return t;
   };

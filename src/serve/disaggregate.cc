@@ -9,17 +9,21 @@
 
 namespace ndt {
 
-int ReplicaFirstGpu(int r, int tp, int pp, int vm_gpus, int domain_gpus) {
+int StageFirstGpu(int r, int s, int tp, int pp, int vm_gpus, int domain_gpus) {
   tp = std::max(tp, 1);
   pp = std::max(pp, 1);
   const int group = tp * pp;
   if (group <= vm_gpus) {
     const int per_vm = vm_gpus / group;
-    return (r / per_vm) * vm_gpus + (r % per_vm) * group;
+    return (r / per_vm) * vm_gpus + (r % per_vm) * group + s * tp;
   }
   const int per_domain = std::max(1, domain_gpus / tp);  // TP groups a domain holds
-  const int g = r * pp;                                  // the replica's first TP group
+  const int g = r * pp + s;                              // the stage's TP group
   return (g / per_domain) * domain_gpus + (g % per_domain) * tp;
+}
+
+int ReplicaFirstGpu(int r, int tp, int pp, int vm_gpus, int domain_gpus) {
+  return StageFirstGpu(r, 0, tp, pp, vm_gpus, domain_gpus);
 }
 
 namespace {

@@ -16,6 +16,8 @@ namespace ndt {
 // replicas that fit a VM fill the VMs in order, vm_gpus / (tp x pp) to a VM; wider ones are pp
 // consecutive TP groups, each inside one domain (domain_gpus / tp to a domain).
 int ReplicaFirstGpu(int r, int tp, int pp, int vm_gpus, int domain_gpus);
+// The first GPU of stage `s` of that replica (stage s is tp GPUs from it).
+int StageFirstGpu(int r, int s, int tp, int pp, int vm_gpus, int domain_gpus);
 
 // Splits `plan`'s replicas P:D (recorded in plan.dep) and runs the requests (o.trace, else
 // offline or Poisson at o.qps) through both pools. Errors: fewer than 2 replicas, a ratio that

@@ -25,5 +25,16 @@ TEST(ReplicaFirstGpu, WideReplicasKeepTpGroupsInsideADomain) {
   EXPECT_EQ(ReplicaFirstGpu(4, 16, 1, 4, 72), 72);
 }
 
+TEST(StageFirstGpu, PipelineStagesCrossRacksWhereTheLayoutSaysSo) {
+  // GB300 (4-GPU VMs, 72-GPU racks) TP2 x PP8: a rack holds 36 TP2 groups. Replica 4 is TP groups
+  // 32-39: stage 3 is group 35 (GPUs 70-71, rack 1), stage 4 group 36 = rack 2's first (GPU 72):
+  // that boundary crosses the racks. Replica 0's stage 4 is group 4: GPU 8, in rack 1.
+  EXPECT_EQ(StageFirstGpu(4, 3, 2, 8, 4, 72), 70);
+  EXPECT_EQ(StageFirstGpu(4, 4, 2, 8, 4, 72), 72);
+  EXPECT_EQ(StageFirstGpu(0, 4, 2, 8, 4, 72), 8);
+  // Inside a VM: 8-GPU VMs, TP2 x PP2, replica 1 (GPUs 4-7): stage 1 at 4 + 2 = 6.
+  EXPECT_EQ(StageFirstGpu(1, 1, 2, 2, 8, 8), 6);
+}
+
 }  // namespace
 }  // namespace ndt
