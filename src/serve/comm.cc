@@ -13,14 +13,14 @@
 namespace ndt {
 namespace {
 
-// Memo of collective times by (op, first rank, group size, bytes). Shared by the copies of the
-// returned std::functions (hence shared_ptr); single-threaded use, as IterationCostModel's.
-using Key = std::tuple<int, int, int, double>;
+// Memo of collective times by (op, first rank, last rank, group size, bytes). Shared by the copies
+// of the returned std::functions (hence shared_ptr); single-threaded use, as IterationCostModel's.
+using Key = std::tuple<int, int, int, int, double>;
 using Memo = std::map<Key, double>;
 
 double Collective(const Cluster& c, const NcclCalibrationSet& nccl, Memo* memo, CollOp op,
                   const std::vector<int>& group, double bytes) {
-  Key key{static_cast<int>(op), group.front(), static_cast<int>(group.size()), bytes};
+  Key key{static_cast<int>(op), group.front(), group.back(), static_cast<int>(group.size()), bytes};
   auto it = memo->find(key);
   if (it != memo->end()) return it->second;
   CollOptions o;
@@ -48,11 +48,20 @@ CommFns MakeCommFns(const Cluster& cluster, const NcclCalibrationSet& nccl) {
     std::iota(group.begin(), group.end(), 0);
     return Collective(*c, *cal, memo.get(), CollOp::kAllReduce, group, bytes);
   };
-  // Stage s's last GPU sends to stage s+1's first: GPUs s*tp - 1 -> s*tp, one after another.
-  f.pp_sends_s = [c, cal, memo](int tp, int pp, double bytes) {
+  // Stage s's last GPU sends to stage s+1's first, one boundary after another; a boundary whose
+  // replicas hop differently (NVLink in one, InfiniBand in another) waits for the slowest.
+  f.pp_sends_s = [c, cal, memo](const std::vector<std::vector<std::pair<int, int>>>& hops,
+                                double bytes) {
     double t = 0;
-    for (int s = 1; s < pp && s * tp < c->num_gpus(); ++s) {
-      t += Collective(*c, *cal, memo.get(), CollOp::kSendRecv, {s * tp - 1, s * tp}, bytes);
+    const int n = c->num_gpus();
+    for (const auto& boundary : hops) {
+      double slowest = 0;
+      for (const auto& [src, dst] : boundary) {
+        if (src == dst || src < 0 || dst < 0 || src >= n || dst >= n) continue;
+        slowest = std::max(slowest,
+                           Collective(*c, *cal, memo.get(), CollOp::kSendRecv, {src, dst}, bytes));
+      }
+      t += slowest;
     }
     return t;
   };
@@ -76,9 +85,10 @@ CommFns MakeCommFns(const Cluster& cluster, const NcclCalibrationSet& nccl) {
     f.tp_path.bw_Bps = bw * SmCopyEfficiency(*c, pair, *cal);
     f.tp_path.latency_s = lat;
   }
-  f.kv_transfer_s = [c, cal, memo](double bytes) {
-    if (c->num_gpus() < 2 || bytes <= 0) return 0.0;
-    return Collective(*c, *cal, memo.get(), CollOp::kSendRecv, {0, c->num_gpus() - 1}, bytes);
+  f.kv_transfer_s = [c, cal, memo](int src, int dst, double bytes) {
+    const int n = c->num_gpus();
+    if (bytes <= 0 || src == dst || src < 0 || dst < 0 || src >= n || dst >= n) return 0.0;
+    return Collective(*c, *cal, memo.get(), CollOp::kSendRecv, {src, dst}, bytes);
   };
   return f;
 }

@@ -18,8 +18,8 @@
 namespace ndt {
 
 // REQUIRES: `cluster` and `nccl` outlive the returned functions. The TP group is GPUs
-// 0..tp-1; stage s of a replica is GPUs s*tp..(s+1)*tp-1; the KV transfer goes from GPU 0 to
-// the last GPU.
+// 0..tp-1; the stage sends and the KV transfer go between the GPUs their callers name
+// (serve/disaggregate.h StageFirstGpu, ReplicaFirstGpu).
 CommFns MakeCommFns(const Cluster& cluster, const NcclCalibrationSet& nccl);
 
 }  // namespace ndt

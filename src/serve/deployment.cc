@@ -25,6 +25,19 @@ StatusOr<EngineParams> LoadEngineParams(const std::string& data_dir) {
   NDT_ASSIGN_OR_RETURN(Sourced f, m.Quantity("kv_free_memory_fraction", Dim::kFraction));
   NDT_ASSIGN_OR_RETURN(Sourced w, m.Quantity("activation_workspace", Dim::kBytes));
   NDT_ASSIGN_OR_RETURN(Sourced b, m.Count("kv_block_tokens"));
+  NDT_ASSIGN_OR_RETURN(YamlMap ae, m.Map("activation_estimate"));
+  NDT_ASSIGN_OR_RETURN(Sourced hl, ae.Count("hidden_live_tensors"));
+  NDT_ASSIGN_OR_RETURN(Sourced gl, ae.Count("gated_ffn_live_tensors"));
+  NDT_ASSIGN_OR_RETURN(Sourced pl, ae.Count("plain_ffn_live_tensors"));
+  NDT_ASSIGN_OR_RETURN(Sourced lb, ae.Quantity("logits_bytes", Dim::kBytes));
+  NDT_RETURN_IF_ERROR(ae.Finish());
+  if (hl.value < 0 || gl.value < 0 || pl.value < 0 || lb.value < 0) {
+    return ae.Error("hidden_live_tensors", "the live tensors and logit bytes must be >= 0");
+  }
+  p.hidden_live_tensors = hl.value;
+  p.gated_ffn_live_tensors = gl.value;
+  p.plain_ffn_live_tensors = pl.value;
+  p.logits_bytes = lb.value;
   NDT_ASSIGN_OR_RETURN(YamlMap ar, m.Map("custom_allreduce"));
   NDT_ASSIGN_OR_RETURN(Sourced ws2, ar.Quantity("workspace_tp2", Dim::kBytes));
   NDT_ASSIGN_OR_RETURN(Sourced ws, ar.Quantity("workspace", Dim::kBytes));
@@ -101,13 +114,36 @@ bool TpSplitsHeads(const TransformerSpec& model, int tp) {
   return model.kv_heads <= 0 || model.kv_heads % tp == 0 || tp % model.kv_heads == 0;
 }
 
+double WorkspaceBytes(const TransformerSpec& model, const DeploymentRequest& req,
+                      const EngineParams& params) {
+  const double tp = std::max(1, req.tp);
+  const double ffn_live = model.activation == Activation::kSwiglu ? params.gated_ffn_live_tensors
+                                                                  : params.plain_ffn_live_tensors;
+  double ffn = 0;  // the widest MLP's intermediate per token, per GPU
+  if (!model.is_moe() || model.moe.first_k_dense > 0) ffn = static_cast<double>(model.ffn_hidden);
+  if (model.is_moe()) {
+    ffn = std::max(ffn, static_cast<double>(model.moe.top_k + model.moe.shared_experts) *
+                            static_cast<double>(model.moe.expert_ffn_hidden));
+  }
+  const int64_t head_dim = model.head_dim > 0 ? model.head_dim : model.hidden / model.heads;
+  const int64_t kv_heads = model.kv_heads > 0 ? model.kv_heads : model.heads;
+  // Attention: q, k, v and the attention output (heads x head_dim).
+  const double attn = static_cast<double>((2 * model.heads + 2 * kv_heads) * head_dim);
+  const double per_token = params.hidden_live_tensors * static_cast<double>(model.hidden) +
+                           std::max(ffn_live * ffn, attn) / tp;
+  const double act =
+      static_cast<double>(req.max_num_tokens) * per_token * DtypeBytes(req.activations) +
+      static_cast<double>(req.max_batch) * static_cast<double>(model.vocab) * params.logits_bytes;
+  return std::max(params.workspace_bytes, act);
+}
+
 StatusOr<MemoryPlan> PlanMemory(const TransformerSpec& model, const GpuSpec& gpu,
                                 const DeploymentRequest& req, const EngineParams& params) {
   MemoryPlan p;
   const int shards = req.tp * req.pp;
   p.gpu_memory_bytes = gpu.memory_bytes;
   p.weight_bytes_per_gpu = WeightBytes(model, req.weights) / shards;
-  p.workspace_bytes = params.workspace_bytes;
+  p.workspace_bytes = WorkspaceBytes(model, req, params);
   double free_bytes = p.gpu_memory_bytes - p.weight_bytes_per_gpu - p.workspace_bytes;
   const std::string narrower = NarrowerWeights(req.weights);
   std::string where = model.name + " with --weights " + DtypeName(req.weights) + " at TP" +
@@ -117,7 +153,11 @@ StatusOr<MemoryPlan> PlanMemory(const TransformerSpec& model, const GpuSpec& gpu
         "model does not fit: " + where + " needs " + Gb(p.weight_bytes_per_gpu) + " of weights + " +
         Gb(p.workspace_bytes) + " workspace per GPU, the GPU has " + Gb(p.gpu_memory_bytes) +
         "; use more --tp/--pp" +
-        (narrower.empty() ? "" : " or a lower --weights precision (" + narrower + ")"));
+        (narrower.empty() ? "" : " or a lower --weights precision (" + narrower + ")") +
+        (p.workspace_bytes > params.workspace_bytes
+             ? "; the workspace holds the activations of --max-num-tokens " +
+                   std::to_string(req.max_num_tokens) + " tokens: lower it"
+             : ""));
   }
   // K/V heads split by TP; replicated when TP exceeds the K/V heads (MLA latents: replicated).
   double kv_token = KvCacheBytesPerToken(model, req.kv);

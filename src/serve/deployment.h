@@ -23,7 +23,12 @@ namespace ndt {
 struct EngineParams {
   double iteration_overhead_s = 1e-3;
   double kv_free_memory_frac = 0.9;
-  double workspace_bytes = 2.0 * (1 << 30);
+  double workspace_bytes = 2.0 * (1 << 30);  // the workspace's floor (activation_workspace)
+  // activation_estimate: tensors live through one decoder block, per token.
+  double hidden_live_tensors = 2;     // x hidden
+  double gated_ffn_live_tensors = 3;  // x intermediate / TP, SwiGLU
+  double plain_ffn_live_tensors = 2;  // x intermediate / TP, GeLU
+  double logits_bytes = 4;            // per logit (max_batch x vocab)
   int block_tokens = 32;
   CustomAllReduceParams custom_allreduce;
   // The fitted fixed host cost per iteration is that of a model of this many layers (its
@@ -47,6 +52,9 @@ struct DeploymentRequest {
   Dtype weights = Dtype::kFp16;
   Dtype kv = Dtype::kFp16;
   int max_seq_tokens = 2048;  // longest request (input + output) the cache must hold
+  int max_num_tokens = 8192;  // tokens per iteration (the activations' size)
+  int max_batch = 256;        // sequences per iteration (the logits')
+  Dtype activations = Dtype::kFp16;
 };
 
 struct MemoryPlan {
@@ -66,6 +74,15 @@ std::string NarrowerWeights(Dtype w);
 // Whether TP `tp` splits the model's attention heads evenly and its K/V heads evenly or into
 // replicas (tp a multiple of them), as TensorRT-LLM requires.
 bool TpSplitsHeads(const TransformerSpec& model, int tp);
+
+// Per-GPU runtime workspace of an engine: the larger of params.workspace_bytes (the floor) and
+// the activations TensorRT sizes from the iteration's largest shapes, linear in max_num_tokens and
+// one decoder block deep (layers reuse it): max_num_tokens x (hidden_live x hidden + the MLP's
+// live intermediates, or attention's q/k/v + output if wider, split by TP) x activation bytes,
+// plus max_batch x vocab logits. An MoE layer's MLP runs each token through top_k + shared
+// experts of expert_ffn_hidden.
+double WorkspaceBytes(const TransformerSpec& model, const DeploymentRequest& req,
+                      const EngineParams& params);
 
 // Memory of one replica on `gpu`. kInfeasible when weights and workspace exceed the memory,
 // or the cache cannot hold one request of max_seq_tokens; the message gives the numbers and a

@@ -51,6 +51,46 @@ TEST(Deployment, KvCapacityMatchesHandDerivation) {
   EXPECT_EQ(m->kv_blocks_per_replica, 14887);
 }
 
+TEST(Deployment, WorkspaceGrowsWithMaxNumTokens) {
+  // Llama 2 70B: hidden 8192, SwiGLU ffn 28672, 64 heads, 8 K/V heads of 128, vocab 32000; fp16
+  // activations. Per token at TP1: 2 x 8192 (residual, norm) + max(3 x 28672 = 86,016, q/k/v/out
+  // (2 x 64 + 2 x 8) x 128 = 18,432) = 102,400 elements = 204,800 bytes. Logits: 2048 x 32000 x
+  // 4 = 262,144,000 bytes.
+  //   8192 tokens: 8192 x 204,800 + 262,144,000 = 1,939,865,600 < 2 GiB: the 2 GiB floor.
+  //   65536 tokens: 65536 x 204,800 + 262,144,000 = 13,683,916,800.
+  //   TP4, 65536 tokens: (16,384 + 86,016 / 4) x 2 = 75,776 bytes a token: 5,228,199,936.
+  EngineParams p;
+  DeploymentRequest r;
+  r.tp = 1;
+  r.max_batch = 2048;
+  r.max_num_tokens = 8192;
+  EXPECT_EQ(WorkspaceBytes(Llama2_70b(), r, p), 2.0 * (1 << 30));
+  r.max_num_tokens = 65536;
+  EXPECT_NEAR(WorkspaceBytes(Llama2_70b(), r, p), 13683916800.0, 1.0);
+  r.tp = 4;
+  EXPECT_NEAR(WorkspaceBytes(Llama2_70b(), r, p), 5228199936.0, 1.0);
+}
+
+TEST(Deployment, LargeTokenBudgetShrinksTheKvCache) {
+  // As KvCapacityMatchesHandDerivation (FP8, TP2, 80 GB), with max_num_tokens 65536 and batch
+  // 2048: workspace 65536 x (16,384 + 86,016 / 2) x 2 + 262,144,000 = 8,046,772,224 bytes (not
+  // 2 GiB). Free: 80e9 - 34,488,324,096 - 8,046,772,224 = 37,464,903,680; x 0.9 =
+  // 33,718,413,312 of KV per GPU; / 81,920 bytes a token = 411,601 tokens (476,413 at 2 GiB).
+  EngineParams p;
+  p.kv_free_memory_frac = 0.9;
+  p.block_tokens = 32;
+  DeploymentRequest r;
+  r.tp = 2;
+  r.weights = Dtype::kFp8;
+  r.kv = Dtype::kFp8;
+  r.max_batch = 2048;
+  r.max_num_tokens = 65536;
+  StatusOr<MemoryPlan> m = PlanMemory(Llama2_70b(), Gpu80GB(), r, p);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_NEAR(m->workspace_bytes, 8046772224.0, 1.0);
+  EXPECT_EQ(m->kv_tokens_per_replica, 411601);
+}
+
 TEST(Deployment, Fp16WeightsOnOneGpuDoNotFitAndSayHowToFix) {
   // 68.98e9 x 2 bytes = 138 GB > 80 GB.
   DeploymentRequest r;

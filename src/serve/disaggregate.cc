@@ -8,6 +8,24 @@
 #include "serve/cost.h"
 
 namespace ndt {
+
+int StageFirstGpu(int r, int s, int tp, int pp, int vm_gpus, int domain_gpus) {
+  tp = std::max(tp, 1);
+  pp = std::max(pp, 1);
+  const int group = tp * pp;
+  if (group <= vm_gpus) {
+    const int per_vm = vm_gpus / group;
+    return (r / per_vm) * vm_gpus + (r % per_vm) * group + s * tp;
+  }
+  const int per_domain = std::max(1, domain_gpus / tp);  // TP groups a domain holds
+  const int g = r * pp + s;                              // the stage's TP group
+  return (g / per_domain) * domain_gpus + (g % per_domain) * tp;
+}
+
+int ReplicaFirstGpu(int r, int tp, int pp, int vm_gpus, int domain_gpus) {
+  return StageFirstGpu(r, 0, tp, pp, vm_gpus, domain_gpus);
+}
+
 namespace {
 
 // Disaggregated: `reqs` (all engines' arrivals) go round-robin to the prefill replicas, which
@@ -34,6 +52,15 @@ RunTotals RunDisaggregated(const DeploymentPlan& plan, const InferContext& ctx,
     for (size_t j = 0; j < index.size(); ++j) first[index[j]] = r.requests[j];
   }
   const double kv_token = plan.dep.memory.kv_bytes_per_token_per_gpu;
+  // Engine e is PP group e % pp of replica e / pp; the prefill pool's replicas come first, the
+  // decode pool's after them. Each GPU hands its shard to its peer; priced on the replicas'
+  // first GPUs (the same hop kind: NVLink inside a VM or rack, else InfiniBand).
+  const int pp = std::max(1, plan.dep.pp);
+  const int prefill_replicas = prefill_engines / pp;
+  const int domain_gpus = std::max(1, ctx.sku->vms_per_nvlink_domain) * ctx.sku->gpus;
+  auto first_gpu = [&](int replica) {
+    return ReplicaFirstGpu(replica, plan.dep.tp, pp, ctx.sku->gpus, domain_gpus);
+  };
   RunTotals t;
   t.engines = decode_engines;
   for (int e = 0; e < decode_engines; ++e) {
@@ -41,8 +68,11 @@ RunTotals RunDisaggregated(const DeploymentPlan& plan, const InferContext& ctx,
     std::vector<size_t> index;
     for (size_t i = e; i < reqs.size(); i += decode_engines) {
       if (reqs[i].output_tokens < 2) continue;
-      double move =
-          ctx.comm.kv_transfer_s ? ctx.comm.kv_transfer_s(reqs[i].input_tokens * kv_token) : 0.0;
+      double move = ctx.comm.kv_transfer_s
+                        ? ctx.comm.kv_transfer_s(
+                              first_gpu(static_cast<int>(i % prefill_engines) / pp),
+                              first_gpu(prefill_replicas + e / pp), reqs[i].input_tokens * kv_token)
+                        : 0.0;
       Request q = reqs[i];
       q.arrival_s = first[i].first_token_s + move;
       q.prefilled = true;

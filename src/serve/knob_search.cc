@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "serve/cost.h"
+#include "serve/disaggregate.h"
 
 namespace ndt {
 namespace {
@@ -39,6 +40,9 @@ StatusOr<DeploymentPlan> MakeDeploymentPlan(const InferContext& ctx, const Infer
   dr.weights = o.weights;
   dr.kv = o.kv;
   dr.max_seq_tokens = MaxSeqTokens(o);
+  dr.max_num_tokens = k.max_num_tokens;
+  dr.max_batch = k.max_batch;
+  dr.activations = Dtype::kFp16;
   NDT_ASSIGN_OR_RETURN(int replicas, CountReplicas(*ctx.sku, o.vms, k.tp, k.pp, o.ep));
   NDT_ASSIGN_OR_RETURN(MemoryPlan mem, PlanMemory(*ctx.model, *ctx.gpu, dr, ctx.params));
   p.dep.tp = k.tp;
@@ -99,9 +103,26 @@ StatusOr<DeploymentPlan> MakeDeploymentPlan(const InferContext& ctx, const Infer
     };
   }
   if (k.pp > 1 && ctx.comm.pp_sends_s) {
+    // Each boundary's hops over every replica, one per kind (same VM, same NVLink domain,
+    // across domains): the engines step together, so a boundary costs its slowest hop.
+    const int vm_gpus = ctx.sku->gpus;
+    const int domain_gpus = std::max(1, ctx.sku->vms_per_nvlink_domain) * vm_gpus;
+    std::vector<std::vector<std::pair<int, int>>> hops(k.pp - 1);
+    for (int s = 1; s < k.pp; ++s) {
+      bool seen[3] = {false, false, false};
+      for (int r = 0; r < replicas; ++r) {
+        const int src = StageFirstGpu(r, s - 1, k.tp, k.pp, vm_gpus, domain_gpus) + k.tp - 1;
+        const int dst = StageFirstGpu(r, s, k.tp, k.pp, vm_gpus, domain_gpus);
+        const int kind = src / vm_gpus == dst / vm_gpus           ? 0
+                         : src / domain_gpus == dst / domain_gpus ? 1
+                                                                  : 2;
+        if (seen[kind]) continue;
+        seen[kind] = true;
+        hops[s - 1].push_back({src, dst});
+      }
+    }
     auto fn = ctx.comm.pp_sends_s;
-    int tp = k.tp, pp = k.pp;
-    p.cost.pp_sends_s = [fn, tp, pp](double bytes) { return fn(tp, pp, bytes); };
+    p.cost.pp_sends_s = [fn, hops](double bytes) { return fn(hops, bytes); };
   }
   return p;
 }

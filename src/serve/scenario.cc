@@ -4,8 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <optional>
 #include <string>
+#include <unordered_map>
+
+#include "serve/request.h"
 
 namespace ndt {
 namespace {
@@ -17,6 +21,9 @@ constexpr double kServerWarmupFrac = 0.2;    // arrivals before the window: the 
 constexpr int kSearchSteps = 14;             // bisection steps over the rate (hi / 2^14)
 constexpr int kRefineSteps = 7;              // ... over [kHintLow, kHintHigh] x hint: 0.3%
 constexpr double kHintLow = 0.75, kHintHigh = 1.1;
+// Seed of the offline permutations past an engine's round-robin share (fixed: --seed is the
+// Poisson arrivals', and offline results do not depend on it).
+constexpr uint64_t kOfflineSeed = 0x6f66666c696e65ULL;  // "offline"
 
 // Engine e's steady-state output tokens/s under measure m.
 double EngineRate(const RunTotals& t, size_t e, Measure m) {
@@ -33,19 +40,19 @@ double EngineRate(const RunTotals& t, size_t e, Measure m) {
   return r.makespan_s > 0 ? static_cast<double>(r.output_tokens) / r.makespan_s : 0;
 }
 
-// Offline: engine e serves dataset rows e, e + E, e + 2E, ... (round-robin), wrapping.
+// Offline: engine e serves its OfflineRows.
 RunTotals RunOffline(const DeploymentPlan& plan, const InferOptions& o, int per_engine,
                      int simulate, bool record) {
   RunTotals t;
   t.engines = plan.engines;
   IterationCostModel cost(plan.cost);
   IterationCostFn fn = cost.AsFn();
-  const size_t n = o.lengths.size();
   for (int e = 0; e < simulate; ++e) {
+    const std::vector<size_t> rows =
+        OfflineRows(o.lengths.size(), plan.engines, e, per_engine, kOfflineSeed);
     std::vector<Request> reqs(per_engine);
     for (int j = 0; j < per_engine; ++j) {
-      const RequestLengths& l =
-          o.lengths[(static_cast<size_t>(e) + static_cast<size_t>(j) * plan.engines) % n];
+      const RequestLengths& l = o.lengths[rows[j]];
       reqs[j] = {j, 0.0, l.input_tokens, l.output_tokens};
     }
     EngineConfig cfg = plan.engine;
@@ -121,6 +128,39 @@ bool Meets(const InferResult& r, double ttft, double tpot) {
 }
 
 }  // namespace
+
+std::vector<size_t> OfflineRows(size_t n, int engines, int e, int count, uint64_t seed) {
+  NDT_CHECK(n > 0 && engines > 0 && e >= 0 && e < engines && count >= 0,
+            "OfflineRows: bad arguments");
+  std::vector<size_t> rows;
+  rows.reserve(count);
+  if (static_cast<uint64_t>(count) * static_cast<uint64_t>(engines) <= n) {
+    // One pass: the engines' round-robin shares, every row at most once.
+    for (int j = 0; j < count; ++j)
+      rows.push_back(static_cast<size_t>(e) +
+                     static_cast<size_t>(j) * static_cast<size_t>(engines));
+    return rows;
+  }
+  Rng rng(Mix(seed, static_cast<uint64_t>(e)));
+  while (rows.size() < static_cast<size_t>(count)) {  // a fresh Fisher-Yates permutation
+    const size_t take = std::min(n, static_cast<size_t>(count) - rows.size());
+    // Its first `take` places, run from the front: place j gets a uniform pick of the rows not
+    // yet placed. Only the displaced places are stored (O(take), not O(n): a large dataset
+    // over many simulated engines of a few requests each).
+    std::unordered_map<size_t, size_t> moved;
+    auto at = [&](size_t i) {
+      auto it = moved.find(i);
+      return it == moved.end() ? i : it->second;
+    };
+    for (size_t j = 0; j < take; ++j) {
+      const size_t k = j + rng.Below(n - j);
+      const size_t pick = at(k);
+      moved[k] = at(j);
+      rows.push_back(pick);
+    }
+  }
+  return rows;
+}
 
 int64_t RunRequestCap(const DeploymentPlan& plan, const InferOptions& o, bool quick,
                       std::optional<double> engine_qps) {

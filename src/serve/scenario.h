@@ -82,7 +82,16 @@ uint64_t Mix(uint64_t seed, uint64_t i);  // splitmix64 of seed + i
 // Fills throughput, latency statistics, batch and KV use of `r` from `t`.
 void FillResult(const DeploymentPlan& plan, const RunTotals& t, Measure m, InferResult* r);
 
-// MLPerf Offline: every engine gets its round-robin share of the dataset at t = 0 (at least
+// The dataset rows engine `e` of `engines` serves offline, `count` of them, from a dataset of
+// `n` rows. When the run fits in one pass of the dataset (count x engines <= n), the round robin
+// e, e + engines, e + 2 x engines, ...: the engines together serve distinct rows (--requests N
+// serves the first N rows). Otherwise successive permutations of all n rows drawn from `seed` and
+// e alone (every row once in each n draws): a round robin wrapping over the dataset kept engine e
+// on the rows congruent to e modulo gcd(engines, n) (72 engines over 24,576 rows: 1,024 rows
+// each), a sample that changed with the VM count; the permutations do not depend on it.
+std::vector<size_t> OfflineRows(size_t n, int engines, int e, int count, uint64_t seed);
+
+// MLPerf Offline: every engine gets its OfflineRows at t = 0 (at least
 // kOfflineBatchesPerEngine x max_batch requests). `quick`: one shorter engine (knob search).
 InferResult Offline(const DeploymentPlan& plan, const InferOptions& o, bool quick);
 // MLPerf Server at `qps` (all engines together), each engine's arrivals spanning 600 s or

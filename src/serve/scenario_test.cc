@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "hw/catalog.h"
 
@@ -75,6 +76,59 @@ TEST(RunRequestCap, HugeOutputsGetAFewRequests) {
   EXPECT_EQ(RunRequestCap(p, o, false, 1e-9), 16);
   EXPECT_EQ(RunRequestCap(p, o, true, 1e-9), 4);
   EXPECT_EQ(RunRequestCap(p, o, false, 1e6), 32);
+}
+
+TEST(OfflineRows, OnePassIsTheRoundRobin) {
+  // 10 rows, 4 engines of 2 requests (8 <= 10): engine 1 serves rows 1 and 5, engine 3 rows 3
+  // and 7; the engines together serve rows 0-7 once.
+  EXPECT_EQ(OfflineRows(10, 4, 1, 2, 7), (std::vector<size_t>{1, 5}));
+  EXPECT_EQ(OfflineRows(10, 4, 3, 2, 7), (std::vector<size_t>{3, 7}));
+  // 3 requests each (12 > 10): no longer the round robin's 1, 5, 9 but a permutation's first 3.
+  const std::vector<size_t> p = OfflineRows(10, 4, 1, 3, 7);
+  EXPECT_EQ(p.size(), 3u);
+  EXPECT_EQ(std::set<size_t>(p.begin(), p.end()).size(), 3u);
+}
+
+TEST(OfflineRows, EveryEngineSeesTheWholeDataset) {
+  // A GB300 NVL72 rack at TP1 serves the 24,576 MLPerf Llama 2 rows with 72 engines; a round
+  // robin wrapping over them reached only 24,576 / gcd(72, 24,576) = 1,024 rows per engine.
+  // Here engine 3's first 24,576 draws are one permutation: every row exactly once; the next
+  // 24,576 another.
+  const size_t n = 24576;
+  const std::vector<size_t> rows = OfflineRows(n, 72, 3, 2 * 24576, 1);
+  ASSERT_EQ(rows.size(), 2 * n);
+  for (size_t pass = 0; pass < 2; ++pass) {
+    std::vector<int> seen(n, 0);
+    for (size_t j = pass * n; j < (pass + 1) * n; ++j) ++seen[rows[j]];
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<long>(n)) << pass;
+  }
+  // Two permutations, not one repeated.
+  EXPECT_FALSE(std::equal(rows.begin(), rows.begin() + n, rows.begin() + n));
+  // Deterministic, and the same on 4 engines (one GB300 VM): the engine count plays no part.
+  EXPECT_EQ(OfflineRows(n, 72, 3, 2 * 24576, 1), rows);
+  EXPECT_EQ(OfflineRows(n, 4, 3, 2 * 24576, 1), rows);
+  // 1000 draws: a prefix of the longer draw.
+  const std::vector<size_t> head = OfflineRows(n, 72, 3, 1000, 1);
+  EXPECT_TRUE(std::equal(head.begin(), head.end(), rows.begin()));
+}
+
+TEST(OfflineRows, EnginesDrawDifferentSamples) {
+  // Engines 0 and 1 draw from different seeds: their first 1000 draws (72 x 1000 > 24,576:
+  // permutations) differ somewhere (the same 1000 rows in the same order: probability about
+  // 24,576^-1000).
+  EXPECT_NE(OfflineRows(24576, 72, 0, 1000, 1), OfflineRows(24576, 72, 1, 1000, 1));
+}
+
+TEST(OfflineRows, DatasetSmallerThanTheDraws) {
+  // 3 rows, 8 engines of 7 draws: two permutations of {0, 1, 2}, then one more row.
+  const std::vector<size_t> rows = OfflineRows(3, 8, 6, 7, 1);
+  ASSERT_EQ(rows.size(), 7u);
+  for (int pass = 0; pass < 2; ++pass) {
+    std::vector<size_t> p(rows.begin() + 3 * pass, rows.begin() + 3 * pass + 3);
+    std::sort(p.begin(), p.end());
+    EXPECT_EQ(p, (std::vector<size_t>{0, 1, 2})) << pass;
+  }
+  EXPECT_LT(rows[6], 3u);
 }
 
 }  // namespace

@@ -25,6 +25,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compute/compute.h"
@@ -45,9 +46,13 @@ bool ParseScenario(const std::string& s, Scenario* out);
 
 // Communication times a replica needs (built from coll/ by serve/comm.h).
 struct CommFns {
-  std::function<double(int tp, double bytes)> tp_allreduce_s;      // NCCL, one replica's TP group
-  std::function<double(int tp, int pp, double bytes)> pp_sends_s;  // all pp-1 stage sends
-  std::function<double(double bytes)> kv_transfer_s;               // prefill -> decode replica
+  std::function<double(int tp, double bytes)> tp_allreduce_s;  // NCCL, one replica's TP group
+  // All pp-1 stage sends, one after another: `hops[s]` holds boundary s's GPU pairs (src, dst)
+  // as the replicas lay them out, one of each hop kind; each boundary costs its slowest.
+  std::function<double(const std::vector<std::vector<std::pair<int, int>>>& hops, double bytes)>
+      pp_sends_s;
+  // Prefill replica's GPU `src` -> decode replica's GPU `dst` (cluster GPU indices).
+  std::function<double(int src, int dst, double bytes)> kv_transfer_s;
   // The NVLink path between two GPUs of a TP group, for the engine's own all-reduce kernels
   // (serve/allreduce.h; launch_s unset here). bw_Bps 0: none (one GPU).
   NvlinkPath tp_path;
