@@ -10,6 +10,7 @@
 #include "coll/testing.h"
 #include "parallel/cluster_costs.h"
 #include "parallel/testing.h"
+#include "plan/testing.h"
 #include "topo/builders.h"
 #include "topo/testing.h"
 
@@ -34,16 +35,7 @@ const Env& TheEnv() {
   return *env;
 }
 
-TransformerSpec Llama(int64_t layers, int64_t hidden, int64_t heads) {
-  InlineModelArgs a;
-  a.layers = layers;
-  a.hidden = hidden;
-  a.heads = heads;
-  a.arch = "llama";
-  StatusOr<TransformerSpec> m = BuildInlineModel(a);
-  EXPECT_TRUE(m.ok()) << m.status().message();
-  return *m;
-}
+using plan_testing::Llama;
 
 // One 8 x H100 80 GB VM, analytical costs.
 struct OneVm {

@@ -76,8 +76,9 @@ inline std::string TempPath(const std::string& name) {
   return p;
 }
 
-// The whole results table, row by row, every column.
-inline std::vector<std::string> Dump(const std::string& path) {
+// The whole results table, row by row, every column; with `exact`, every REAL in hex (equality
+// to the last bit).
+inline std::vector<std::string> Dump(const std::string& path, bool exact = false) {
   sqlite3* db = nullptr;
   EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
   sqlite3_stmt* s = nullptr;
@@ -87,28 +88,7 @@ inline std::vector<std::string> Dump(const std::string& path) {
   while (sqlite3_step(s) == SQLITE_ROW) {
     std::string r;
     for (int c = 0; c < sqlite3_column_count(s); ++c) {
-      const unsigned char* t = sqlite3_column_text(s, c);
-      r += (t ? reinterpret_cast<const char*>(t) : "NULL") + std::string("|");
-    }
-    rows.push_back(r);
-  }
-  sqlite3_finalize(s);
-  sqlite3_close(db);
-  return rows;
-}
-
-// The whole results table with every REAL exactly (hex), for equality to the last bit.
-inline std::vector<std::string> DumpExact(const std::string& path) {
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  sqlite3_stmt* s = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(db, "SELECT * FROM results ORDER BY id", -1, &s, nullptr),
-            SQLITE_OK);
-  std::vector<std::string> rows;
-  while (sqlite3_step(s) == SQLITE_ROW) {
-    std::string r;
-    for (int c = 0; c < sqlite3_column_count(s); ++c) {
-      if (sqlite3_column_type(s, c) == SQLITE_FLOAT) {
+      if (exact && sqlite3_column_type(s, c) == SQLITE_FLOAT) {
         char buf[64];
         std::snprintf(buf, sizeof buf, "%a", sqlite3_column_double(s, c));
         r += buf;
@@ -124,6 +104,8 @@ inline std::vector<std::string> DumpExact(const std::string& path) {
   sqlite3_close(db);
   return rows;
 }
+
+inline std::vector<std::string> DumpExact(const std::string& path) { return Dump(path, true); }
 
 }  // namespace sweep_testing
 }  // namespace ndt
