@@ -70,15 +70,20 @@ Status CheckRoute(const Cluster& c, int a, int b) {
   if (!c.GpuRoute(a, b).empty()) return Status::Ok();
   const GpuInfo& ga = c.gpu(a);
   const int first = ga.vm * c.gpus_per_vm();
-  const std::string one_vm = c.gpus_per_vm() > 1
-                                 ? "pick two GPUs of one VM (e.g. " + std::to_string(first) + "," +
-                                       std::to_string(first + 1) + ")"
-                                 : "use --gpus-per-vm 2 or more and pick two GPUs of one VM";
+  // Two GPUs of one VM only where the size has two: --gpus-per-vm 2 on a 1-GPU size (ND6s) is
+  // itself an error.
+  std::string fix = "use a size with InfiniBand";
+  if (c.gpus_per_vm() > 1) {
+    fix = "pick two GPUs of one VM (e.g. " + std::to_string(first) + "," +
+          std::to_string(first + 1) + ") or a size with InfiniBand";
+  } else if (c.sku().gpus > 1) {
+    fix = "use --gpus-per-vm 2 or more and pick two GPUs of one VM or a size with InfiniBand";
+  }
   return Status::InvalidInput("no route from GPU " + std::to_string(a) + " (" +
                               c.node(ga.node).name + ") to GPU " + std::to_string(b) + " (" +
                               c.node(c.gpu(b).node).name + "): " + c.sku().name +
                               " has no InfiniBand, so GPUs of different VMs are not connected; " +
-                              one_vm + " or a size with InfiniBand (see: ndtwin sku list)");
+                              fix + " (see: ndtwin sku list)");
 }
 
 StatusOr<CommandOutput> RunTopo(const Context& ctx, const TopoOptions& o, Diagnostics* diag) {
