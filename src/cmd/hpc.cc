@@ -226,7 +226,10 @@ StatusOr<CommandOutput> RunHpc(const Context& ctx, const HpcOptions& o, Diagnost
 
 Command HpcCommand() {
   return MakeCommand<HpcOptions>(
-      "hpc", "HPC benchmarks: HPL (and HPL-MxP), STREAM, OSU latency/bandwidth/allreduce", RunHpc);
+      "hpc",
+      "HPC benchmarks: HPL (and HPL-MxP), HPCG, STREAM, OSU latency/bandwidth/allreduce, halo3d "
+      "stencil scaling",
+      RunHpc);
 }
 
 }  // namespace ndt
