@@ -357,5 +357,18 @@ TEST(Hpc, HelpNamesEveryBench) {
   }
 }
 
+TEST(Hpc, RaisedRadixIsAWarning) {
+  // 8,193 VMs of 8 NICs are one more than a 3-tier radix-64 rail-optimized tree holds (8,192,
+  // topo/builders.h): the radix is raised to 128, and the output must say so, as train's does.
+  Diagnostics diag;
+  StatusOr<CommandOutput> r =
+      RunJson(*FindCommand("hpc"), Ctx(),
+              {{"sku", "ND96isr_H100_v5"}, {"vms", 8193}, {"bench", "stream"}}, &diag);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_FALSE(diag.warnings.empty());
+  EXPECT_EQ(diag.warnings[0],
+            "radix 64 cannot wire 8193 VMs in 3 tiers; assumed radix 128 (--radix)");
+}
+
 }  // namespace
 }  // namespace ndt

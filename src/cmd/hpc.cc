@@ -101,8 +101,10 @@ StatusOr<CommandOutput> RunHpc(const Context& ctx, const HpcOptions& o, Diagnost
   spec.gpu = &cat.GpuOf(*sku);
   spec.vms = o.vms;
   spec.gpus_per_vm = o.gpus_per_vm;
-  o.fabric.Apply(&spec);
+  const std::string assumed = o.fabric.Apply(&spec);
   NDT_ASSIGN_OR_RETURN(Cluster c, BuildCluster(spec, ctx.fabric));
+  // A radix raised over the default is an assumption the output must state, as train's is.
+  if (!assumed.empty()) diag->Warn(assumed);
   // The cluster graph joins VMs only through InfiniBand (or an NVL72 rack's NVLink); without it
   // an MPI message between VMs would cross no link and run at infinite bandwidth. STREAM stays
   // inside each GPU and VM.
