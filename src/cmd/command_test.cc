@@ -357,6 +357,38 @@ TEST(Hpc, HelpNamesEveryBench) {
   }
 }
 
+TEST(Hpc, OsuBuffersMustFitTheirMemory) {
+  // Each OSU rank allocates a send and a receive buffer of the message size. H100-SXM5-80GB
+  // holds 79.11 GiB (data/gpus, what CUDA can allocate): 2 x 39 GiB = 78 GiB fits, 2 x 40 GiB =
+  // 80 GiB does not, and the largest whole GiB is 79.11 / 2 = 39.6 -> 39G. Before, --bytes 1T
+  // printed a bandwidth.
+  for (const char* bench : {"osu-bw", "osu-latency", "osu-allreduce"}) {
+    Json args = {{"sku", "ND96isr_H100_v5"}, {"vms", 2}, {"bench", bench}, {"bytes", "39G"}};
+    EXPECT_TRUE(RunCmd("hpc", args).ok()) << bench;
+    args["bytes"] = "40G";
+    StatusOr<CommandOutput> r = RunCmd("hpc", args);
+    ASSERT_FALSE(r.ok()) << bench;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
+    EXPECT_NE(r.status().message().find("use --bytes 39G or less"), std::string::npos)
+        << r.status().message();
+  }
+  // Host buffers share the VM's memory (Standard_ND96isr_H100_v5: 1900 GiB): the intra-VM pair
+  // puts 2 ranks there, 2 x 2 x 475 GiB = 1900 GiB fits and 476 GiB does not; osu-allreduce
+  // puts all 8, 8 x 2 x 118 GiB = 1888 GiB fits and 119 GiB (1904 GiB) does not.
+  const Json host = {{"sku", "ND96isr_H100_v5"}, {"vms", 2}, {"buffer", "host"}};
+  Json bw = host, ar = host;
+  bw["bench"] = "osu-bw";
+  ar["bench"] = "osu-allreduce";
+  bw["bytes"] = "475G";
+  ar["bytes"] = "118G";
+  EXPECT_TRUE(RunCmd("hpc", bw).ok());
+  EXPECT_TRUE(RunCmd("hpc", ar).ok());
+  bw["bytes"] = "476G";
+  ar["bytes"] = "119G";
+  EXPECT_FALSE(RunCmd("hpc", bw).ok());
+  EXPECT_FALSE(RunCmd("hpc", ar).ok());
+}
+
 TEST(Hpc, RaisedRadixIsAWarning) {
   // 8,193 VMs of 8 NICs are one more than a 3-tier radix-64 rail-optimized tree holds (8,192,
   // topo/builders.h): the radix is raised to 128, and the output must say so, as train's does.

@@ -1,6 +1,9 @@
 #include "hpc/micro.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
 
 namespace ndt {
 namespace {
@@ -25,6 +28,43 @@ std::vector<double> OsuSizes(double from, double extra) {
   std::sort(s.begin(), s.end());
   s.erase(std::unique(s.begin(), s.end()), s.end());
   return s;
+}
+
+// "39G", "512M": the largest whole number of GiB, MiB, KiB or bytes not above `bytes`, as --bytes
+// takes it.
+std::string SizeFloor(double bytes) {
+  const char* units[] = {"", "K", "M", "G", "T"};
+  int u = 0;
+  while (u < 4 && bytes >= 1024.0) {
+    bytes /= 1024.0;
+    ++u;
+  }
+  return std::to_string(static_cast<int64_t>(std::floor(bytes))) + units[u];
+}
+
+// Each OSU rank allocates a send and a receive buffer of the message size (osu_latency and
+// osu_bw: s_buf and r_buf; osu_allreduce: sendbuf and recvbuf), in its GPU's memory (device
+// buffers) or in its VM's memory, shared with the other ranks there (host buffers). A message
+// whose buffers cannot be allocated is refused: before, osu-bw --bytes 1T on an 80 GB GPU
+// printed a bandwidth.
+Status CheckOsuBuffers(const MpiModel& mpi, double bytes, int ranks_per_vm) {
+  const Cluster& c = mpi.cluster();
+  const bool device = mpi.buffer() == MpiBuffer::kDevice;
+  const double capacity = device ? c.gpu_spec().memory_bytes : c.sku().memory_bytes;
+  const int sharers = device ? 1 : ranks_per_vm;
+  if (capacity <= 0 || 2.0 * bytes * sharers <= capacity) return Status::Ok();
+  const std::string where = device ? "per GPU, more than " + c.gpu_spec().name + "'s"
+                                   : "of " + c.sku().name + "'s memory (" +
+                                         std::to_string(sharers) + " ranks per VM), more than its";
+  const auto gb = [](double b) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, b >= 1e12 ? "%.0f GB" : "%.4g GB", b / 1e9);
+    return std::string(buf);
+  };
+  const std::string need = gb(2.0 * bytes * sharers), have = gb(capacity);
+  return Status::InvalidInput(
+      "--bytes " + SizeFloor(bytes) + ": the send and receive buffers take " + need + " " + where +
+      " " + have + "; use --bytes " + SizeFloor(capacity / (2.0 * sharers)) + " or less");
 }
 
 }  // namespace
@@ -67,6 +107,8 @@ StatusOr<std::vector<OsuPair>> RunOsuPairs(const MpiModel& mpi, double bytes) {
     return Status::InvalidInput(
         "OSU point-to-point needs 2 GPUs; use --vms 2 or a size with "
         "several GPUs");
+  // Two ranks share a VM where the intra-VM pair runs.
+  NDT_RETURN_IF_ERROR(CheckOsuBuffers(mpi, bytes, std::min(cluster.gpus_per_vm(), 2)));
   std::vector<OsuPair> out;
   for (const auto& [scope, ab] : pairs) {
     const auto [a, b] = ab;
@@ -92,6 +134,7 @@ StatusOr<std::vector<OsuPair>> RunOsuPairs(const MpiModel& mpi, double bytes) {
 StatusOr<OsuAllreduce> RunOsuAllreduce(const MpiModel& mpi, double bytes) {
   const int ranks = mpi.cluster().num_gpus();
   NDT_ASSIGN_OR_RETURN(MpiAllreduce r, TimeMpiAllreduce(mpi, ranks, bytes));
+  NDT_RETURN_IF_ERROR(CheckOsuBuffers(mpi, bytes, mpi.cluster().gpus_per_vm()));
   OsuAllreduce a;
   a.bytes = bytes;
   a.time_s = r.time_s;
