@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -349,6 +350,12 @@ StatusOr<CommandOutput> RunSweepCommand(const Context& ctx, const SweepRequest& 
   }
   if ((f.top > 0) != !f.by.empty() || f.top < 0) {
     return Status::InvalidInput("--top K and --by COLUMN go together (K >= 1)");
+  }
+  // A folder opens as a stream that reads nothing: it was "must be a mapping".
+  std::error_code ec;
+  if (std::filesystem::is_directory(f.spec, ec)) {
+    return Status::InvalidInput("--spec: '" + f.spec +
+                                "' is a directory; give the sweep's YAML file");
   }
   std::ifstream in(f.spec);
   if (!in) return Status::NotFound("--spec: cannot read '" + f.spec + "'");

@@ -4,6 +4,8 @@
 
 #include <filesystem>
 
+#include "core/files.h"
+
 namespace ndt {
 namespace sweep_detail {
 namespace {
@@ -63,6 +65,11 @@ StatusOr<std::string> Meta(sqlite3* db, const std::string& path, const std::stri
 StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, const SweepSpec& spec,
                                              const std::vector<HeadlineColumn>& cols,
                                              SweepStore mode, bool resume) {
+  // An empty --out opened SQLite's private temporary database (the sweep ran, printed "in " and
+  // its rows vanished); a folder or a missing folder gave "exists: use --resume" or "unable to
+  // open database file". Only the writer (rank 0 under MPI) opens the store, so only its file
+  // system is checked.
+  NDT_RETURN_IF_ERROR(CheckWritablePath(path, "--out"));
   const bool exists = std::filesystem::exists(path);
   if (exists && !resume) {
     return Status::InvalidInput(path + " exists: use --resume to finish it, or remove it");

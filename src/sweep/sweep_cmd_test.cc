@@ -51,6 +51,35 @@ TEST(SweepRunTest, AColumnThatIsNotOneIsRefusedBeforeAnyPointRuns) {
   }
 }
 
+// --out must name a file in an existing folder, and the spec must be a file: an empty --out ran
+// the sweep into SQLite's private temporary database (rows gone, "in " printed), a folder as --out
+// said "exists: use --resume", a missing folder "unable to open database file", and a folder as
+// the spec "must be a mapping".
+TEST(SweepRunTest, OutAndSpecMustBeFiles) {
+  const std::string spec_file = TempPath("paths.yaml");
+  {
+    std::FILE* f = std::fopen(spec_file.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(kSpec, f);
+    std::fclose(f);
+  }
+  const std::string dir = testing::TempDir();
+  const std::pair<Json, std::string> cases[] = {
+      {{{"spec", spec_file}, {"out", ""}}, "--out needs a file name"},
+      {{{"spec", spec_file}, {"out", dir}}, "is a directory; give a file name"},
+      {{{"spec", spec_file}, {"out", dir}, {"resume", true}}, "is a directory; give a file name"},
+      {{{"spec", spec_file}, {"out", dir + "/no_such_folder/x.sqlite"}}, "does not exist"},
+      {{{"spec", dir}, {"out", TempPath("paths.sqlite")}}, "is a directory; give the sweep's YAML"},
+  };
+  for (const auto& [args, want] : cases) {
+    Diagnostics d;
+    StatusOr<CommandOutput> r = RunJson(*FindCommand("sweep"), Ctx(), args, &d);
+    ASSERT_FALSE(r.ok()) << args.dump();
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput) << args.dump();
+    EXPECT_NE(r.status().message().find(want), std::string::npos) << r.status().message();
+  }
+}
+
 // `ndtwin sweep` binds only the varied keys per point, and for train --store summary takes the
 // headline numbers from the report with the models and clusters shared (cmd/sweep.cc): its
 // tables equal the library's over RunJson of every whole point, to the last bit. The spec
