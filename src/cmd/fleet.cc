@@ -310,6 +310,14 @@ StatusOr<CommandOutput> RunFleet(const Context& base, const FleetRequest& f, Dia
   for (const std::string& w : ckpt.warnings) diag->Warn(w);
   const FleetModel model = BuildFleetModel(ctx.fleet.reliability, fc, ckpt, f.failure_scale,
                                            f.spares, f.init == "unoptimized", j.step_s);
+  // Fewer tokens than one step: --tokens 1e4 of a 2M-token step printed "0.00 days" and "$0" as
+  // if a job were done. (A --days window may end inside a step: the Monte Carlo counts work as
+  // continuous.)
+  if (f.job.tokens > 0 && f.job.tokens < j.tokens_per_step) {
+    return Status::InvalidInput("--tokens " + Fmt("%g", f.job.tokens) + " is less than one step (" +
+                                Fmt("%.0f", j.tokens_per_step) +
+                                " tokens: gbs x seq); give at least that");
+  }
   RunLength len;
   if (f.days.has_value()) {
     len.wall_s = *f.days * 86400;

@@ -142,6 +142,27 @@ TEST(FleetCommand, BadInputIsOneLine) {
   }
 }
 
+// Fewer tokens than one step are refused: --tokens 1e4 of a 2M-token step printed "Time to
+// train: 0.00 days" and "Cost: $0". Here a step is gbs 64 x seq 4096 (llama2-7b) = 262,144
+// tokens.
+TEST(FleetCommand, FewerTokensThanOneStepAreRefused) {
+  Json a = {{"sku", "ND96isr_H100_v5"},
+            {"gpus", 64},
+            {"step-time", 4.0},
+            {"model", "llama2-7b"},
+            {"gbs", 64},
+            {"checkpoint-size", "1 GB"},
+            {"runs", 10},
+            {"tokens", 262143}};
+  StatusOr<CommandOutput> r = RunFleetCmd("fleet", a);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
+  EXPECT_NE(r.status().message().find("less than one step (262144 tokens"), std::string::npos)
+      << r.status().message();
+  a["tokens"] = 262144;
+  EXPECT_TRUE(RunFleetCmd("fleet", a).ok());
+}
+
 // Every numeric input has an upper bound, named with its flag and range in one line (exit 2):
 // --step-time 1e9 ran (one checkpoint interval of 11,574 days, Monte Carlo goodput 67.6% against
 // a closed form of 0%), as did --checkpoint-interval 1e300, --storage-bw "1 B/s" (a checkpoint
