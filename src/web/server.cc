@@ -305,10 +305,16 @@ StatusOr<CommandOutput> RunServe(const Context& ctx, const ServeRequest& r, Diag
   });
   // Bodies a little over the budget reach HandleApi for its message; far over, httplib's 413.
   svr.set_payload_max_length(4 * budget.max_body_bytes);
-  svr.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+  // What httplib answers on its own (no route, a method it has no handler for) says where to go:
+  // it was {"error": "HTTP 404"}.
+  svr.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (res.body.empty()) {
-      res.set_content(Json{{"error", "HTTP " + std::to_string(res.status)}}.dump() + "\n",
-                      "application/json");
+      res.set_content(
+          Json{{"error", "HTTP " + std::to_string(res.status) + ": no " + req.method + " " +
+                             req.path + " (see GET /; the API is POST /api/<command>)"}}
+                  .dump() +
+              "\n",
+          "application/json");
     }
   });
   svr.set_read_timeout(10, 0);
@@ -329,6 +335,19 @@ StatusOr<CommandOutput> RunServe(const Context& ctx, const ServeRequest& r, Diag
     const std::string page = AreaPage(req.matches[1]);
     if (page.empty()) return send(res, Error(404, "unknown area (see GET /)"));
     res.set_content(page, "text/html; charset=utf-8");
+  });
+  // An API URL opened in a browser (GET): say how to call it, with 405 and Allow as HTTP asks.
+  svr.Get(R"(/(api|report)/([a-z0-9-]+))", [&](const httplib::Request& req,
+                                               httplib::Response& res) {
+    const std::string slug = req.matches[2];
+    if (WebCommand(slug) == nullptr) {
+      return send(res, Error(404, "unknown command '" + slug + "' (see GET /)"));
+    }
+    res.set_header("Allow", "POST");
+    send(res, Error(405, "use POST " + req.path +
+                             " with a JSON object of options as the body, e.g. {\"vms\": 2} (the "
+                             "form is GET /cmd/" +
+                             slug + ")"));
   });
   svr.Post(R"(/api/([a-z0-9-]+))", [&](const httplib::Request& req, httplib::Response& res) {
     send(res, HandleApi(ctx, req.matches[1], req.body, budget));

@@ -135,6 +135,27 @@ for path, body, code, needle in ERRORS:
     check(status == code and err is not None and needle in err and "\n" not in err,
           "%s %r: HTTP %d %r" % (path, body[:40] if isinstance(body, bytes) else body, status, text[:200]))
 
+# An API URL opened in a browser (GET) is 405 with Allow: POST and says how to call it (it was
+# {"error": "HTTP 404"}); a path with no page names itself.
+def get(path):
+    try:
+        with urllib.request.urlopen(BASE + path, timeout=60) as r:
+            return r.status, dict(r.headers), r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read().decode()
+
+
+for path, code, needle in [("/api/topo", 405, "use POST /api/topo with a JSON object"),
+                           ("/report/train", 405, "use POST /report/train"),
+                           ("/api/no-such", 404, "unknown command 'no-such'"),
+                           ("/no-such-page", 404, "no GET /no-such-page (see GET /")]:
+    status, headers, text = get(path)
+    err = json.loads(text).get("error", "")
+    check(status == code and needle in err and "\n" not in err,
+          "GET %s: HTTP %d %r" % (path, status, text[:200]))
+    if code == 405:
+        check(headers.get("Allow") == "POST", "GET %s: Allow %r" % (path, headers.get("Allow")))
+
 # 3. Load: 8 clients x 200 requests, mixed valid and invalid; each answer checked.
 GOOD = cli(["topo", "--sku", "ND96amsr_A100_v4", "--vms", "4"])
 lat, bad, lock = [], [], threading.Lock()
