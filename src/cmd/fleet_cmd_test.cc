@@ -58,6 +58,24 @@ TEST(FleetCommand, NothingLostPrintsNoEmptyListOfCauses) {
   EXPECT_NE(r->text.find("Lost GPU-hours: 0\n"), std::string::npos) << r->text;
 }
 
+// The text reads as English where a count is 1 or a time infinite: a one-step interval printed
+// "(1 steps)", and --failure-scale 0 "MTBI inf h" and "Daly inf d, Young inf d".
+TEST(FleetCommand, OneStepAndNoFailuresReadPlainly) {
+  const Json one = {{"sku", "ND96isr_H100_v5"},  {"gpus", 16}, {"step-time", 86400}, {"days", 0.5},
+                    {"checkpoint-size", "4 GB"}, {"runs", 20}};
+  StatusOr<CommandOutput> r = RunFleetCmd("fleet", one);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_NE(r->text.find("Interval:       1.00 d (1 step), "), std::string::npos) << r->text;
+  Json none = one;
+  none["step-time"] = 5.0;
+  none["failure-scale"] = 0;
+  r = RunFleetCmd("fleet", none);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->text.find("inf"), std::string::npos) << r->text;
+  EXPECT_NE(r->text.find("(MTBI none: no failures)"), std::string::npos) << r->text;
+  EXPECT_NE(r->text.find("Daly none, Young none"), std::string::npos) << r->text;
+}
+
 TEST(FleetCommand, SameSeedSameBytesOnAnyThreadCount) {
   Json a = {{"sku", "ND96isr_H100_v5"},
             {"gpus", 2048},

@@ -23,6 +23,7 @@ std::string Bytes(double b) {
 }
 
 std::string Duration(double s) {
+  if (!std::isfinite(s)) return "none";  // --failure-scale 0: no failure, no Daly interval
   if (s >= 86400) return Fmt("%.2f d", s / 86400);
   if (s >= 3600) return Fmt("%.2f h", s / 3600);
   if (s >= 60) return Fmt("%.1f min", s / 60);
@@ -193,8 +194,10 @@ std::string FleetText(const FleetView& v) {
   }
   p("Failure rates:  fitted on %s (Llama 3: 16,384 H100, 54 days), x%g%s\n", fitted.c_str(),
     v.failure_scale, rates_note.empty() ? "" : "; see note");
-  p("Interruptions:  %.1f unexpected (MTBI %.2f h), %.1f planned; mean of %d runs\n",
-    mc.unexpected_mean, cf.mtbi_s / 3600, mc.planned_mean, v.runs);
+  p("Interruptions:  %.1f unexpected (MTBI %s), %.1f planned; mean of %d runs\n",
+    mc.unexpected_mean,
+    std::isfinite(cf.mtbi_s) ? Fmt("%.2f h", cf.mtbi_s / 3600).c_str() : "none: no failures",
+    mc.planned_mean, v.runs);
   std::string cls;
   for (size_t i = 0; i < model.classes.size(); ++i) {
     cls += (i ? ", " : "") + model.classes[i].name + " " + Fmt("%.1f", mc.interruptions_mean[i]);
@@ -205,8 +208,9 @@ std::string FleetText(const FleetView& v) {
     CheckpointTargetName(target), v.async_checkpoint ? "async" : "sync",
     Duration(ckpt.block_s).c_str(), Duration(ckpt.write_s).c_str(), ckpt.write_limit.c_str(),
     Duration(ckpt.load_s).c_str());
-  p("Interval:       %s (%.0f steps), %s; Daly %s, Young %s\n", Duration(interval).c_str(),
-    std::round(interval / v.step_s), interval_given ? "given" : "simulated optimum",
+  const double steps = std::round(interval / v.step_s);
+  p("Interval:       %s (%.0f %s), %s; Daly %s, Young %s\n", Duration(interval).c_str(), steps,
+    steps == 1 ? "step" : "steps", interval_given ? "given" : "simulated optimum",
     Duration(cf.daly_interval_s).c_str(), Duration(cf.young_interval_s).c_str());
   p("Restart:        %s mean (unexpected): detection %s, %s %s (VM classes), init %s, load %s\n",
     Duration(MeanUnexpectedRestartS(model)).c_str(), Duration(model.detection_s).c_str(),
