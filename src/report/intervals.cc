@@ -88,23 +88,31 @@ std::vector<IntervalDefault> DefaultIntervalWidths() {
 
 IntervalClass Intervals::For(const std::string& arch, const std::string& workload) const {
   const std::string name = arch + " " + workload;
+  for (const IntervalClass& x : classes) {
+    if (x.name == name && x.cases >= min_cases && !x.default_width) return x;
+  }
+  return Default(arch, workload, "fewer than " + std::to_string(min_cases) + " cases");
+}
+
+IntervalClass Intervals::Default(const std::string& arch, const std::string& workload,
+                                 const std::string& why) const {
+  const std::string name = arch + " " + workload;
   IntervalClass c;
   for (const IntervalClass& x : classes) {
     if (x.name == name) c = x;
   }
-  if (!c.name.empty() && c.cases >= min_cases && !c.default_width) return c;
   c.name = name;
   c.arch = arch;
   c.workload = workload;
   c.default_width = true;
+  c.default_why = why;
   for (const IntervalDefault& d : defaults) {
     if (d.workload != workload) continue;
     c.p10 = d.p10();
     c.p90 = d.p90();
     char w[16];
     std::snprintf(w, sizeof w, "%.0f%%", 100 * d.half_width);
-    c.basis = "fewer than " + std::to_string(min_cases) + " cases: default width +-" + w + " for " +
-              workload;
+    c.basis = why + ": default width +-" + w + " for " + workload;
     if (d.envelope_classes > 0) {
       c.basis += ", widened to the envelope of its " + std::to_string(d.envelope_classes) +
                  " measured classes (" + Num(d.envelope_p10) + "-" + Num(d.envelope_p90) + ")";

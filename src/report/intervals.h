@@ -41,6 +41,7 @@ struct IntervalClass {
   double p10 = 1, p90 = 1;
   std::string basis;           // what the cases are (validation or calibration rows)
   bool default_width = false;  // fewer than min_cases cases: the workload's default width
+  std::string default_why;     // why the default applies ("fewer than 3 cases"); not in the file
 
   // The interval of a predicted rate (v * p10, v * p90) or time (t / p90, t / p10).
   std::pair<double, double> OfRate(double v) const { return {v * p10, v * p90}; }
@@ -72,6 +73,10 @@ struct Intervals {
   // the workload's default (default_width set, cases the class's count, possibly 0).
   // REQUIRES: a default for `workload` (the loader checks every workload has one).
   IntervalClass For(const std::string& arch, const std::string& workload) const;
+  // The workload's default for arch x workload whatever its class holds, for a run outside what
+  // the class's cases measured; `why` (e.g. "no case spans more than one VM") leads the basis.
+  IntervalClass Default(const std::string& arch, const std::string& workload,
+                        const std::string& why) const;
 };
 
 // The class name of a GPU architecture (GpuSpec::arch): "ampere" -> "Ampere",
