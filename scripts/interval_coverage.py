@@ -207,7 +207,7 @@ def main():
             inside = v * r10 <= meas <= v * r90
             print("| %s | %s | %.4g %s | %.4g (%+.1f%%) | %.4g-%.4g | %s (%d%s) | %s |" % (
                 group, name, meas, unit, v, 100 * (v / meas - 1), v * r10, v * r90, iv["class"],
-                iv["cases"], ", default" if "fewer than" in iv["basis"] else "",
+                iv["cases"], ", default" if "default width" in iv["basis"] else "",
                 "yes" if inside else ("no, above p90" if meas > v * r90 else "no, below p10")))
         n, k = tally.get(group, (0, 0))
         tally[group] = (n + 1, k + inside)
