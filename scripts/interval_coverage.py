@@ -2,7 +2,7 @@
 """Coverage of ndtwin's prediction intervals on the public spot checks of VALIDATION.md.
 
 Usage (repo root, after building build/ndtwin):
-  python3 scripts/interval_coverage.py [--bin build/ndtwin] [--jobs 2] [--markdown]
+  python3 scripts/interval_coverage.py [--bin build/ndtwin] [--jobs 2] [--data DIR]
 
 Each case below is a published figure that is NOT in ../shared/validation/ (so `ndtwin validate`
 never sees it and data/calibration/intervals.yaml is not built from it) and was never fitted:
@@ -179,9 +179,10 @@ def cases():
     return out
 
 
-def run(binary, case):
+def run(binary, data, case):
     group, name, meas, unit, argv, get = case
-    p = subprocess.run([binary, "--json"] + argv, capture_output=True, text=True)
+    p = subprocess.run([binary] + (["--hw-data", data] if data else []) + ["--json"] + argv,
+                       capture_output=True, text=True)
     if p.returncode != 0:
         return case, None, p.stderr.strip().splitlines()[-1] if p.stderr.strip() else "failed"
     return case, get(json.loads(p.stdout)), ""
@@ -191,9 +192,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "ndtwin"))
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--data", default="",
+                    help="a data/ folder to run with (--hw-data), e.g. with an older intervals.yaml")
     a = ap.parse_args()
     with ThreadPoolExecutor(max_workers=a.jobs) as pool:
-        results = list(pool.map(lambda c: run(a.bin, c), cases()))
+        results = list(pool.map(lambda c: run(a.bin, a.data, c), cases()))
     print("| group | spot check | published | predicted | p10-p90 | class (cases) | inside |")
     print("|---|---|---:|---:|---:|---|---|")
     tally = {}
