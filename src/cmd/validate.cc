@@ -5,8 +5,11 @@
 // prints predicted against measured, the signed error per case, and a summary per suite.
 // Rows used to fit a parameter (validation/calibration/) are marked and summarized apart: they
 // show the fit, not the model's accuracy.
-// --write-intervals (with --suite all) writes data/calibration/intervals.yaml: per class
-// (architecture x workload), p10/p90 of measured / predicted (report/intervals.h).
+// The inference suite also runs the serving calibration rows src/serve/fit_serving.py fits
+// (serve/validate.h ValidateServingCalibration; B200 on a calibration-only stand-in size), so the
+// serving interval classes have cases. --write-intervals (with --suite all) writes
+// data/calibration/intervals.yaml: per class (architecture x workload), p10/p90 of measured /
+// predicted by the rules of report/intervals.h.
 #include "coll/validate.h"
 
 #include <cstdio>
