@@ -5,8 +5,11 @@
 // prints predicted against measured, the signed error per case, and a summary per suite.
 // Rows used to fit a parameter (validation/calibration/) are marked and summarized apart: they
 // show the fit, not the model's accuracy.
-// --write-intervals (with --suite all) writes data/calibration/intervals.yaml: per class
-// (architecture x workload), p10/p90 of measured / predicted (report/intervals.h).
+// The inference suite also runs the serving calibration rows src/serve/fit_serving.py fits
+// (serve/validate.h ValidateServingCalibration; B200 on a calibration-only stand-in size), so the
+// serving interval classes have cases. --write-intervals (with --suite all) writes
+// data/calibration/intervals.yaml: per class (architecture x workload), p10/p90 of measured /
+// predicted by the rules of report/intervals.h.
 #include "coll/validate.h"
 
 #include <cstdio>
@@ -59,7 +62,9 @@ std::string DefaultSharedDir() {
   return NDT_SHARED_DIR;
 }
 
+// `catalog` is ctx.catalog with the serving calibration's stand-in sizes (serve/validate.h).
 StatusOr<std::vector<ValidationRow>> RunSuite(const std::string& suite, const Context& ctx,
+                                              const Catalog& catalog,
                                               const std::string& shared_dir) {
   if (suite == "collectives")
     return ValidateCollectives(ctx.catalog, ctx.fabric, ctx.nccl, shared_dir);
@@ -67,8 +72,7 @@ StatusOr<std::vector<ValidationRow>> RunSuite(const std::string& suite, const Co
     return ValidateTraining(ctx.catalog, ctx.fabric, ctx.compute, ctx.nccl, ctx.stacks, shared_dir,
                             &ctx.variability);
   }
-  const ServeData data{&ctx.catalog, &ctx.fabric, &ctx.compute,
-                       &ctx.engine,  &ctx.nccl,   ctx.data_dir};
+  const ServeData data{&catalog, &ctx.fabric, &ctx.compute, &ctx.engine, &ctx.nccl, ctx.data_dir};
   std::map<std::string, ServingTraits> traits;  // each serving stack's engine traits
   for (const SoftwareStack& st : ctx.stacks) {
     if (st.kind != StackKind::kServing) continue;
@@ -77,7 +81,13 @@ StatusOr<std::vector<ValidationRow>> RunSuite(const std::string& suite, const Co
     t.cuda_graphs = st.cuda_graphs;
     ParseTpAllReduce(st.tp_allreduce, &t.tp_allreduce);  // a name the stack parser checked
   }
-  return ValidateInference(data, shared_dir, traits);
+  NDT_ASSIGN_OR_RETURN(std::vector<ValidationRow> rows,
+                       ValidateInference(data, shared_dir, traits));
+  // The serving calibration rows (fit residuals): the serving interval classes pool them.
+  NDT_ASSIGN_OR_RETURN(std::vector<ValidationRow> cal,
+                       ValidateServingCalibration(data, shared_dir, traits));
+  rows.insert(rows.end(), cal.begin(), cal.end());
+  return rows;
 }
 
 StatusOr<CommandOutput> RunValidate(const Context& ctx, const ValidateOptions& opts,
@@ -108,18 +118,19 @@ StatusOr<CommandOutput> RunValidate(const Context& ctx, const ValidateOptions& o
     if (!rel.empty()) shown = rel;
   }
   diag->Note("ndtwin: measurements from " + shown + "/validation");
+  NDT_ASSIGN_OR_RETURN(const Catalog catalog, WithServingStandIns(ctx.catalog));
   std::vector<std::string> suites = {"collectives", "training", "inference"};
   if (opts.suite != "all") suites = {opts.suite};
   ValidateView view;
   view.data = shared_dir;
   for (const std::string& suite : suites) {
     diag->Progress("ndtwin: validating " + suite + "...");
-    StatusOr<std::vector<ValidationRow>> rows = RunSuite(suite, ctx, shared_dir);
+    StatusOr<std::vector<ValidationRow>> rows = RunSuite(suite, ctx, catalog, shared_dir);
     if (!rows.ok()) return rows.status().WithPrefix("validate " + suite + ": ");
     const std::string suite_workload = suite == "inference" ? "serving" : suite;
     for (const ValidationRow& r : *rows) {
-      NDT_ASSIGN_OR_RETURN(const SkuSpec* sku, ctx.catalog.FindSku(r.sku));
-      const std::string arch = ArchClassName(ctx.catalog.GpuOf(*sku).arch);
+      NDT_ASSIGN_OR_RETURN(const SkuSpec* sku, catalog.FindSku(r.sku));
+      const std::string arch = ArchClassName(catalog.GpuOf(*sku).arch);
       const std::string workload = r.workload.empty() ? suite_workload : r.workload;
       if (!r.refused.empty()) {
         refused.emplace_back(arch + " " + workload, 1);

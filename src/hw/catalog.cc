@@ -92,6 +92,13 @@ Status Catalog::SetPrice(std::string_view sku, const PriceSpec& price) {
   return Status::Ok();
 }
 
+Status Catalog::AddSku(SkuSpec sku) {
+  if (FindSku(sku.name).ok()) return Status::InvalidInput("VM size '" + sku.name + "' twice");
+  NDT_RETURN_IF_ERROR(FindGpu(sku.gpu).status());
+  skus_.push_back(std::move(sku));
+  return Status::Ok();
+}
+
 StatusOr<Catalog> Catalog::Load(const std::string& data_dir) {
   Catalog c;
   std::map<std::string, std::pair<size_t, std::string>> gpu_keys, sku_keys;

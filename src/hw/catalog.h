@@ -36,6 +36,9 @@ class Catalog {
   // negotiated one), replacing the file's. kNotFound for an unknown size (as FindSku).
   Status SetPrice(std::string_view sku, const PriceSpec& price);
   const std::vector<GpuSpec>& gpus() const { return gpus_; }
+  // Adds a size data/ does not hold (validate's calibration-only stand-ins, serve/validate.h).
+  // kInvalidInput if a size already answers to its name or its GPU is not in the catalog.
+  Status AddSku(SkuSpec sku);
 
  private:
   std::vector<GpuSpec> gpus_;

@@ -20,7 +20,10 @@ std::string IntervalText(const IntervalClass& c, std::pair<double, double> lo_hi
   std::string s = std::string(" (p10\u2013p90 ") + lo + "\u2013" + hi +
                   (unit.empty() || unit[0] == '%' ? "" : " ") + unit + "; " +
                   std::to_string(c.cases) + (c.cases == 1 ? " case, " : " cases, ") + c.name;
-  if (c.default_width) s += "; fewer than 3 cases: default width";
+  if (c.default_width) {
+    s += "; " + (c.default_why.empty() ? std::string("fewer than 3 cases") : c.default_why) +
+         ": default width";
+  }
   return s + ")";
 }
 

@@ -88,23 +88,36 @@ std::vector<IntervalDefault> DefaultIntervalWidths() {
 
 IntervalClass Intervals::For(const std::string& arch, const std::string& workload) const {
   const std::string name = arch + " " + workload;
+  for (const IntervalClass& x : classes) {
+    if (x.name == name && x.cases >= min_cases && !x.default_width) return x;
+  }
+  return Default(arch, workload, "fewer than " + std::to_string(min_cases) + " cases");
+}
+
+IntervalClass Intervals::Default(const std::string& arch, const std::string& workload,
+                                 const std::string& why) const {
+  const std::string name = arch + " " + workload;
   IntervalClass c;
   for (const IntervalClass& x : classes) {
     if (x.name == name) c = x;
   }
-  if (!c.name.empty() && c.cases >= min_cases && !c.default_width) return c;
   c.name = name;
   c.arch = arch;
   c.workload = workload;
   c.default_width = true;
+  c.default_why = why;
   for (const IntervalDefault& d : defaults) {
     if (d.workload != workload) continue;
-    c.p10 = 1 - d.half_width;
-    c.p90 = 1 + d.half_width;
+    c.p10 = d.p10();
+    c.p90 = d.p90();
     char w[16];
     std::snprintf(w, sizeof w, "%.0f%%", 100 * d.half_width);
-    c.basis = "fewer than " + std::to_string(min_cases) + " cases: default width +-" + w + " for " +
-              workload + " (" + Cases(c.cases) + " of " + name + ")";
+    c.basis = why + ": default width +-" + w + " for " + workload;
+    if (d.envelope_classes > 0) {
+      c.basis += ", widened to the envelope of its " + std::to_string(d.envelope_classes) +
+                 " measured classes (" + Num(d.envelope_p10) + "-" + Num(d.envelope_p90) + ")";
+    }
+    c.basis += " (" + Cases(c.cases) + " of " + name + ")";
   }
   return c;
 }
@@ -117,7 +130,8 @@ Intervals ComputeIntervals(const std::vector<Residual>& rows,
     std::string arch, workload, metric;
     std::vector<double> val, cal;
   };
-  std::map<std::string, Acc> by;  // sorted by class name: deterministic output
+  std::map<std::string, Acc> by;                      // sorted by class name: deterministic
+  std::map<std::string, std::vector<double>> parent;  // workload -> every case, all archs
   for (const Residual& r : rows) {
     if (!(r.predicted > 0) || !(r.measured > 0)) continue;
     Acc& a = by[r.arch + " " + r.workload];
@@ -125,6 +139,7 @@ Intervals ComputeIntervals(const std::vector<Residual>& rows,
     a.workload = r.workload;
     a.metric = r.metric;
     (r.calibration ? a.cal : a.val).push_back(r.measured / r.predicted);
+    parent[r.workload].push_back(r.measured / r.predicted);
   }
   for (const auto& [name, a] : by) {
     IntervalClass c;
@@ -132,14 +147,32 @@ Intervals ComputeIntervals(const std::vector<Residual>& rows,
     c.arch = a.arch;
     c.workload = a.workload;
     c.metric = a.metric;
-    const bool use_val = !a.val.empty();
-    const std::vector<double>& v = use_val ? a.val : a.cal;
+    const int nval = static_cast<int>(a.val.size()), ncal = static_cast<int>(a.cal.size());
+    const bool alone = nval >= iv.held_out_alone;  // rule 1
+    std::vector<double> v = a.val;
+    if (!alone) v.insert(v.end(), a.cal.begin(), a.cal.end());  // rule 2
     c.cases = static_cast<int>(v.size());
     c.p10 = Quantile(v, 0.10);
     c.p90 = Quantile(v, 0.90);
-    c.basis = use_val ? "validation (held-out) cases, measured/" + a.metric
-                      : "calibration cases only, measured/" + a.metric +
-                            ": the fit's residuals, not held-out accuracy";
+    if (alone) {
+      c.basis = "validation (held-out) cases, measured/" + a.metric;
+      if (ncal > 0) c.basis += "; its " + Cases(ncal) + " of calibration left out";
+    } else {
+      c.basis = nval == 0 ? "calibration cases (fit residuals), measured/" + a.metric
+                          : Cases(nval) + " of validation (held-out) and " + Cases(ncal) +
+                                " of calibration (fit residuals) pooled, measured/" + a.metric;
+      if (ncal == 0) c.basis = "validation (held-out) cases, measured/" + a.metric;
+      const std::vector<double>& all = parent[a.workload];
+      const double pp10 = Quantile(all, 0.10), pp90 = Quantile(all, 0.90);
+      char own[64];
+      std::snprintf(own, sizeof own, "%.4f-%.4f", c.p10, c.p90);
+      if (pp10 < c.p10 || pp90 > c.p90) {
+        c.basis += std::string("; own p10-p90 ") + own + " widened to all " + a.workload + "'s (" +
+                   Cases(static_cast<int>(all.size())) + ", " + Num(pp10) + "-" + Num(pp90) + ")";
+      }
+      c.p10 = std::min(c.p10, pp10);
+      c.p90 = std::max(c.p90, pp90);
+    }
     int nref = 0;
     for (const auto& [rn, n] : refused) {
       if (rn == name) nref += n;
@@ -151,6 +184,15 @@ Intervals ComputeIntervals(const std::vector<Residual>& rows,
     }
     iv.classes.push_back(c);
   }
+  // Rule 3: each workload's default widened to the envelope of its measured classes.
+  for (IntervalDefault& d : iv.defaults) {
+    for (const IntervalClass& c : iv.classes) {
+      if (c.workload != d.workload || c.default_width) continue;
+      d.envelope_p10 = d.envelope_classes == 0 ? c.p10 : std::min(d.envelope_p10, c.p10);
+      d.envelope_p90 = d.envelope_classes == 0 ? c.p90 : std::max(d.envelope_p90, c.p90);
+      ++d.envelope_classes;
+    }
+  }
   return iv;
 }
 
@@ -159,16 +201,23 @@ std::string IntervalsYaml(const Intervals& iv) {
       "# generated by `ndtwin validate --write-intervals` (`make validate`); do not edit.\n"
       "# Prediction intervals from measured residuals (report/intervals.h). Per class\n"
       "# (architecture x workload), p10 and p90 are empirical quantiles (linear interpolation\n"
-      "# between order statistics) of measured / predicted of the class's validated rate, over\n"
-      "# its validation rows, or over its calibration rows where it has none (basis says so).\n"
-      "# Commands show a predicted rate v as [v*p10, v*p90] and a predicted time t as\n"
-      "# [t/p90, t/p10]. A class with fewer than min_cases cases, and an architecture x workload\n"
-      "# with no class here, uses its workload's default half-width w: p10 = 1-w, p90 = 1+w.\n";
+      "# between order statistics) of measured / predicted of the class's validated rate: its\n"
+      "# validation rows alone where it has held_out_alone of them, else its validation and\n"
+      "# calibration rows pooled and widened to the p10-p90 of the workload's rows on every\n"
+      "# architecture (basis says which). Commands show a predicted rate v as [v*p10, v*p90]\n"
+      "# and a predicted time t as [t/p90, t/p10]. A class with fewer than min_cases cases, and\n"
+      "# an architecture x workload with no class here, uses its workload's default: p10 =\n"
+      "# min(1-w, envelope_p10), p90 = max(1+w, envelope_p90) (the envelope of the workload's\n"
+      "# classes with min_cases cases or more; none when envelope_classes is 0).\n";
   s += "min_cases: " + std::to_string(iv.min_cases) + "\n";
+  s += "held_out_alone: " + std::to_string(iv.held_out_alone) + "\n";
   s += "defaults:\n";
   for (const IntervalDefault& d : iv.defaults) {
     s += "  - workload: " + d.workload + "\n";
     s += "    half_width: " + Num(d.half_width) + "\n";
+    s += "    envelope_classes: " + std::to_string(d.envelope_classes) + "\n";
+    s += "    envelope_p10: " + Num(d.envelope_p10) + "\n";
+    s += "    envelope_p90: " + Num(d.envelope_p90) + "\n";
     s += "    reason: " + Quote(d.reason) + "\n";
   }
   s += "classes:\n";
@@ -193,6 +242,11 @@ StatusOr<Intervals> FromMap(const YamlMap& top) {
   NDT_ASSIGN_OR_RETURN(int64_t min_cases, top.Int("min_cases"));
   if (min_cases < 1) return top.Error("min_cases", "must be >= 1");
   iv.min_cases = static_cast<int>(min_cases);
+  if (top.Has("held_out_alone")) {
+    NDT_ASSIGN_OR_RETURN(int64_t alone, top.Int("held_out_alone"));
+    if (alone < 1) return top.Error("held_out_alone", "must be >= 1");
+    iv.held_out_alone = static_cast<int>(alone);
+  }
   NDT_ASSIGN_OR_RETURN(std::vector<YamlMap> defs, top.MapList("defaults"));
   for (const YamlMap& m : defs) {
     IntervalDefault d;
@@ -208,6 +262,17 @@ StatusOr<Intervals> FromMap(const YamlMap& top) {
     NDT_ASSIGN_OR_RETURN(d.half_width, m.Number("half_width"));
     if (!(d.half_width > 0 && d.half_width < 1)) {
       return m.Error("half_width", "must be between 0 and 1 (a fraction: 0.25 is +-25%)");
+    }
+    if (m.Has("envelope_classes")) {  // absent: no envelope (a hand-written file)
+      NDT_ASSIGN_OR_RETURN(int64_t n, m.Int("envelope_classes"));
+      if (n < 0) return m.Error("envelope_classes", "must be >= 0");
+      d.envelope_classes = static_cast<int>(n);
+      NDT_ASSIGN_OR_RETURN(d.envelope_p10, m.Number("envelope_p10"));
+      NDT_ASSIGN_OR_RETURN(d.envelope_p90, m.Number("envelope_p90"));
+      if (!(d.envelope_p10 > 0)) return m.Error("envelope_p10", "must be > 0 (a ratio)");
+      if (!(d.envelope_p90 >= d.envelope_p10)) {
+        return m.Error("envelope_p90", "must be >= envelope_p10");
+      }
     }
     NDT_ASSIGN_OR_RETURN(d.reason, m.String("reason"));
     NDT_RETURN_IF_ERROR(m.Finish());

@@ -15,6 +15,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -27,6 +28,35 @@ namespace ndt {
 // shared_dir "" = NDT_SHARED_DIR. Fails on a malformed CSV (file:line); a row whose deployment
 // cannot run is an error too (it names the row).
 StatusOr<std::vector<ValidationRow>> ValidateInference(
+    const ServeData& data, const std::string& shared_dir,
+    const std::map<std::string, ServingTraits>& traits = {});
+
+// The VM sizes the serving calibration runs need and data/ does not hold: "Calibration_DGX_B200",
+// ND H100 v5's layout (8 GPUs, NVSwitch, the same NICs) with 8 B200 of 180 GB, as
+// src/serve/fit_serving.py's b200_vm writes it (B200 has no Azure VM). The returned catalog is
+// `catalog` plus that size; kNotFound if `catalog` lacks ND H100 v5 or the B200.
+StatusOr<Catalog> WithServingStandIns(const Catalog& catalog);
+
+// trtllm-bench's max-throughput (max batch, max num tokens) when the command line gives neither
+// (TensorRT-LLM tensorrt_llm/bench/build/tuning.py, 0.17-1.0; fit_serving.trtllm_bench_knobs):
+// requests = (GPU memory x tp x pp - weights) x 0.95 / (KV bytes per token x (isl + osl)), with
+// GiB of GPU memory, weights = parameters x bytes per weight, KV per token = 2 x layers x
+// max(tp, kv_heads) x head_dim x bytes per element; batch = min(requests, 4096) / pp rounded up
+// to 32 (below 256; at least 64), 128 (below 1024) or 256; tokens = min(batch x (1 + isl/osl),
+// 32768) rounded up to 256 (below 4096; at least 2048), 512 (below 8192) or 1024.
+std::pair<int, int> TrtllmBenchKnobs(const TransformerSpec& model, double gpu_memory_bytes,
+                                     Dtype weights, Dtype kv, int tp, int pp, int isl, int osl);
+
+// The throughput rows of shared/validation/calibration/serving.csv that src/serve/fit_serving.py
+// fits (output tokens/s per GPU, weight 1 there), each re-run with the deployment and stack
+// traits fit_serving.py gives it: MLPerf v5.0 B200 Offline; TensorRT-LLM v1.0 / v0.20 Llama-3.3-70B
+// (trtllm-bench knobs, padded CUDA graphs, --seq 131072) and v0.14 Llama-3-70B (the H100 TP1 row,
+// memory-capacity bound and not fitted, is left out); Azure's ND GB200 v6 Llama-3-70B TP4 and
+// Llama-3.1-8B TP1 (1,000 requests). The TPOT and TTFT rows (a time at a given load, not a
+// throughput) and the rows fit_serving.py cannot express are not run. Every row is
+// calibration = true, metric output_tokens_per_s (per GPU); a case the model refuses is a row
+// with `refused` set. data.catalog must come from WithServingStandIns. No serving.csv: no rows.
+StatusOr<std::vector<ValidationRow>> ValidateServingCalibration(
     const ServeData& data, const std::string& shared_dir,
     const std::map<std::string, ServingTraits>& traits = {});
 
