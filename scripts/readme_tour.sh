@@ -49,3 +49,15 @@ awk -v body="$tmp.body" '
   /<!-- tour:end -->/ { skip = 0 }
   !skip { print }' "$readme" >"$tmp"
 cp "$tmp" "$readme"
+# The "From Python" session, from the module the same build made (scripts/readme_python.py).
+pydir="$(dirname "$bin")/python"
+{
+  printf '```\n'
+  PYTHONPATH="$pydir" /usr/bin/python3 "$(dirname "$0")/readme_python.py"
+  printf '```\n'
+} >"$tmp.body"
+awk -v body="$tmp.body" '
+  /<!-- python:begin -->/ { print; while ((getline l < body) > 0) print l; skip = 1; next }
+  /<!-- python:end -->/ { skip = 0 }
+  !skip { print }' "$readme" >"$tmp"
+cp "$tmp" "$readme"
