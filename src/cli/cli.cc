@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <new>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -183,6 +184,39 @@ class StderrDiagnostics : public Diagnostics {
   bool progress_;
 };
 
+// CLI11's wording where a user would not read it: a repeated option ("--zero: At Most 1 required
+// but received 2") and arguments no option takes, which CLI11 lists last-typed first ("3
+// --gpus-per-vm" for "--gpus-per-vm 3").
+std::string ParseErrorText(const CLI::ParseError& e, int argc, char** argv) {
+  std::string what = e.what();
+  const std::string repeated = ": At Most 1 required but received ";
+  if (size_t at = what.find(repeated); at != std::string::npos) {
+    return what.substr(0, at) + " is given " + what.substr(at + repeated.size()) +
+           " times; give it once";
+  }
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) == nullptr) return what;
+  size_t colon = what.find(": ");
+  if (colon == std::string::npos) return what;
+  std::vector<std::string> extras;
+  for (size_t i = colon + 2; i < what.size();) {
+    size_t end = what.find(' ', i);
+    if (end == std::string::npos) end = what.size();
+    if (end > i) extras.push_back(what.substr(i, end - i));
+    i = end + 1;
+  }
+  std::string typed;  // the extras in the order they were typed
+  for (int i = 1; i < argc; ++i) {
+    auto it = std::find(extras.begin(), extras.end(), argv[i]);
+    if (it == extras.end()) continue;
+    typed += (typed.empty() ? "" : " ") + *it;
+    extras.erase(it);
+  }
+  if (typed.empty()) return what;
+  return typed[0] == '-'
+             ? "unknown option or its value: " + typed + " (the command has no such option)"
+             : "unexpected argument(s): " + typed;
+}
+
 int RunCli(int argc, char** argv) {
   CLI::App app{"ndtwin: a digital twin of Azure ND/NG GPU supercomputers"};
   app.require_subcommand(1);
@@ -253,7 +287,7 @@ int RunCli(int argc, char** argv) {
         cmd += std::string(" ") + argv[i + 1];
       }
     }
-    std::string what = e.what();
+    std::string what = ParseErrorText(e, argc, argv);
     if (cmd.empty() && dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
       std::string first;
       for (int i = 1; i < argc && first.empty(); ++i) {
