@@ -177,6 +177,7 @@ StatusOr<CommandOutput> RunCollective(const Context& ctx, const CollectiveOption
   NDT_ASSIGN_OR_RETURN(Cluster c, BuildCluster(spec, ctx.fabric));
   std::vector<int> group(c.num_gpus());
   std::iota(group.begin(), group.end(), 0);
+  NDT_RETURN_IF_ERROR(CheckNcclRunsGpu(ctx.nccl.tuning, c.gpu_spec(), co.nccl_version));
   if (!NcclUsesNvlinkAcrossVms(c, group, ctx.nccl.tuning, co.nccl_version)) {
     // NCCL without multi-node NVLink sees each VM of the rack as a node: price that cluster.
     spec.nvlink_across_vms = false;

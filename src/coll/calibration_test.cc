@@ -129,6 +129,7 @@ TEST(Calibration, ForAppliesEachFitWhereItWasFitted) {
   t.arch = 1;  // A100: the defaults
   NcclCalibration a = CalibrationFor(Cal(), t, "AMD EPYC 7V12 (Rome), 96 physical cores");
   EXPECT_DOUBLE_EQ(a.simple_step_sync_s, 10e-6);
+  EXPECT_DOUBLE_EQ(a.simple_net_step_sync_s, 10e-6);
   EXPECT_DOUBLE_EQ(a.call_overhead_per_gpu_s, 5.35e-6);
   EXPECT_DOUBLE_EQ(a.nvls_efficiency, 0.0);
   EXPECT_DOUBLE_EQ(a.nvls_loop_step_s, 0.0);  // 0: NCCL's own NVLink step
@@ -139,10 +140,20 @@ TEST(Calibration, ForAppliesEachFitWhereItWasFitted) {
   EXPECT_DOUBLE_EQ(b.bw_efficiency, 0.915);
   EXPECT_DOUBLE_EQ(b.simple_step_sync_s, 1e-6);
   EXPECT_DOUBLE_EQ(b.call_overhead_per_gpu_s, 4.05e-6);
-  t.nodes = 2;  // across NVLink domains the NICs set the pace: the A100 defaults stand
+  EXPECT_DOUBLE_EQ(b.simple_net_step_sync_s, 10e-6);  // no hop between nodes here anyway
+  // Across NVLink domains the NICs set the pace: the A100 bandwidth constants stand. A ring
+  // step is priced by its hop: over the racks' NVLink 5 at Blackwell's 1 us, between racks at
+  // the A100 fit (10 us), the only step measured.
+  t.nodes = 2;
   NcclCalibration b2 = CalibrationFor(Cal(), t, "Grace");
   EXPECT_DOUBLE_EQ(b2.bw_efficiency, 1.0);
-  EXPECT_DOUBLE_EQ(b2.simple_step_sync_s, 10e-6);
+  EXPECT_DOUBLE_EQ(b2.simple_step_sync_s, 1e-6);
+  EXPECT_DOUBLE_EQ(b2.simple_net_step_sync_s, 10e-6);
+  EXPECT_DOUBLE_EQ(b2.nvlink_bound_bw_efficiency, 1.0);  // the NICs cap the ring channels
+  t.ring_nvlink_bound = true;  // NVL72 racks: the NVLink caps them; NVLink 5's efficiency
+  EXPECT_DOUBLE_EQ(CalibrationFor(Cal(), t, "Grace").nvlink_bound_bw_efficiency, 0.915);
+  EXPECT_DOUBLE_EQ(CalibrationFor(Cal(), t, "Grace").bw_efficiency, 1.0);  // p2p, CollNet
+  t.ring_nvlink_bound = false;
   t.arch = 2;  // Hopper on a Xeon host: NVLS efficiency only
   NcclCalibration h = CalibrationFor(Cal(), t, "Intel Xeon Platinum 8480C (Sapphire Rapids)");
   EXPECT_DOUBLE_EQ(h.nvls_efficiency, 0.982);

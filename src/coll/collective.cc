@@ -68,25 +68,42 @@ Status CheckGroup(const Cluster& c, CollOp op, double bytes, std::span<const int
 // The LL128 ratio was fitted on one NVSwitch node, where LL128 runs at NVLink rates and the
 // GPUs' flag-polling stores set its pace; between nodes the NICs (12x slower per channel) set
 // it, and the fit says nothing about that regime, so NCCL's own LL128 model stands there.
+// Across nodes, NVLS and NVLS+Tree run at their NVLS efficiency too (the switches reduce inside
+// each domain), and Ring and Tree at the NVLink's SM-copy efficiency where the NVLink, not the
+// NICs, caps their channels (NcclCalibration::nvlink_bound_bw_efficiency: an NVL72 rack's 72
+// NICs carry 16 channels of 45.1 GB/s, the most its GPUs' NVLink passes on).
 double ProtoRatio(Algo a, Proto p, const NcclCalibration& cal, const NcclTopo& t) {
-  if (t.nodes != 1) return cal.bw_efficiency;
-  if (a == Algo::kNvls) return 1.0;  // its rate is the NVLS efficiency (AchievedAlgbwGBps)
+  if (a == Algo::kNvls || a == Algo::kNvlsTree) return 1.0;  // NVLS efficiency (AchievedAlgbwGBps)
+  if (t.nodes != 1)
+    return a == Algo::kRing || a == Algo::kTree ? cal.nvlink_bound_bw_efficiency
+                                                : cal.bw_efficiency;
   return cal.bw_efficiency * (p == Proto::kLL128 ? cal.ll128_bw_ratio
                               : p == Proto::kLL  ? cal.ll_bw_ratio
                                                  : 1.0);
 }
 
 // Ring/Simple step synchronisation that NCCL's tuner leaves out: the kernel walks the buffer in
-// loops (RingSimpleLoops) and every loop runs all ring steps, each waiting on its peers' flags,
-// so the cost is loops x steps x simple_step_sync_s (all_reduce 2(n-1) steps, all_gather and
-// reduce_scatter n-1). It does not depend on contention, so both fidelities add the same term.
+// loops (RingSimpleLoops) and every loop runs all ring steps, each waiting on its peers' flags
+// (all_reduce 2(n-1) steps, all_gather and reduce_scatter n-1). A chunk's path crosses the
+// network between nodes on NCCL's count of inter-node steps (tuning.cc nInterSteps: 2(nodes-1)
+// for all_reduce, nodes-1 otherwise) and stays on NVLink (or PCIe) for the rest, so each step
+// pays the wait of the hop it crosses: loops x (intra steps x simple_step_sync_s + network steps
+// x simple_net_step_sync_s). It does not depend on contention, so both fidelities add the same.
 double LoopSync(const NcclTopo& t, CollOp op, Algo a, Proto p, double bytes,
                 const NcclCalibration& cal) {
   if (a != Algo::kRing || p != Proto::kSimple) return 0.0;
-  double steps = 0;
-  if (op == CollOp::kAllReduce) steps = 2.0 * (t.n - 1);
-  if (op == CollOp::kAllGather || op == CollOp::kReduceScatter) steps = t.n - 1.0;
-  return steps * RingSimpleLoops(t, bytes) * cal.simple_step_sync_s;
+  const double hops_between_nodes = t.nodes - 1.0;
+  double steps = 0, net = 0;
+  if (op == CollOp::kAllReduce) {
+    steps = 2.0 * (t.n - 1);
+    net = 2.0 * hops_between_nodes;
+  }
+  if (op == CollOp::kAllGather || op == CollOp::kReduceScatter) {
+    steps = t.n - 1.0;
+    net = hops_between_nodes;
+  }
+  return RingSimpleLoops(t, bytes) *
+         ((steps - net) * cal.simple_step_sync_s + net * cal.simple_net_step_sync_s);
 }
 
 // Host time of one call in nccl-tests' loop: one enqueue and launch per GPU the thread drives
@@ -229,6 +246,8 @@ StatusOr<CollResult> TimeCollective(const Cluster& c, CollOp op, double bytes,
                                 NcclVersionName(kOldestNcclVersion) + " to 2." +
                                 std::to_string(kNewestNcclVersion / 100 % 100) + ".x");
   t.nccl_version = o.nccl_version;
+  if (Status s = CheckNcclRunsGpu(o.calibration->tuning, c.gpu_spec(), o.nccl_version); !s.ok())
+    return s;
   if (!NcclUsesNvlinkAcrossVms(c, group, o.calibration->tuning, o.nccl_version)) {
     return Status::InvalidInput(
         "NCCL " + NcclVersionName(o.nccl_version) +

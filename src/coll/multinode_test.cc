@@ -31,6 +31,14 @@ TEST(Nvl72, TwoRacksRingChannelsFitOneGpusNvlink) {
   EXPECT_EQ(t.ring_channels, 16);
   EXPECT_DOUBLE_EQ(t.bw_inter_GBps, 45.1);
   EXPECT_LE(t.ring_channels * t.bw_inter_GBps * 71 / 72, t.total_intra_GBps);
+  // The 72 NICs would take 32 channels at 45.1 (two per 100 GB/s port, at most 32): the NVLink
+  // caps them at 16. Two GB300 VMs in different NVLink domains: 4 NICs of 100 GB/s, 4 channels
+  // of 96 (384 GB/s; duplicated to 8 of 48), where the NVLink would pass 10: the NICs cap them.
+  EXPECT_TRUE(t.ring_nvlink_bound);
+  const Cluster split = e.Build("Standard_ND128isr_GB300_v6", 2, {}, nullptr, false);
+  const NcclTopo ts = *AnalyzeGroup(split, All(split), testing::BuiltinNcclCalibration().tuning);
+  EXPECT_EQ(ts.ring_channels, 8);
+  EXPECT_FALSE(ts.ring_nvlink_bound);
 }
 
 TEST(Nvl72, TwoRacksAllReduceStaysBelowNvlinkAndFlowAgrees) {
@@ -383,16 +391,20 @@ TEST(NcclVersion, AlgorithmsAppearWithTheirRelease) {
 
 // Multi-node NVLink (MNNVL, data/nccl.yaml mnnvl): none before NCCL 2.20; 2.20 only when the
 // whole communicator is one NVLink clique (one rack, also a partial one), without NVLS; 2.21
-// for any clique, with NVLS.
+// for any clique, with NVLS. No Blackwell GPU runs a release before 2.25.1 (TimeCollective
+// refuses it), so the releases' rules are priced on an NVL72 rack of Hopper GPUs (sm_90, as
+// the GH200 NVL32 racks that 2.20's MNNVL was written for).
 TEST(NcclVersion, MultiNodeNvlinkArrivesIn220ForOneRackAnd221ForSeveral) {
   Env e;
   const NcclTuning& k = testing::BuiltinNcclCalibration().tuning;
   EXPECT_EQ(k.mnnvl_since, 22000);
   EXPECT_EQ(k.mnnvl_full_since, 22100);
   const std::string gb300 = "Standard_ND128isr_GB300_v6";
-  const Cluster one_vm = e.Build(gb300, 1);
-  const Cluster partial = e.Build(gb300, 5);  // 20 GPUs of one rack
-  const Cluster racks = e.Build(gb300, 36);   // 2 racks
+  GpuSpec hopper = e.cat.GpuOf(**e.cat.FindSku(gb300));
+  hopper.sm_version = 90;
+  const Cluster one_vm = e.Build(gb300, 1, {}, &hopper);
+  const Cluster partial = e.Build(gb300, 5, {}, &hopper);  // 20 GPUs of one rack
+  const Cluster racks = e.Build(gb300, 36, {}, &hopper);   // 2 racks
   const Cluster h100 = e.Build("Standard_ND96isr_H100_v5", 4);
   for (int v : {21200, 21904, 22005, 22105, 23004}) {
     // No domain spans VMs: nothing to decide.
@@ -443,16 +455,86 @@ TEST(NcclVersion, MultiNodeNvlinkArrivesIn220ForOneRackAnd221ForSeveral) {
   const NcclTopo t = *AnalyzeGroup(split, All(split), k);
   EXPECT_EQ(t.nodes, 2);
   EXPECT_EQ(t.nics_per_node, 4);
-  CollOptions old;
-  old.nccl_version = 21904;
   const CollResult ib =
-      *testing::TimeCollectiveCal(split, CollOp::kAllReduce, 4 * kGiB, All(split), old);
+      *testing::TimeCollectiveCal(split, CollOp::kAllReduce, 4 * kGiB, All(split));
   EXPECT_LE(ib.algbw_Bps, 400e9);
-  CollOptions now;
-  now.nccl_version = 22105;
   const CollResult nvl =
-      *testing::TimeCollectiveCal(rack2, CollOp::kAllReduce, 4 * kGiB, All(rack2), now);
+      *testing::TimeCollectiveCal(rack2, CollOp::kAllReduce, 4 * kGiB, All(rack2));
   EXPECT_GT(nvl.algbw_Bps, 400e9);
+}
+
+TEST(Nvl72, MultiRackRingStepsPayTheHopTheyCross) {
+  // 2 GB300 racks (36 VMs, 144 GPUs), all_gather of 1 GiB forced to Ring/Simple. NCCL's search:
+  // 16 channels of 45.1 GB/s (TwoRacksRingChannelsFitOneGpusNvlink), B = 721.6 GB/s, A = B x
+  // 144/143. NCCL's latency (tuning.cc, 2 nodes, ppn 72): 8.4 base + 142 NVLink steps x
+  // max(3.4, net overhead 1 x 3) + 1 network step x 14 = 505.2 us. The Simple kernel's one loop
+  // (2 x 16 channels x 144 ranks x 2 MiB = 9 GiB > 1 GiB) runs its 143 steps once: 142 stay in
+  // a rack, on NVLink 5 at Blackwell's fitted 1 us, and 1 crosses to the other rack at the A100
+  // fit, 10 us: 152 us (all 143 at 10 us, 1,430 us, before). The NVLink, not the 72 NICs, caps
+  // the channels, so the ring runs at NVLink 5's fitted efficiency, 0.915 (before: the A100's,
+  // 1.0, above one rack's). Time = 3 gap + 505.2 + 1 GiB / (A x 0.915) + 152.
+  Env e;
+  const Cluster c = e.Build("Standard_ND128isr_GB300_v6", 36);
+  CollOptions o;
+  o.algo = Algo::kRing;
+  o.proto = Proto::kSimple;
+  const CollResult r = *testing::TimeCollectiveCal(c, CollOp::kAllGather, kGiB, All(c), o);
+  const double A_GBps = 16 * 45.1 * 144 / 143;
+  EXPECT_NEAR(r.time_s * 1e6, 3 + 505.2 + kGiB / (A_GBps * 0.915 * 1e3) + 152, 1e-6);
+  // All_reduce: 286 steps, 2 of them between the racks: 284 x 1 + 2 x 10 = 304 us of it.
+  const CollResult ar = *testing::TimeCollectiveCal(c, CollOp::kAllReduce, kGiB, All(c), o);
+  const NcclTopo t = *AnalyzeGroup(c, All(c), testing::BuiltinNcclCalibration().tuning);
+  const AlgoEstimate est =
+      EstimateNccl(t, CollOp::kAllReduce, Algo::kRing, Proto::kSimple, kGiB, false);
+  EXPECT_NEAR(ar.time_s * 1e6, 3 + est.latency_us + kGiB / (est.algbw_GBps * 0.915 * 1e3) + 304,
+              1e-6);
+}
+
+TEST(Nvl72, LargeRingAllGatherBusBandwidthDoesNotFallWithRacksAtFourGiB) {
+  // NCCL's model over 1, 2, 4 and 8 GB300 racks: the ring's bandwidth is the GPU's NVLink (16
+  // channels of 45.1 GB/s wherever there is more than one rack); what grows with the ranks is
+  // the latency, n - 1 steps. At 4 GiB that latency (~0.3 to 2 ms) is small next to the ~6 ms
+  // of bytes, so bus bandwidth changes by no more than the latency's share between rack counts
+  // (before: the A100 step of 10 us x 287 steps made 4 racks 436 GB/s and 8 racks 548), and
+  // never exceeds a GPU's NVLink.
+  Env e;
+  double prev = 0;
+  for (int racks : {2, 4, 8}) {
+    const Cluster c = e.Build("Standard_ND128isr_GB300_v6", 18 * racks);
+    const CollResult r = *testing::TimeCollectiveCal(c, CollOp::kAllGather, 4 * kGiB, All(c));
+    EXPECT_LE(r.busbw_Bps, c.gpu_spec().nvlink_Bps()) << racks;
+    if (prev > 0) {
+      EXPECT_GT(r.busbw_Bps, 0.85 * prev) << racks;
+    }
+    prev = r.busbw_Bps;
+  }
+}
+
+TEST(NcclVersion, BlackwellNeedsNccl2251) {
+  // data/nccl.yaml gpu_support_since: sm_100 from NCCL 2.25.1 (its release notes: "Add
+  // Blackwell/SM100 support"); GB300 (sm_103) runs the sm_100 code, so the same; Hopper and
+  // older: no entry, any release in range.
+  Env e;
+  const NcclTuning& k = testing::BuiltinNcclCalibration().tuning;
+  EXPECT_EQ(FirstNcclReleaseFor(k, 100), 22501);
+  EXPECT_EQ(FirstNcclReleaseFor(k, 103), 22501);
+  EXPECT_EQ(FirstNcclReleaseFor(k, 90), 0);
+  for (const char* sku : {"Standard_ND128isr_GB300_v6", "Standard_ND128isr_NDR_GB200_v6"}) {
+    const Cluster c = e.Build(sku, 1);
+    CollOptions o;
+    o.nccl_version = 22403;
+    StatusOr<CollResult> r = testing::TimeCollectiveCal(c, CollOp::kAllReduce, kGiB, All(c), o);
+    ASSERT_FALSE(r.ok()) << sku;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
+    EXPECT_NE(r.status().message().find("NCCL 2.25.1 is the first release"), std::string::npos)
+        << r.status().message();
+    o.nccl_version = 22501;
+    EXPECT_TRUE(testing::TimeCollectiveCal(c, CollOp::kAllReduce, kGiB, All(c), o).ok()) << sku;
+  }
+  const Cluster h100 = e.Build("Standard_ND96isr_H100_v5", 1);
+  CollOptions old;
+  old.nccl_version = 21805;
+  EXPECT_TRUE(testing::TimeCollectiveCal(h100, CollOp::kAllReduce, kGiB, All(h100), old).ok());
 }
 
 TEST(NicBound, TwoNvl72RacksAreNoFasterThanOneInTheirNvlsPhase) {

@@ -345,11 +345,18 @@ double AchievedAlgbwGBps(const NcclTopo& t, CollOp op, Algo algo, const AlgoEsti
 NcclCalibration CalibrationFor(const NcclCalibrationSet& set, const NcclTopo& t,
                                const std::string& host_cpu) {
   NcclCalibration c = set.base;
+  c.simple_net_step_sync_s = set.base.simple_step_sync_s;
+  // A ring step over NVLink 5 waits on its peer's flag over NVLink 5, whether or not the ring
+  // also leaves the rack: the step is priced by the hop it crosses.
+  if (t.arch == 3 && t.intra == PathType::kNvl)
+    c.simple_step_sync_s = set.blackwell_simple_step_sync_s;
+  c.nvlink_bound_bw_efficiency = c.bw_efficiency;
+  if (t.arch == 3 && t.nodes > 1 && t.ring_nvlink_bound)
+    c.nvlink_bound_bw_efficiency = set.blackwell_bw_efficiency;
   if (t.arch == 3 && t.nodes == 1) {
     c.ll_bw_ratio = set.blackwell_ll_bw_ratio;
     c.ll128_bw_ratio = set.blackwell_ll128_bw_ratio;
     c.bw_efficiency = set.blackwell_bw_efficiency;
-    c.simple_step_sync_s = set.blackwell_simple_step_sync_s;
   }
   if (t.arch == 2) {
     c.nvls_efficiency = set.hopper_nvls_efficiency;

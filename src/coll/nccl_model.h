@@ -50,7 +50,18 @@ struct NcclTuning {
   // Multi-node NVLink (data/nccl.yaml mnnvl; NcclUsesNvlinkAcrossVms): the first release with
   // it (one clique per communicator, no NVLS), and the first with any clique and NVLS over it.
   int mnnvl_since = 0, mnnvl_full_since = 0;
+  // The first release that runs a GPU, by compute capability (data/nccl.yaml gpu_support_since):
+  // (sm, release), sm ascending; FirstNcclReleaseFor reads it.
+  std::vector<std::pair<int, int>> gpu_support_since;
 };
+
+// The first NCCL release that runs a GPU of compute capability `sm` (sm_version: 100 for GB200,
+// 103 for GB300): the entry of the largest sm at or below it in k.gpu_support_since, 0 where
+// none applies (every release in ndtwin's range runs it).
+int FirstNcclReleaseFor(const NcclTuning& k, int sm);
+// Ok when NCCL `version` runs `gpu`; else kInvalidInput naming the first release that does
+// (FirstNcclReleaseFor) and the flag to pass.
+Status CheckNcclRunsGpu(const NcclTuning& k, const GpuSpec& gpu, int version);
 
 // The algorithms of NcclTuning's latency tables, in order (data/nccl.yaml's keys).
 inline constexpr Algo kTuningAlgos[7] = {Algo::kRing,     Algo::kTree,          Algo::kNvls,
@@ -75,8 +86,16 @@ struct NcclCalibration {
   // Device-side gap between back-to-back kernels, added to the device time.
   double kernel_gap_s = 0;
   // Ring/Simple: synchronisation cost of one ring step (flag wait, fence, post over both slices
-  // of a chunk), paid by each of the steps of every loop (see RingSimpleLoops).
+  // of a chunk), paid by each of the steps of every loop (see RingSimpleLoops). This one is a
+  // step whose hop stays inside an NVLink domain (or a node's PCIe); `simple_net_step_sync_s` is
+  // a step whose hop crosses the network between nodes (coll/collective.cc LoopSync counts them
+  // as NCCL's latency model does: 2(nodes-1) in an all_reduce, nodes-1 in an all_gather).
   double simple_step_sync_s = 0;
+  double simple_net_step_sync_s = 0;
+  // Achieved / NCCL-model bandwidth of Ring and Tree across nodes whose ring channels the
+  // NVLink caps (NcclTopo::ring_nvlink_bound): the SM-driven copy over the NVLink sets the pace
+  // there, so its efficiency; elsewhere bw_efficiency.
+  double nvlink_bound_bw_efficiency = 1.0;
   // LL128 and Ring LL achieved / NCCL-model bandwidth.
   double ll128_bw_ratio = 1.0;
   double ll_bw_ratio = 1.0;
@@ -114,7 +133,10 @@ StatusOr<NcclCalibrationSet> ParseNcclCalibration(const std::string& text, const
 
 // The calibration for a group on a host CPU (SkuSpec::cpu): the A100 fit, with Blackwell's
 // NVLink 5 constants for a Blackwell group inside one NVLink domain (where they were fitted;
-// across domains the NICs set the pace), Hopper's NVLS efficiency for a Hopper group, and
+// across domains the NICs set the pace), Blackwell's NVLink 5 ring step for the steps of a
+// Blackwell group whose hop stays in an NVLink domain (also across racks: a multi-rack ring's
+// hops are NVLink 5 but for the few between racks, which keep the A100 fit, the only step
+// measured), Hopper's NVLS efficiency for a Hopper group, and
 // Grace's launch cost on a Grace host. Other hosts (Xeon 8480C) keep the A100 host's EPYC value:
 // their sweeps ran forced NVLS, whose small sizes are device-bound, so they do not show it.
 struct NcclTopo;
@@ -163,6 +185,10 @@ struct NcclTopo {
   // 40 GB/s; an NVL72 rack: 32 heads at 20 GB/s. 0 without NVLS.
   int nvls_heads = 0;
   double nvls_graph_GBps = 0;
+  // Across nodes: the GPU's NVLink, not its node's NICs, caps the ring channels (the NICs
+  // would take more channels at the searched speed than the NVLink carries through the node:
+  // NVL72 racks, 72 NICs each). The ring then runs at NVLink's pace, as inside one domain.
+  bool ring_nvlink_bound = false;
   bool amd_cpu = false;
   int nccl_version = kPinnedNcclVersion;  // major*10000 + minor*100 + patch (tuner revision)
   const NcclTuning* tuning = nullptr;     // NCCL's tables the group was analysed with

@@ -48,7 +48,8 @@ double FirstFit(const std::vector<double>& speeds, double limit) {
 // at another, so ppn - 1 of the ppn GPUs send it on: channels x speed x (ppn - 1) / ppn must fit
 // the per-GPU NVLink total. An NVL72 rack has 72 NICs but one GPU's NVLink; without this bound 2
 // racks would get 32 channels of 96 GB/s (3 TB/s per GPU, 4x its NVLink).
-void InterNodeChannels(const NcclTopo& t, double nic_GBps, int nics, double* speed, int* channels) {
+void InterNodeChannels(const NcclTopo& t, double nic_GBps, int nics, double* speed, int* channels,
+                       bool* nvlink_bound) {
   const std::vector<double>& speeds = InterSpeeds(Tables(t), t.arch);
   const double top = std::min(nic_GBps, t.total_intra_GBps);
   const double through = t.ppn > 1 ? (t.ppn - 1.0) / t.ppn : 0.0;
@@ -58,13 +59,15 @@ void InterNodeChannels(const NcclTopo& t, double nic_GBps, int nics, double* spe
   for (double s : speeds) {
     if (s > top + 1e-9) continue;
     if (best > 0 && s / *speed <= 0.49) break;
-    int ch = std::min(32, nics * static_cast<int>(std::floor(nic_GBps / s + 1e-9)));
+    const int by_nics = std::min(32, nics * static_cast<int>(std::floor(nic_GBps / s + 1e-9)));
+    int ch = by_nics;
     if (through > 0)
       ch = std::min(ch, static_cast<int>(std::floor(t.total_intra_GBps / (s * through) + 1e-9)));
     if (ch >= 1 && ch * s > best + 1e-9) {
       best = ch * s;
       *speed = s;
       *channels = ch;
+      *nvlink_bound = ch < by_nics;
     }
   }
 }
@@ -204,7 +207,7 @@ StatusOr<NcclTopo> AnalyzeGroup(const Cluster& c, std::span<const int> group, co
                                   " has no InfiniBand: a collective across VMs "
                                   "needs a scale-out network; use ranks of one VM");
     const double nic_GBps = c.sku().infiniband ? c.sku().infiniband->port_Bps / 1e9 : 0;
-    InterNodeChannels(t, nic_GBps, nics_per_node, &speed, &channels);
+    InterNodeChannels(t, nic_GBps, nics_per_node, &speed, &channels, &t.ring_nvlink_bound);
     t.nics_per_node = nics_per_node;
     t.nic_GBps = FirstFit(InterSpeeds(k, t.arch), nic_GBps);
   }
@@ -226,6 +229,24 @@ StatusOr<NcclTopo> AnalyzeGroup(const Cluster& c, std::span<const int> group, co
     t.nvls_graph_GBps = FirstFit(IntraSpeeds(k, t.arch), t.total_intra_GBps / (t.nvls_heads + 1));
   }
   return t;
+}
+
+int FirstNcclReleaseFor(const NcclTuning& k, int sm) {
+  int release = 0;
+  for (const auto& [at, since] : k.gpu_support_since)
+    if (sm >= at) release = since;
+  return release;
+}
+
+Status CheckNcclRunsGpu(const NcclTuning& k, const GpuSpec& gpu, int version) {
+  const int since = FirstNcclReleaseFor(k, gpu.sm_version);
+  if (version >= since) return Status::Ok();
+  return Status::InvalidInput("NCCL " + NcclVersionName(version) + " does not run " + gpu.name +
+                              " (sm_" + std::to_string(gpu.sm_version) + "): NCCL " +
+                              NcclVersionName(since) +
+                              " is the first release with its kernels and tuning; pass "
+                              "--nccl-version " +
+                              NcclVersionName(since) + " or newer");
 }
 
 bool NcclUsesNvlinkAcrossVms(const Cluster& c, std::span<const int> group, const NcclTuning& k,

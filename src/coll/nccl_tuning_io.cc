@@ -132,6 +132,16 @@ StatusOr<NcclTuning> FromMap(const YamlMap& top) {
   if (k.mnnvl_full_since < k.mnnvl_since)
     return mnnvl.Error("any_clique_and_nvls_since", "must not be older than since");
 
+  NDT_ASSIGN_OR_RETURN(YamlMap since, top.Map("gpu_support_since"));
+  for (const std::string& key : since.Keys()) {
+    if (key.rfind("sm", 0) != 0 || key.size() < 4 ||
+        key.find_first_not_of("0123456789", 2) != std::string::npos)
+      return since.Error(key, "keys are compute capabilities such as sm100");
+    NDT_ASSIGN_OR_RETURN(int release, Release(since, key));
+    k.gpu_support_since.emplace_back(std::stoi(key.substr(2)), release);
+  }
+  std::sort(k.gpu_support_since.begin(), k.gpu_support_since.end());
+
   NDT_RETURN_IF_ERROR(ArchTable(top, "llMaxBw", k.ll_max_bw));
   NDT_ASSIGN_OR_RETURN(YamlMap ll, top.Map("ring_ll_bus_divisor"));
   NDT_ASSIGN_OR_RETURN(YamlMap old, ll.Map("before_2_21"));

@@ -92,6 +92,11 @@ TEST(NcclTuning, TheModelReadsTheFilesValues) {
       Parse(Replace(Replace(TuningText(), "since: \"2.20\"", "since: \"2.22\""),
                     "any_clique_and_nvls_since: \"2.21\"", "any_clique_and_nvls_since: \"2.22\""));
   EXPECT_FALSE(NcclUsesNvlinkAcrossVms(rack, All(rack), later, 22105));
+  // gpu_support_since: sm_100 and later from 2.25.1; with "2.26" in the file, GB300 (sm_103)
+  // from 2.26.0.
+  EXPECT_EQ(FirstNcclReleaseFor(base, 103), 22501);
+  const NcclTuning newer = Parse(Replace(TuningText(), "sm100: \"2.25.1\"", "sm100: \"2.26\""));
+  EXPECT_EQ(FirstNcclReleaseFor(newer, 103), 22600);
 }
 
 TEST(NcclTuning, BadFilesAreOneLineErrors) {
@@ -107,6 +112,8 @@ TEST(NcclTuning, BadFilesAreOneLineErrors) {
       {"since: \"2.20\"", "since: \"2.x\"", "2.12.0 to 2.30.x"},
       {"any_clique_and_nvls_since: \"2.21\"", "any_clique_and_nvls_since: \"2.19\"",
        "must not be older than since"},
+      {"gpu_support_since: {sm100:", "gpu_support_since: {blackwell:",
+       "keys are compute capabilities"},
   };
   for (const Bad& b : bads) {
     StatusOr<NcclTuning> r = ParseNcclTuning(Replace(TuningText(), b.from, b.to), "nccl.yaml");
