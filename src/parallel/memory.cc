@@ -99,9 +99,10 @@ MemoryBreakdown StageMemory(const TransformerSpec& m, const Strategy& s, int sta
     const double fp32_logits = 4.0 * b_mb * seq * static_cast<double>(m.vocab) / s.tp;
     b.activations_bytes += (s.loss_fp32_copy ? 3.0 : 2.0) * fp32_logits;
   }
-  // PP send/recv buffers (two directions, double-buffered) and NCCL channel buffers.
+  // PP send/recv buffers (two directions, double-buffered), NCCL channel buffers, and TP
+  // overlap's userbuffers.
   const double msg = b_mb * seq * static_cast<double>(m.hidden) * 2.0 / (s.sp ? s.tp : 1);
-  b.comm_buffers_bytes = kNcclBuffersBytes + (s.pp > 1 ? 4.0 * msg : 0.0);
+  b.comm_buffers_bytes = kNcclBuffersBytes + (s.pp > 1 ? 4.0 * msg : 0.0) + UserbufferBytes(m, s);
   if (s.zero >= 3) {
     // Prefetched full weights of two layers (the one running and the next).
     const ParamCounts pc = CountParams(m);
@@ -145,6 +146,15 @@ double LayerActivationBytes(const TransformerSpec& m, const Strategy& s, int64_t
     return AlternateMatmulsActivationBytes(m, layer, b, seq, s.tp, s.sp, s.flash_attention);
   }
   return ActivationBytesPerLayer(m, layer, b, seq, s.tp, s.sp, r, s.flash_attention);
+}
+
+double UserbufferBytes(const TransformerSpec& m, const Strategy& s) {
+  if (!s.tp_overlap || s.tp < 2) return 0.0;
+  // One buffer of the full (gathered) activation, [seq * mbs / cp, hidden], per overlapped GEMM.
+  const double elems = static_cast<double>(m.seq_len) / s.cp * static_cast<double>(s.mbs) *
+                       static_cast<double>(m.hidden);
+  const double ag_bytes = s.precision == Dtype::kFp8 ? 1.0 : 2.0;
+  return elems * (kUbAllGatherBuffers * ag_bytes + kUbOtherBuffers * 2.0);
 }
 
 double GradBytesPerParam(Dtype precision) { return precision == Dtype::kFp16 ? 2.0 : 4.0; }

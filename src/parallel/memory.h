@@ -10,7 +10,8 @@
 // - 1) * 2 + (vpp - 1) * pp + 1 chunk passes, GPipe's m; unequal chunks count what each really
 // holds), plus the recompute working set of one layer, the output logits (fp32 and their fp32
 // gradient on the last stage; one more fp32 copy where the stack's loss upcasts out of place,
-// Strategy::loss_fp32_copy), communication buffers and a fixed workspace. Framework allowances
+// Strategy::loss_fp32_copy), communication buffers (NCCL, pipeline messages, TP overlap's
+// userbuffers: UserbufferBytes) and a fixed workspace. Framework allowances
 // (CUDA context, allocator slack) are assumptions named below. Bytes.
 #ifndef NDTWIN_PARALLEL_MEMORY_H_
 #define NDTWIN_PARALLEL_MEMORY_H_
@@ -28,6 +29,21 @@ namespace ndt {
 // fraction of HBM the caching allocator can use before fragmentation bites.
 inline constexpr double kFrameworkWorkspaceBytes = 2.0 * 1024 * 1024 * 1024;  // 2 GiB
 inline constexpr double kUsableMemoryFrac = 0.95;
+
+// Transformer Engine's userbuffers for TP communication overlap (Strategy::tp_overlap), allocated
+// outside PyTorch's caching allocator (cuMemCreate / cudaMalloc in register_user_buffer_collective,
+// userbuffers-host.cpp, TE 1.x): Megatron-Core calls initialize_ub(shape = [seq_length *
+// micro_batch_size / cp, hidden_size]) (megatron/training/initialize.py
+// _initialize_tp_communicators, core_v0.8.0), and initialize_ub's default methods (TE 1.9-1.12
+// module/base.py) register one buffer of that shape per overlapped GEMM: ring_exchange qkv_fprop,
+// fc1_fprop, proj_dgrad, fc2_dgrad (all-gathers: uint8 under fp8, else bf16), pipeline
+// proj_fprop, fc2_fprop, bulk qkv_dgrad, qkv_wgrad, fc1_dgrad, fc1_wgrad (bf16). Ten buffers,
+// each sized to the full gathered activation whatever the TP degree.
+inline constexpr double kUbAllGatherBuffers = 4;
+inline constexpr double kUbOtherBuffers = 6;
+// Bytes of those buffers per GPU: 0 without TP overlap (or tp < 2), else seq / cp x mbs x hidden x
+// (4 x (1 B fp8, 2 B otherwise) + 6 x 2 B).
+double UserbufferBytes(const TransformerSpec& model, const Strategy& s);
 
 // Bytes per parameter of the gradient buffer, which is also what the data-parallel reduction
 // moves (Megatron-LM / Megatron-core): fp16 training keeps fp16 gradients; bf16 (and fp8, whose

@@ -199,6 +199,31 @@ TEST(Memory, AnOutOfPlaceFp32LossCopyCostsOneMoreFp32Logits) {
   EXPECT_DOUBLE_EQ(activations(1, 2, true, 0), activations(1, 2, false, 0));
 }
 
+TEST(Memory, TpOverlapHoldsTenUserbuffersOfTheGatheredActivation) {
+  // Transformer Engine registers one userbuffer of [seq * mbs / cp, hidden] per overlapped GEMM,
+  // ten in all (four all-gathers, two pipelined and four bulk overlaps). Llama 3 8B (seq 8192,
+  // hidden 4096), micro-batch 2, TP 4, bf16: 8192 * 2 * 4096 elements * 2 B * 10
+  //   = 1,342,177,280 B (1.25 GiB), whatever the TP degree; fp8 keeps the four all-gather
+  // buffers in 1 B: 8192 * 2 * 4096 * (4 + 12) = 1,073,741,824 B; CP 2 halves the rows.
+  const TransformerSpec m = Llama3_8bShape(4);
+  auto comm = [&](bool overlap, Dtype precision, int cp) {
+    Strategy s;
+    s.gbs = 8;
+    s.mbs = 2;
+    s.tp = 4;
+    s.cp = cp;
+    s.sp = true;
+    s.tp_overlap = overlap;
+    s.precision = precision;
+    s = Resolve(m, s, 4 * cp);
+    EXPECT_EQ(s.tp_overlap, overlap);
+    return StageMemoryOf(m, s, 0).comm_buffers_bytes;
+  };
+  EXPECT_DOUBLE_EQ(comm(true, Dtype::kBf16, 1) - comm(false, Dtype::kBf16, 1), 1342177280.0);
+  EXPECT_DOUBLE_EQ(comm(true, Dtype::kFp8, 1) - comm(false, Dtype::kFp8, 1), 1073741824.0);
+  EXPECT_DOUBLE_EQ(comm(true, Dtype::kBf16, 2) - comm(false, Dtype::kBf16, 2), 1342177280.0 / 2);
+}
+
 TEST(Memory, InterleavedInFlightFollowsTheSchedule) {
   // GPT 8 layers, no TP, pp 2, 4 micro-batches. 1F1B: stage 0 holds pp = 2 micro-batches of its
   // 4 layers. Interleaved vpp 2 (chunks of 2 layers): warm-up (pp - 1) * 2 + (vpp - 1) * pp = 4

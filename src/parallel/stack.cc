@@ -106,6 +106,10 @@ Status ParseTraining(const YamlMap& knobs, const YamlMap& traits, SoftwareStack*
   if (knobs.Has("uneven_stages")) {
     NDT_ASSIGN_OR_RETURN(k.uneven_stages, BoolEntry(knobs, "knobs", "uneven_stages", st));
   }
+  if (knobs.Has("overlap_param_gather")) {  // optional: absent means after the optimizer
+    NDT_ASSIGN_OR_RETURN(k.overlap_param_gather,
+                         BoolEntry(knobs, "knobs", "overlap_param_gather", st));
+  }
   NDT_RETURN_IF_ERROR(knobs.Finish());
 
   if (traits.Has("zero_stages")) {  // optional: absent means not stated (stack.h)
@@ -339,6 +343,7 @@ void ApplyTrainStack(const SoftwareStack& stack, const StrategyKnobs& user, Stra
   pick(user.zero, k.zero, &s->zero);
   pick(user.cp_comm, k.cp_comm, &s->cp_comm);
   pick(user.uneven_stages, k.uneven_stages, &s->uneven_stages);
+  pick(user.overlap_param_gather, k.overlap_param_gather, &s->overlap_param_gather);
   // SP and TP overlap exist only with tensor parallelism: a stack turns them on where they apply.
   if (user.sp) {
     s->sp = *user.sp;

@@ -42,6 +42,9 @@ struct StrategyKnobs {
   // hold fewer layers (Llama 3's layout, Strategy::uneven_stages).
   std::optional<CpComm> cp_comm;
   std::optional<bool> uneven_stages;
+  // Optional knob: the weights' all-gather overlapped with the next forward
+  // (Strategy::overlap_param_gather); absent: after the optimizer.
+  std::optional<bool> overlap_param_gather;
 };
 
 // Serving-engine defaults of a stack; nullopt = the engine's own default (data/serve/engine.yaml).

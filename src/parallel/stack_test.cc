@@ -70,6 +70,12 @@ TEST(Stacks, EveryFileLoadsAndTheNamedOnesExist) {
   EXPECT_TRUE(mc->tp_ub.ag_copy_engine);
   EXPECT_TRUE(mc->tp_ub.gemm_pieces);
   EXPECT_EQ(mc->tp_ub.rs_splits, 4);
+  // Only Megatron-Core overlaps the weights' all-gather with the next forward
+  // (--overlap-param-gather); the other stacks leave the knob out (after the optimizer).
+  EXPECT_EQ(mc->knobs.overlap_param_gather, std::optional<bool>(true));
+  for (const char* name : {"megatron-lm-2021", "megatron-lm-2022", "meta-llama3-2024"}) {
+    EXPECT_FALSE(FindStack(*all, name)->knobs.overlap_param_gather.has_value()) << name;
+  }
   // Transformer Engine prefers cuDNN's fused attention on Hopper; torchtitan 2024 ran SDPA's
   // FlashAttention-2 backend; the 2021-22 stacks have no fused attention (FA2 if forced on).
   EXPECT_EQ(mc->attention_kernel, AttentionKernel::kHopperFused);

@@ -68,6 +68,12 @@ TrainSimResult EstimateStep(const TransformerSpec& m, const Strategy& s,
   return r;
 }
 
+double ParamGatherExposedS(double full_s, double first_bucket_s, double first_fwd_s, double share) {
+  const double first = std::min(first_bucket_s, full_s);
+  const double rest = full_s - first;
+  return first + std::max(0.0, rest - first_fwd_s) + share * std::min(rest, first_fwd_s);
+}
+
 double StageZeroWork(const std::vector<ChunkCost>& stage0, double mm, TimeBreakdown* bd) {
   double busy = 0;
   for (const ChunkCost& cc : stage0) {

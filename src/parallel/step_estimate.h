@@ -50,6 +50,14 @@ struct StageTail {
   double p2p_share = 0;
 };
 
+// Exposed time of the updated weights' all-gather with Strategy::overlap_param_gather: the first
+// bucket's gather (first_bucket_s) before the first forward, then what the rest (full_s -
+// first_bucket_s) does not hide under one micro-batch's forward of the stage (first_fwd_s), plus
+// the slowdown its hidden part costs that forward (share x the hidden time, the overlap slowdown
+// of train_sim.cc Share). E.g. full 1.0 s, first bucket 0.1 s, forward 0.6 s, share 0.1:
+// 0.1 + (0.9 - 0.6) + 0.1 x 0.6 = 0.46 s.
+double ParamGatherExposedS(double full_s, double first_bucket_s, double first_fwd_s, double share);
+
 // Stage 0's work over all micro-batches into bd (compute, TP, EP, CP, ZeRO-3 parts); returns its
 // busy time (everything but the ZeRO-3 gathers, which bd counts as DP).
 double StageZeroWork(const std::vector<ChunkCost>& stage0, double micro_batches, TimeBreakdown* bd);

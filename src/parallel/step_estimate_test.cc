@@ -116,6 +116,15 @@ TEST(StepEstimate, OneStageIsComputePlusTheTail) {
 // StagePeakHeld skips the steady state's repeating periods; it must give what walking
 // StageSchedule's list gives, to the bit, for every schedule, shape and stage, with chunk sizes
 // that are not round numbers (sums that round) and a tiny first chunk (Llama 3's layout).
+TEST(StepEstimate, ParamGatherHidesAllButItsFirstBucketUnderTheForward) {
+  // full 1.0 s, first bucket 0.1 s, forward 0.6 s, share 0.1: the first bucket, the 0.3 s of the
+  // other 0.9 s the forward cannot hide, and 0.1 x 0.6 s of slowdown: 0.46 s. A forward of 2 s
+  // hides all 0.9 s: 0.1 + 0.1 x 0.9 = 0.19 s. One bucket larger than the gather: all of it.
+  EXPECT_DOUBLE_EQ(ParamGatherExposedS(1.0, 0.1, 0.6, 0.1), 0.46);
+  EXPECT_DOUBLE_EQ(ParamGatherExposedS(1.0, 0.1, 2.0, 0.1), 0.19);
+  EXPECT_DOUBLE_EQ(ParamGatherExposedS(1.0, 2.0, 0.6, 0.1), 1.0);
+}
+
 TEST(StagePeakHeld, EqualsWalkingTheScheduleBitForBit) {
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<double> u(0.1, 3.0);

@@ -130,6 +130,13 @@ struct Strategy {
   Dtype precision = Dtype::kBf16;                   // GEMM math; weights and activations are 16-bit
   PipeSchedule schedule = PipeSchedule::kOneFOneB;  // kInterleaved when vpp > 1
   bool overlap_dp = true;  // DP gradient reduction in buckets overlapped with backward
+  // ZeRO 1-2: the updated weights' all-gather after the optimizer runs bucket by bucket inside
+  // the next step's first forward (Megatron-Core --overlap-param-gather: the first bucket's
+  // gather is launched in zero_grad, each next one from the forward pre-hook when the one before
+  // it is waited on), so only the first bucket is exposed and the rest hides under one
+  // micro-batch's forward of the stage (ParamGatherExposedS). false: gathered after the
+  // optimizer, all exposed.
+  bool overlap_param_gather = false;
   // Pipeline sends run on their own streams, overlapping compute. false: they block the
   // sender's compute stream (Megatron-LM 2021's synchronous send/recv).
   bool overlap_p2p = true;

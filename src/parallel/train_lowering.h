@@ -83,6 +83,10 @@ class Lowering {
   template <typename Keep>
   double OpsTimeOf(const std::vector<Op>& ops, const std::vector<double>& times, Keep keep) const;
   double TpPass();  // TP communication of one layer pass (fwd or bwd)
+  // ZeRO 1-2: the updated weights' all-gather of a stage holding `params` (16-bit): all of it,
+  // or with overlap_param_gather what the next step's first forward does not hide
+  // (step_estimate.h ParamGatherExposedS; first bucket dp_bucket_params).
+  double ParamGatherS(const std::vector<ChunkCost>& stage_chunks, double params);
   // With TrainSimOptions::nvlink_domain_gpus: replaces each of tp_group_, cp_group_, ep_group_
   // and dp_group_ by the slowest of rank 0's and one straddling group per split
   // (StraddlingGroups), each priced on the layer's call (TP: a pass's collectives; CP: the

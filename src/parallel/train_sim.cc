@@ -70,10 +70,20 @@ StatusOr<TrainSimResult> Lowering::EstimateClosedForm(const Chunks& chunks, doub
       t.dp_full_s = full.time_s;
       t.dp_share = Share(full, bound_bwd_);
       t.dp_bucket_s = Comm(kind, std::min(params, o_.dp_bucket_params) * grad_bytes, dp_group_);
-      if (s_.zero >= 1) t.gather_s = Comm(CommKind::kAllGather, params * 2.0, dp_group_);
+      if (s_.zero >= 1) t.gather_s = ParamGatherS(chunks[st], params);
     }
   }
   return EstimateStep(m_, s_, chunks, tails, p2p_s);
+}
+
+double Lowering::ParamGatherS(const std::vector<ChunkCost>& stage_chunks, double params) {
+  const CommPriced full = Priced(CommKind::kAllGather, params * 2.0, dp_group_);
+  if (!s_.overlap_param_gather) return full.time_s;
+  double first_fwd_s = 0;
+  for (const ChunkCost& cc : stage_chunks) first_fwd_s += cc.sum.fwd_s();
+  const double first_bucket_s =
+      Comm(CommKind::kAllGather, std::min(params, o_.dp_bucket_params) * 2.0, dp_group_);
+  return ParamGatherExposedS(full.time_s, first_bucket_s, first_fwd_s, Share(full, bound_bwd_));
 }
 
 std::string Lowering::TaskName(const char* what, int c, int64_t mb) const {
@@ -236,9 +246,8 @@ void Lowering::AddDpAndOptimizer(const Chunks& chunks, Graph* lg) {
     lg->opt_task[st] = g.AddTask(lg->res[st].compute, opt_s, kOpt, trace ? "optimizer" : "");
     for (TaskId t : dp_tasks) g.AddDep(t, lg->opt_task[st]);
     if (s_.zero >= 1 && s_.weight_replicas() > 1 && !per_layer) {
-      const TaskId ag =
-          g.AddTask(lg->res[st].dp, Comm(CommKind::kAllGather, stage_params * 2.0, dp_group_), kDp,
-                    trace ? "param all-gather" : "");
+      const TaskId ag = g.AddTask(lg->res[st].dp, ParamGatherS(chunks[st], stage_params), kDp,
+                                  trace ? "param all-gather" : "");
       g.AddDep(lg->opt_task[st], ag);
     }
     if (st == 0) lg->stage0_opt_s = opt_s;
