@@ -104,8 +104,12 @@ StatusOr<CollOptions> ParseOptions(const CollectiveOptions& o, CollOp* op_out) {
 
 // The sweep's smallest and largest sizes, checked: 1 byte to 1 TiB, at most 10,000 rows.
 StatusOr<std::pair<double, double>> SweepRange(const CollectiveOptions& o) {
-  NDT_ASSIGN_OR_RETURN(double lo, ParseSizeBytes(o.min_bytes));
-  NDT_ASSIGN_OR_RETURN(double hi, ParseSizeBytes(o.max_bytes));
+  // The parser's message names the text, not the flag: say which flag carried it.
+  const StatusOr<double> lo_or = ParseSizeBytes(o.min_bytes);
+  if (!lo_or.ok()) return Status::InvalidInput("--min-bytes " + lo_or.status().message());
+  const StatusOr<double> hi_or = ParseSizeBytes(o.max_bytes);
+  if (!hi_or.ok()) return Status::InvalidInput("--max-bytes " + hi_or.status().message());
+  const double lo = *lo_or, hi = *hi_or;
   if (lo > hi)
     return Status::InvalidInput("--min-bytes (" + o.min_bytes + ") is larger than --max-bytes (" +
                                 o.max_bytes + ")");
@@ -173,8 +177,10 @@ StatusOr<CommandOutput> RunCollective(const Context& ctx, const CollectiveOption
   spec.gpu = &cat.GpuOf(*sku);
   spec.vms = o.vms;
   spec.gpus_per_vm = o.gpus_per_vm;
-  o.fabric.Apply(&spec);
+  const std::string assumed = o.fabric.Apply(&spec);
   NDT_ASSIGN_OR_RETURN(Cluster c, BuildCluster(spec, ctx.fabric));
+  // A radix raised over the default is an assumption the output must state, as train's is.
+  if (!assumed.empty()) diag->Warn(assumed);
   std::vector<int> group(c.num_gpus());
   std::iota(group.begin(), group.end(), 0);
   NDT_RETURN_IF_ERROR(CheckNcclRunsGpu(ctx.nccl.tuning, c.gpu_spec(), co.nccl_version));
