@@ -207,7 +207,7 @@ void ScoreAtSlo(const InferOptions& o, double ttft, double tpot, bool full,
   }
 }
 
-// An MoE model whose TP is searched (no --tp, --ep, --pp > 1, --disaggregate) also tries
+// An MoE model whose TP is searched (no --tp, --ep, --max-batch, --pp > 1, --disaggregate) tries
 // attention data parallelism over 2, 4, 8 GPUs of the NVLink domain dividing its experts, at
 // the same total batches as the TP candidates (per rank: batch / ranks, at least 16), so the
 // search costs what it did per candidate. They go after the TP candidates: within kTie the TP
@@ -215,15 +215,16 @@ void ScoreAtSlo(const InferOptions& o, double ttft, double tpot, bool full,
 // was seen (the TP candidates' message is the user's).
 void AddAttentionDp(const InferContext& ctx, const InferOptions& o, const std::vector<int>& batches,
                     int mnt, std::vector<Candidate>* level, Status* fit_error) {
+  // A given --max-batch is an engine's, where attention-DP's is a rank's: not guessed at.
   if (o.attention_dp || !ctx.model->is_moe() || o.tp != 0 || o.ep > 1 || o.pp > 1 ||
-      o.disaggregate_prefill > 0) {
+      o.max_batch > 0 || o.disaggregate_prefill > 0) {
     return;
   }
   const int domain = std::min(ctx.sku->nvlink_domain_gpus, ctx.sku->gpus * o.vms);
   for (int t = 2; t <= std::min(domain, 8); t *= 2) {
     if (ctx.model->moe.experts % t != 0) continue;
     for (int b : batches) {
-      const int per_rank = o.max_batch > 0 ? b : std::max(16, b / t);
+      const int per_rank = std::max(16, b / t);
       StatusOr<DeploymentPlan> plan = MakeDeploymentPlan(ctx, o, {t, 1, per_rank, mnt, true});
       if (!plan.ok()) {
         if (fit_error->ok()) *fit_error = plan.status();
