@@ -44,7 +44,7 @@ struct InferFlags : CommandRequest {
   ModelArgs mf;
   std::string sku, weights = "fp16", kv, scenario = "offline";
   std::string trace_file, disaggregate, ttft_p99, tpot_p99, stack;
-  std::optional<bool> no_host_overlap, no_cuda_graphs, cuda_graph_padding;
+  std::optional<bool> no_host_overlap, no_cuda_graphs, cuda_graph_padding, attention_dp;
   std::string tp_allreduce;
   std::optional<std::string> trace;
   bool timeline = false;
@@ -70,6 +70,10 @@ struct InferFlags : CommandRequest {
     o->Add("ep", &ep,
            "Expert parallel degree (MoE): experts split inside the TP group, divides --tp")
         .Range(1, kMaxParallel);
+    o->Add("attention-dp", &attention_dp,
+           "MoE: attention data-parallel over the --tp GPUs, each with its own requests and KV "
+           "cache, experts split over them (EP = TP; TensorRT-LLM enable_attention_dp); "
+           "--max-batch and --max-num-tokens are then per rank");
     o->Add("max-batch", &max_batch, "Max sequences in flight per engine (default: best)")
         .Range(1, kMaxBatch, kChoose);
     o->Add("max-num-tokens", &max_num_tokens, "Max tokens per iteration (default 8192)")
@@ -143,6 +147,7 @@ Status BuildOptions(const Context& ctx, const InferFlags& f, const std::string& 
   o->tp = f.tp.value_or(0);
   o->pp = f.pp.value_or(0);
   o->ep = f.ep;
+  o->attention_dp = f.attention_dp.value_or(false);
   o->max_batch = f.max_batch.value_or(0);
   o->max_num_tokens = f.max_num_tokens.value_or(0);
   NDT_ASSIGN_OR_RETURN(o->weights, ParseDtypeFlag("--weights", f.weights));
@@ -240,7 +245,7 @@ StatusOr<CommandOutput> RunInfer(const Context& base, const InferFlags& f, Diagn
   NDT_RETURN_IF_ERROR(BuildOptions(ctx, f, model.name, &o));
   o.progress = [diag](const std::string& line) { diag->Progress(line); };
   // TP splits the attention heads, PP the layers (TensorRT-LLM refuses the same).
-  if (o.tp > 0 && !TpSplitsHeads(model, o.tp)) {
+  if (o.tp > 0 && !o.attention_dp && !TpSplitsHeads(model, o.tp)) {
     return Status::Infeasible("--tp " + std::to_string(o.tp) + " does not split " + model.name +
                               "'s " + std::to_string(model.heads) + " attention heads (" +
                               std::to_string(model.kv_heads) +

@@ -3,7 +3,8 @@
 // throughput and what it costs per million output tokens. For every candidate size and every
 // weight precision its GPU computes natively (fp16, and fp8 / fp4 where the GPU has them; or the
 // precisions asked for), it runs the inference service (serve/run.h), which itself chooses TP,
-// PP and the batch for the scenario, and ranks the results. Candidates run in parallel (OpenMP)
+// PP and the batch for the scenario (and, for an MoE model, tries attention data parallelism:
+// serve/knob_search.h), and ranks the results. Candidates run in parallel (OpenMP)
 // into a pre-sized vector: the output does not depend on the thread count.
 #ifndef NDTWIN_PLAN_PLAN_INFER_H_
 #define NDTWIN_PLAN_PLAN_INFER_H_

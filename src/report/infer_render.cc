@@ -64,6 +64,7 @@ Json InferJson(const InferView& v) {
                      {"chosen", d.chosen},
                      {"stack", v.stack.empty() ? Json(nullptr) : Json(v.stack)},
                      {"host_overlap", r.host_overlap}};
+  if (d.attention_dp) j["deployment"]["attention_dp"] = true;  // max_batch etc. per rank
   if (d.prefill_replicas > 0) {
     j["deployment"]["prefill_replicas"] = d.prefill_replicas;
     j["deployment"]["decode_replicas"] = d.decode_replicas;
@@ -109,11 +110,15 @@ std::string InferText(const InferView& v) {
   p("Model:          %s (weights %s, KV %s)\n", m.name.c_str(), DtypeName(d.weights),
     DtypeName(d.kv));
   p("Cluster:        %d x %s = %d GPUs\n", v.vms, v.sku.c_str(), d.gpus_total);
-  const std::string ep = d.ep > 1 ? " (EP" + std::to_string(d.ep) + " inside TP)" : "";
+  const std::string ep = d.attention_dp ? " (attention-DP: " + std::to_string(d.tp) +
+                                              " ranks, experts EP" + std::to_string(d.ep) + ")"
+                         : d.ep > 1 ? " (EP" + std::to_string(d.ep) + " inside TP)"
+                                    : "";
   p("Deployment:     %d %s of TP%d x PP%d%s (%d GPUs used), max batch %d, max tokens "
-    "%d%s%s\n",
+    "%d%s%s%s\n",
     d.replicas, d.replicas == 1 ? "replica" : "replicas", d.tp, d.pp, ep.c_str(), d.gpus_used,
-    d.max_batch, d.max_num_tokens, d.chosen.empty() ? "" : "; chosen: ", Join(d.chosen).c_str());
+    d.max_batch, d.max_num_tokens, d.attention_dp ? " per rank" : "",
+    d.chosen.empty() ? "" : "; chosen: ", Join(d.chosen).c_str());
   if (d.prefill_replicas > 0) {
     p("Disaggregated:  %d prefill replicas, %d decode replicas\n", d.prefill_replicas,
       d.decode_replicas);

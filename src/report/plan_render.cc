@@ -171,6 +171,7 @@ Json PlanInferJson(const PlanInferView& v) {
       x["pp"] = r.deployment.pp;
       x["replicas"] = r.deployment.replicas;
       x["max_batch"] = r.deployment.max_batch;
+      if (r.deployment.attention_dp) x["attention_dp"] = true;  // tp ranks; max_batch per rank
       x["output_tokens_per_s"] = r.tokens_per_s;
       x["per_gpu_output_tokens_per_s"] = r.tokens_per_s_per_gpu;
       x["ttft_p99_s"] = r.ttft_p99_s;
@@ -199,6 +200,15 @@ std::string PlanInferText(const PlanInferView& v) {
         i + 1, r.sku.c_str(), r.vms, r.gpus, DtypeName(r.weights), DtypeName(r.kv), r.deployment.tp,
         r.deployment.pp, r.deployment.replicas, r.deployment.max_batch, r.tokens_per_s,
         r.tokens_per_s_per_gpu, r.ttft_p99_s, cost);
+    }
+    std::string adp;  // ranks whose deployment runs attention data-parallel
+    for (size_t i = 0; i < rep.results.size(); ++i) {
+      if (rep.results[i].deployment.attention_dp)
+        adp += (adp.empty() ? "" : ", ") + std::to_string(i + 1);
+    }
+    if (!adp.empty()) {
+      p("Attention-DP (tp ranks, experts split over them; max batch per rank): rank %s\n",
+        adp.c_str());
     }
     p("\n%lld (size, precision) pairs evaluated, %lld infeasible; objective %s; "
       "scenario %s\n",

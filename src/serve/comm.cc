@@ -85,6 +85,16 @@ CommFns MakeCommFns(const Cluster& cluster, const NcclCalibrationSet& nccl) {
     f.tp_path.bw_Bps = bw * SmCopyEfficiency(*c, pair, *cal);
     f.tp_path.latency_s = lat;
   }
+  auto first_n = [c, cal, memo](CollOp op) {
+    return [c, cal, memo, op](int n, double bytes) {
+      if (n <= 1 || n > c->num_gpus() || bytes <= 0) return 0.0;
+      std::vector<int> group(n);
+      std::iota(group.begin(), group.end(), 0);
+      return Collective(*c, *cal, memo.get(), op, group, bytes);
+    };
+  };
+  f.allgather_s = first_n(CollOp::kAllGather);
+  f.reducescatter_s = first_n(CollOp::kReduceScatter);
   f.kv_transfer_s = [c, cal, memo](int src, int dst, double bytes) {
     const int n = c->num_gpus();
     if (bytes <= 0 || src == dst || src < 0 || dst < 0 || src >= n || dst >= n) return 0.0;

@@ -22,6 +22,13 @@ IterationCostModel::IterationCostModel(CostSpec spec) : spec_(std::move(spec)) {
   shape_.tp = spec_.tp;
   shape_.ep = spec_.ep;
   shape_.ep_within_tp = true;  // TensorRT-LLM: moe_tp x moe_ep = tp (CountReplicas checks)
+  if (spec_.attention_dp > 1) {
+    // Each rank: TP1 on its own tokens; the experts over the ranks (ops.h: EP over DP, each GPU
+    // computing as many pairs as its own tokens make).
+    shape_.tp = 1;
+    shape_.ep = spec_.attention_dp;
+    shape_.ep_within_tp = false;
+  }
   shape_.math = spec_.weights;
   // Weight-only quantization: a GPU without tensor cores for the weights' 8/4-bit format and no
   // 8-bit path to run them in (A100: fp8/fp4 weights) multiplies at the activations' 16-bit
@@ -53,7 +60,9 @@ double IterationCostModel::CommTerms(int tokens) {
     double act_bytes =
         tokens * static_cast<double>(spec_.model->hidden) * DtypeBytes(spec_.activations);
     double t = 0;
-    if (spec_.tp > 1 && spec_.tp_allreduce_s) {
+    if (spec_.attention_dp > 1) {
+      if (spec_.moe_comm_s) t += static_cast<double>(moe_layers_) * spec_.moe_comm_s(tokens);
+    } else if (spec_.tp > 1 && spec_.tp_allreduce_s) {
       t += 2.0 * static_cast<double>(spec_.model->layers) * spec_.tp_allreduce_s(act_bytes, tokens);
     }
     if (spec_.pp > 1 && spec_.pp_sends_s) t += spec_.pp_sends_s(act_bytes);
@@ -84,7 +93,35 @@ double IterationCostModel::HeadTerms(int outputs) {
   });
 }
 
-IterationTime IterationCostModel::Detail(const BatchShape& b) {
+BatchShape IterationCostModel::BusiestRank(const BatchShape& b, int ranks) {
+  NDT_CHECK(ranks >= 1, "BusiestRank: ranks < 1");
+  std::vector<int> decoders(ranks, b.decode_seqs / ranks), load(ranks);
+  for (int r = 0; r < b.decode_seqs % ranks; ++r) ++decoders[r];
+  for (int r = 0; r < ranks; ++r) load[r] = decoders[r];
+  std::vector<int> owner(b.chunks.size());
+  for (size_t c = 0; c < b.chunks.size(); ++c) {
+    const int r = static_cast<int>(std::min_element(load.begin(), load.end()) - load.begin());
+    owner[c] = r;
+    load[r] += b.chunks[c].q_tokens;
+  }
+  const int busiest = static_cast<int>(std::max_element(load.begin(), load.end()) - load.begin());
+  BatchShape out;
+  out.decode_seqs = decoders[busiest];
+  if (b.decode_seqs > 0)
+    out.decode_context_tokens = b.decode_context_tokens / b.decode_seqs * out.decode_seqs;
+  for (size_t c = 0; c < b.chunks.size(); ++c) {
+    if (owner[c] != busiest) continue;
+    out.chunks.push_back(b.chunks[c]);
+    out.prefill_tokens += b.chunks[c].q_tokens;
+  }
+  return out;
+}
+
+IterationTime IterationCostModel::Detail(const BatchShape& whole) {
+  // Attention-DP: the iteration is its busiest rank's (serve/cost.h).
+  BatchShape rank;
+  if (spec_.attention_dp > 1) rank = BusiestRank(whole, spec_.attention_dp);
+  const BatchShape& b = spec_.attention_dp > 1 ? rank : whole;
   IterationTime t;
   int tokens = b.tokens();
   if (tokens == 0) return t;

@@ -27,6 +27,20 @@
 //   and TP all-reduces of the padded batch (the padding's dummy sequences attend to nothing).
 //   The TP all-reduce is priced by a callback given the bytes and the tokens (serve/allreduce.h:
 //   TensorRT-LLM picks its kernels by both).
+// Attention data parallelism (attention_dp ranks > 1; TensorRT-LLM enable_attention_dp, the
+// recipe of its DeepSeek-R1 max-throughput runs): each GPU of the group is a rank with its own
+// requests. It runs attention, the dense MLPs (DeepSeek's first_k_dense layers), the shared
+// experts, embedding and LM head at TP1 on its own tokens (modeling_deepseekv3.py: "If using
+// attention DP, the MLP also uses DP instead of TP"; the shared experts likewise), so no TP
+// all-reduce. The routed experts are split over the group (EP = ranks): each MoE layer
+// all-gathers every rank's tokens (dispatch), each GPU computes its experts' token-expert pairs,
+// and a reduce-scatter returns each rank its tokens' sums (combine), both NCCL collectives on
+// the group's GPUs (moe_comm_s; bytes in serve/deployment.h MoeDispatchBytesPerToken). The
+// engine sees the ranks as one batch (serve/knob_search.cc); an iteration is priced on its
+// busiest rank (BusiestRank: the decoders dealt evenly, each prompt chunk to the least-loaded
+// rank, as TensorRT-LLM balances new requests over ranks): the ranks step together, held by the
+// MoE collectives, so the step waits for it. Its experts are priced at its token count on every
+// rank (a bound: CUDA graphs pad the ranks to the largest, use_dp_padding).
 // Operator times come from compute/compute.h (roofline calibrated on microbenchmarks);
 // communication times from callbacks (serve/deployment.cc uses coll/). With pipeline
 // parallelism, one micro-batch group's iteration runs through all stages, so the iteration time
@@ -69,6 +83,10 @@ struct CostSpec {
   // `bytes` from stage to stage. Empty: no such communication (tp == 1, pp == 1).
   std::function<double(double bytes, int tokens)> tp_allreduce_s;
   std::function<double(double bytes)> pp_sends_s;
+  // Attention data parallelism: the group's ranks (1 = off; else ep == attention_dp), and the
+  // dispatch + combine of one MoE layer when each rank holds `rank_tokens` tokens.
+  int attention_dp = 1;
+  std::function<double(int rank_tokens)> moe_comm_s;
 };
 
 // Breakdown of one iteration's time (for reports and tests).
@@ -76,7 +94,7 @@ struct IterationTime {
   double layers_s = 0;     // token operators of all layers
   double attention_s = 0;  // attention cores of all layers
   double head_s = 0;       // embedding + LM head
-  double comm_s = 0;       // TP all-reduce + PP sends
+  double comm_s = 0;       // TP all-reduce + PP sends (attention-DP: MoE dispatch + combine)
   double overhead_s = 0;   // host time not hidden behind GPU work
   double host_s = 0;       // all host work of the iteration (fixed + per sequence)
   bool graph = false;      // launched as one CUDA graph
@@ -100,6 +118,11 @@ class IterationCostModel {
   // The padded graph size a decode-only batch of `seqs` runs at: the smallest of `sizes`
   // (ascending) >= seqs; 0 if none (seqs above the largest: launched kernel by kernel).
   static int PaddedGraphSize(int seqs, const std::vector<int>& sizes);
+  // The busiest of `ranks` attention-DP ranks' share of batch `b` (see above): decoders dealt
+  // evenly (the first decode_seqs % ranks ranks one more, each at the mean context), then each
+  // prompt chunk in order to the rank with the fewest tokens (ties: the lowest rank); the rank
+  // with the most tokens (ties: the lowest). REQUIRES ranks >= 1.
+  static BatchShape BusiestRank(const BatchShape& b, int ranks);
 
  private:
   double TokenTerms(int tokens);  // layer ops + embedding for `tokens` tokens (cached)

@@ -238,5 +238,61 @@ TEST(IterationCost, WeightOnlyDecodeOnA100) {
   EXPECT_DOUBLE_EQ(fp4, want);
 }
 
+TEST(IterationCost, BusiestAttentionDpRankTakesItsShare) {
+  // 4 ranks; 10 decoders over 1,000 context tokens (mean 100): 10 / 4 = 2, the first 10 % 4 = 2
+  // ranks one more: loads 3, 3, 2, 2. Chunks in order to the least-loaded rank (lowest on ties):
+  // 500 -> rank 2 (3, 3, 502, 2); 100 -> rank 3 (3, 3, 502, 102); 200 -> rank 0 (203, 3, 502,
+  // 102). Busiest: rank 2, 2 decoders over 200 context tokens and the 500-token chunk.
+  BatchShape b;
+  b.decode_seqs = 10;
+  b.decode_context_tokens = 1000;
+  b.chunks = {{500, 500}, {100, 300}, {200, 200}};
+  b.prefill_tokens = 800;
+  const BatchShape r = IterationCostModel::BusiestRank(b, 4);
+  EXPECT_EQ(r.decode_seqs, 2);
+  EXPECT_DOUBLE_EQ(r.decode_context_tokens, 200);
+  ASSERT_EQ(r.chunks.size(), 1u);
+  EXPECT_EQ(r.chunks[0].q_tokens, 500);
+  EXPECT_EQ(r.prefill_tokens, 500);
+  EXPECT_EQ(r.tokens(), 502);
+  // One rank: the whole batch.
+  EXPECT_EQ(IterationCostModel::BusiestRank(b, 1).tokens(), 810);
+}
+
+TEST(IterationCost, AttentionDpPricesTheBusiestRankAndTheMoeCollectives) {
+  // DeepSeek-V3 on B200, 8 ranks. An iteration of 64 decoders (8 per rank) costs what one rank's
+  // 8 decoders cost at TP1 with the experts over 8 GPUs, plus 58 MoE layers x the dispatch and
+  // combine, here a stand-in of 1 us per rank token: 58 x 8 x 1 us = 464 us.
+  Loaded d;
+  ASSERT_NO_FATAL_FAILURE(Load("B200", "deepseek-v3", &d));
+  CostSpec spec = d.Spec();
+  spec.tp = 8;
+  spec.ep = 8;
+  spec.attention_dp = 8;
+  spec.weights = Dtype::kFp4;
+  spec.kv = Dtype::kFp8;
+  spec.moe_comm_s = [](int rank_tokens) { return rank_tokens * 1e-6; };
+  IterationCostModel adp(spec);
+  BatchShape all;
+  all.decode_seqs = 64;
+  all.decode_context_tokens = 64 * 1000.0;
+  const IterationTime t = adp.Detail(all);
+  EXPECT_NEAR(t.comm_s, 58 * 8 * 1e-6, 1e-12);
+  // The same rank's attention and LM head alone at TP1 (they do not depend on the experts).
+  CostSpec one = spec;
+  one.attention_dp = 1;
+  one.tp = 1;
+  one.ep = 1;
+  one.moe_comm_s = nullptr;
+  BatchShape rank;
+  rank.decode_seqs = 8;
+  rank.decode_context_tokens = 8 * 1000.0;
+  IterationCostModel ref(one);
+  const IterationTime r = ref.Detail(rank);
+  EXPECT_GT(t.attention_s, 0);
+  EXPECT_NEAR(t.attention_s, r.attention_s, 1e-12);
+  EXPECT_NEAR(t.head_s, r.head_s, 1e-12);
+}
+
 }  // namespace
 }  // namespace ndt

@@ -50,6 +50,11 @@ StatusOr<EngineParams> LoadEngineParams(const std::string& data_dir) {
   NDT_RETURN_IF_ERROR(ar.Finish());
   NDT_ASSIGN_OR_RETURN(Sourced rl, m.Count("host_overhead_reference_layers"));
   NDT_ASSIGN_OR_RETURN(Sourced gb, m.Count("cuda_graph_max_batch"));
+  NDT_ASSIGN_OR_RETURN(YamlMap md, m.Map("moe_dispatch"));
+  NDT_ASSIGN_OR_RETURN(Sourced rb, md.Quantity("routing_bytes_per_choice", Dim::kBytes));
+  NDT_RETURN_IF_ERROR(md.Finish());
+  if (rb.value < 0) return md.Error("routing_bytes_per_choice", "must be >= 0");
+  p.moe_routing_bytes_per_choice = rb.value;
   NDT_ASSIGN_OR_RETURN(YamlMap pg, m.Map("cuda_graph_padded_batch_sizes"));
   NDT_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, pg.IntList("value"));
   NDT_ASSIGN_OR_RETURN(std::string pg_source, pg.String("source"));
@@ -137,17 +142,50 @@ double WorkspaceBytes(const TransformerSpec& model, const DeploymentRequest& req
   return std::max(params.workspace_bytes, act);
 }
 
+double RoutedExpertBytes(const TransformerSpec& model, Dtype weights) {
+  double params = 0;
+  for (int64_t l = 0; l < model.layers; ++l) {
+    if (!model.IsMoeLayer(l)) continue;
+    for (const ParamTensor& t : LayerTensors(model, l)) {
+      if (t.expert) params += t.params;
+    }
+  }
+  return params * DtypeBytes(weights);
+}
+
+double MoeDispatchBytesPerToken(const TransformerSpec& model, Dtype weights, Dtype activations,
+                                const EngineParams& params) {
+  const double h = static_cast<double>(model.hidden);
+  // NVFP4 checkpoints quantize before the all-gather (post-quant dispatch): FP4 elements with
+  // their FP8 block scales (DtypeBytes(kFp4) counts both); others gather the 16-bit hidden states
+  // and quantize inside the MoE.
+  const double x = h * DtypeBytes(weights == Dtype::kFp4 ? Dtype::kFp4 : activations);
+  return x + model.moe.top_k * params.moe_routing_bytes_per_choice;
+}
+
+double MoeCombineBytesPerToken(const TransformerSpec& model, Dtype activations) {
+  return static_cast<double>(model.hidden) * DtypeBytes(activations);
+}
+
 StatusOr<MemoryPlan> PlanMemory(const TransformerSpec& model, const GpuSpec& gpu,
                                 const DeploymentRequest& req, const EngineParams& params) {
   MemoryPlan p;
   const int shards = req.tp * req.pp;
   p.gpu_memory_bytes = gpu.memory_bytes;
   p.weight_bytes_per_gpu = WeightBytes(model, req.weights) / shards;
-  p.workspace_bytes = WorkspaceBytes(model, req, params);
+  DeploymentRequest rank = req;  // what one GPU runs: attention-DP's ranks are TP1 but experts
+  if (req.attention_dp) {
+    // Replicated weights whole on each GPU of a stage, the routed experts 1/tp of them.
+    const double routed = RoutedExpertBytes(model, req.weights);
+    p.weight_bytes_per_gpu = (WeightBytes(model, req.weights) - routed) / req.pp + routed / shards;
+    rank.tp = 1;
+  }
+  p.workspace_bytes = WorkspaceBytes(model, rank, params);
   double free_bytes = p.gpu_memory_bytes - p.weight_bytes_per_gpu - p.workspace_bytes;
   const std::string narrower = NarrowerWeights(req.weights);
   std::string where = model.name + " with --weights " + DtypeName(req.weights) + " at TP" +
-                      std::to_string(req.tp) + " PP" + std::to_string(req.pp) + " on " + gpu.name;
+                      std::to_string(req.tp) + " PP" + std::to_string(req.pp) +
+                      (req.attention_dp ? " attention-DP" : "") + " on " + gpu.name;
   if (free_bytes <= 0) {
     return Status::DoesNotFit(
         "model does not fit: " + where + " needs " + Gb(p.weight_bytes_per_gpu) + " of weights + " +
@@ -163,20 +201,25 @@ StatusOr<MemoryPlan> PlanMemory(const TransformerSpec& model, const GpuSpec& gpu
   double kv_token = KvCacheBytesPerToken(model, req.kv);
   double kv_share = 1.0;
   if (model.attention != AttentionKind::kMla && model.kv_heads > 0) {
-    int64_t heads_per_gpu = (model.kv_heads + req.tp - 1) / req.tp;
+    int64_t heads_per_gpu = (model.kv_heads + rank.tp - 1) / rank.tp;
     kv_share = static_cast<double>(heads_per_gpu) / static_cast<double>(model.kv_heads);
   }
   p.kv_bytes_per_token_per_gpu = kv_token * kv_share / req.pp;
   p.kv_bytes_per_gpu = free_bytes * params.kv_free_memory_frac;
-  p.kv_tokens_per_replica =
+  // Attention-DP: each of the tp ranks has a cache of its own (its requests' K/V whole).
+  const int caches = req.attention_dp ? req.tp : 1;
+  const int64_t cache_tokens =
       static_cast<int64_t>(std::floor(p.kv_bytes_per_gpu / p.kv_bytes_per_token_per_gpu));
-  p.kv_blocks_per_replica = p.kv_tokens_per_replica / params.block_tokens;
+  const int64_t cache_blocks = cache_tokens / params.block_tokens;
+  p.kv_tokens_per_replica = cache_tokens * caches;
+  p.kv_blocks_per_replica = cache_blocks * caches;
   int64_t need_blocks = (req.max_seq_tokens + params.block_tokens - 1) / params.block_tokens;
-  if (p.kv_blocks_per_replica < need_blocks * req.pp) {
+  if (cache_blocks < need_blocks * req.pp) {
     return Status::DoesNotFit(
         "model does not fit: " + where + " leaves " + Gb(p.kv_bytes_per_gpu) +
-        " of KV cache per GPU, " + std::to_string(p.kv_tokens_per_replica) +
-        " tokens per replica, fewer than one request of " + std::to_string(req.max_seq_tokens) +
+        " of KV cache per GPU, " + std::to_string(cache_tokens) +
+        (req.attention_dp ? " tokens per attention-DP rank" : " tokens per replica") +
+        ", fewer than one request of " + std::to_string(req.max_seq_tokens) +
         " tokens per pipeline group; use more --tp/--pp" +
         (narrower.empty() ? "" : ", lower --weights (" + narrower + ")") +
         (DtypeBytes(req.kv) >= 2 ? ", --kv fp8" : "") + " or shorter requests");

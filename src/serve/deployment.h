@@ -36,6 +36,9 @@ struct EngineParams {
   int host_overhead_reference_layers = 80;
   // Largest decode batch the PyTorch backend captures in a CUDA graph (serve/cost.h).
   int cuda_graph_max_batch = 128;
+  // Attention-DP MoE dispatch (serve/cost.h): the bytes of one token's routing choice (expert id
+  // + weight) all-gathered with it.
+  double moe_routing_bytes_per_choice = 8;
   // Captured sizes of TensorRT-LLM's perf-overview CUDA-graph config (padding on), ascending.
   std::vector<int> cuda_graph_padded_sizes;
   // Fraction of the standalone NCCL speed (coll/, as nccl-tests measures it) that an NCCL
@@ -49,6 +52,11 @@ StatusOr<EngineParams> LoadEngineParams(const std::string& data_dir);  // "" = N
 
 struct DeploymentRequest {
   int tp = 1, pp = 1, ep = 1;
+  // Attention data parallelism (TensorRT-LLM enable_attention_dp): each of the tp GPUs runs
+  // attention, the dense MLPs, the shared experts, embedding and LM head on its own requests with
+  // those weights whole (replicated) and its own KV cache; only the routed experts are split over
+  // the tp GPUs (EP = tp). max_num_tokens and max_batch are then per rank, as TensorRT-LLM's.
+  bool attention_dp = false;
   Dtype weights = Dtype::kFp16;
   Dtype kv = Dtype::kFp16;
   int max_seq_tokens = 2048;  // longest request (input + output) the cache must hold
@@ -64,8 +72,22 @@ struct MemoryPlan {
   double kv_bytes_per_gpu = 0;  // cache size on each GPU
   double kv_bytes_per_token_per_gpu = 0;
   int64_t kv_tokens_per_replica = 0;  // cache capacity of one replica in tokens
-  int64_t kv_blocks_per_replica = 0;
+  int64_t kv_blocks_per_replica = 0;  // attention-DP: the sum over its ranks' caches
 };
+
+// Bytes of the routed experts' weights (every MoE layer's experts, not the shared ones or the
+// router): what attention-DP splits over the group while it replicates the rest.
+double RoutedExpertBytes(const TransformerSpec& model, Dtype weights);
+
+// Bytes one token moves in attention-DP's MoE dispatch (the all-gather of the hidden states and
+// routing before the experts) and combine (the reduce-scatter of the experts' output), as
+// TensorRT-LLM's CUTLASS MoE backend runs them (serve/cost.h says where from): dispatch =
+// hidden x (fp4 weights: NVFP4's bytes per element, scales included; else the activations'
+// bytes) + top_k x moe_routing_bytes_per_choice; combine = hidden x the
+// activations' bytes.
+double MoeDispatchBytesPerToken(const TransformerSpec& model, Dtype weights, Dtype activations,
+                                const EngineParams& params);
+double MoeCombineBytesPerToken(const TransformerSpec& model, Dtype activations);
 
 // The serving weight precisions narrower than `w`, for advice: "fp8, fp4" for 16-bit weights,
 // "fp4" for fp8, "" for fp4 (nothing narrower to suggest).
@@ -90,9 +112,9 @@ double WorkspaceBytes(const TransformerSpec& model, const DeploymentRequest& req
 StatusOr<MemoryPlan> PlanMemory(const TransformerSpec& model, const GpuSpec& gpu,
                                 const DeploymentRequest& req, const EngineParams& params);
 
-// Replicas of tp*pp GPUs on `vms` VMs of `sku` (EP splits the experts inside the TP group and
-// takes no GPUs of its own). kInfeasible (with the reason) when TP exceeds the NVLink domain, EP
-// does not divide TP, or the group is larger than the cluster.
+// Replicas of tp*pp GPUs on `vms` VMs of `sku` (attention-DP: tp ranks of one GPU each; EP splits
+// the experts inside the TP group and takes no GPUs of its own). kInfeasible (with the reason) when
+// TP exceeds the NVLink domain, EP does not divide TP, or the group is larger than the cluster.
 StatusOr<int> CountReplicas(const SkuSpec& sku, int vms, int tp, int pp, int ep);
 
 }  // namespace ndt

@@ -229,5 +229,58 @@ TEST(Deployment, AllReduceKernelTraitsLoadAndAreChecked) {
       << refused.status().message();
 }
 
+TEST(Deployment, MoeDispatchAndCombineBytesPerToken) {
+  // DeepSeek-V3: hidden 7168, top-8. NVFP4 dispatch: 7168 x (0.5 B + one 1-byte FP8 scale per 16
+  // elements = 0.5625 B) = 4,032, + 8 choices x 8 B (int32 id + fp32 weight) = 64: 4,096 B. FP8
+  // weights gather the 16-bit hidden states: 7168 x 2 = 14,336 + 64 = 14,400 B. Combine (16-bit
+  // output): 14,336 B.
+  StatusOr<TransformerSpec> m = LoadModel("deepseek-v3", ModelsDir(""));
+  ASSERT_TRUE(m.ok());
+  EngineParams p;
+  p.moe_routing_bytes_per_choice = 8;
+  EXPECT_DOUBLE_EQ(MoeDispatchBytesPerToken(*m, Dtype::kFp4, Dtype::kFp16, p), 4096);
+  EXPECT_DOUBLE_EQ(MoeDispatchBytesPerToken(*m, Dtype::kFp8, Dtype::kFp16, p), 14400);
+  EXPECT_DOUBLE_EQ(MoeCombineBytesPerToken(*m, Dtype::kFp16), 14336);
+}
+
+TEST(Deployment, AttentionDpReplicatesAllButTheRoutedExperts) {
+  // DeepSeek-V3 routed experts: 58 MoE layers (61 - 3 dense) x 256 experts x 3 x 7168 x 2048
+  // (gate, up, down; no biases) = 653,908,770,816 parameters; at NVFP4's 0.5625 B (4 bits + an
+  // FP8 scale per 16) 367,823,683,584 B.
+  // TP8: every weight / 8. Attention-DP over 8: the rest whole on each GPU, the experts / 8, so
+  // per GPU it holds (all - routed) x 7/8 more bytes than at TP8.
+  // KV: MLA latent (512 + 64) x 61 layers x 1 B (fp8) = 35,136 B per token, whole on each rank
+  // (as at TP8, where MLA replicates it); each of the 8 ranks has its own cache: the replica's
+  // tokens are 8 x one GPU's.
+  StatusOr<TransformerSpec> m = LoadModel("deepseek-v3", ModelsDir(""));
+  ASSERT_TRUE(m.ok());
+  const double routed = RoutedExpertBytes(*m, Dtype::kFp4);
+  EXPECT_DOUBLE_EQ(routed, 367823683584.0);
+  EngineParams p;
+  p.kv_free_memory_frac = 0.9;
+  p.block_tokens = 32;
+  GpuSpec g = Gpu80GB();
+  g.memory_bytes = 180e9;
+  DeploymentRequest r;
+  r.tp = 8;
+  r.ep = 8;
+  r.weights = Dtype::kFp4;
+  r.kv = Dtype::kFp8;
+  r.max_num_tokens = 1024;
+  r.max_batch = 64;
+  StatusOr<MemoryPlan> tp8 = PlanMemory(*m, g, r, p);
+  r.attention_dp = true;
+  StatusOr<MemoryPlan> adp = PlanMemory(*m, g, r, p);
+  ASSERT_TRUE(tp8.ok() && adp.ok());
+  const double rest = WeightBytes(*m, Dtype::kFp4) - routed;
+  EXPECT_NEAR(adp->weight_bytes_per_gpu, rest + routed / 8, 1.0);
+  EXPECT_NEAR(adp->weight_bytes_per_gpu - tp8->weight_bytes_per_gpu, rest * 7 / 8, 1.0);
+  EXPECT_DOUBLE_EQ(adp->kv_bytes_per_token_per_gpu, 35136);
+  const int64_t rank_tokens =
+      static_cast<int64_t>(std::floor(adp->kv_bytes_per_gpu / adp->kv_bytes_per_token_per_gpu));
+  EXPECT_EQ(adp->kv_tokens_per_replica, 8 * rank_tokens);
+  EXPECT_EQ(adp->kv_blocks_per_replica, 8 * (rank_tokens / 32));
+}
+
 }  // namespace
 }  // namespace ndt

@@ -47,6 +47,8 @@ EngineResult RunEngine(const std::vector<Request>& requests, const EngineConfig&
   running.reserve(config.max_batch);
   int64_t free_blocks = config.kv_blocks;
   int next_arrival = 0, done = 0;
+  const int max_chunk =
+      config.max_chunk_tokens > 0 ? config.max_chunk_tokens : config.max_num_tokens;
   double now = 0;
   BatchShape shape;
 
@@ -103,7 +105,7 @@ EngineResult RunEngine(const std::vector<Request>& requests, const EngineConfig&
     for (int i : running) {
       State& s = st[i];
       if (s.phase != Phase::kPrefill || budget == 0) continue;
-      s.chunk = std::min(budget, s.prompt - s.computed);
+      s.chunk = std::min({budget, s.prompt - s.computed, max_chunk});
       budget -= s.chunk;
       prefillers.push_back(i);
     }
@@ -125,7 +127,7 @@ EngineResult RunEngine(const std::vector<Request>& requests, const EngineConfig&
         continue;
       }
       s.phase = Phase::kPrefill;
-      s.chunk = std::min(budget, s.prompt);
+      s.chunk = std::min({budget, s.prompt, max_chunk});
       budget -= s.chunk;
       prefillers.push_back(i);
     }

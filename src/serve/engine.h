@@ -38,8 +38,11 @@ struct BatchShape {
 using IterationCostFn = std::function<double(const BatchShape&)>;
 
 struct EngineConfig {
-  int max_batch = 256;             // sequences in flight (TensorRT-LLM max_batch_size)
-  int max_num_tokens = 8192;       // tokens per iteration (prefill chunks + decode)
+  int max_batch = 256;        // sequences in flight (TensorRT-LLM max_batch_size)
+  int max_num_tokens = 8192;  // tokens per iteration (prefill chunks + decode)
+  // Largest prompt chunk of one sequence per iteration; 0: max_num_tokens. Attention-DP runs its
+  // ranks as one engine of ranks x the per-rank budget, and a chunk is one rank's.
+  int max_chunk_tokens = 0;
   int64_t kv_blocks = 0;           // KV cache capacity in blocks
   int block_tokens = 32;           // tokens per KV block
   bool record_iterations = false;  // fill EngineResult::iterations (for traces)

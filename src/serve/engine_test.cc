@@ -151,5 +151,22 @@ TEST(ServingEngine, SameSeedGivesIdenticalRecords) {
   EXPECT_NE(a.makespan_s, c.makespan_s);
 }
 
+TEST(ServingEngine, MaxChunkTokensCapsOneSequencesPromptChunk) {
+  // Attention-DP's ranks run as one engine of ranks x the per-rank budget, and one prompt chunk
+  // is one rank's: a 1000-token prompt, budget 4096, chunks of at most 256 tokens: 256, 256, 256
+  // and 232 (the first token with the last), then 1 decode. Each iteration is recorded.
+  std::vector<Request> reqs = {{0, 0.0, 1000, 2}};
+  EngineConfig c = Config(8, 4096, 1000);
+  c.max_chunk_tokens = 256;
+  c.record_iterations = true;
+  EngineResult r = RunEngine(reqs, c, Linear(1e-3, 0));
+  ASSERT_EQ(r.iterations.size(), 5u);
+  EXPECT_EQ(r.iterations[0].prefill_tokens, 256);
+  EXPECT_EQ(r.iterations[2].prefill_tokens, 256);
+  EXPECT_EQ(r.iterations[3].prefill_tokens, 232);
+  EXPECT_EQ(r.iterations[4].decode_tokens, 1);
+  EXPECT_NEAR(r.requests[0].ttft_s(), 4e-3, 1e-12);
+}
+
 }  // namespace
 }  // namespace ndt

@@ -21,6 +21,7 @@ constexpr int kDefaultMaxNumTokens = 8192;  // TensorRT-LLM's default max_num_to
 
 struct Knobs {
   int tp = 1, pp = 1, max_batch = 256, max_num_tokens = kDefaultMaxNumTokens;
+  bool attention_dp = false;  // or InferOptions::attention_dp
 };
 
 int MaxSeqTokens(const InferOptions& o) {
@@ -36,18 +37,24 @@ StatusOr<DeploymentPlan> MakeDeploymentPlan(const InferContext& ctx, const Infer
   DeploymentRequest dr;
   dr.tp = k.tp;
   dr.pp = k.pp;
-  dr.ep = o.ep;
+  // Attention-DP splits the routed experts over the whole group (EP = TP; service.cc checks).
+  const bool adp = o.attention_dp || k.attention_dp;
+  const int ep = adp ? k.tp : o.ep;
+  const int dp = adp ? k.tp : 1;
+  dr.ep = ep;
+  dr.attention_dp = adp;
   dr.weights = o.weights;
   dr.kv = o.kv;
   dr.max_seq_tokens = MaxSeqTokens(o);
   dr.max_num_tokens = k.max_num_tokens;
   dr.max_batch = k.max_batch;
   dr.activations = Dtype::kFp16;
-  NDT_ASSIGN_OR_RETURN(int replicas, CountReplicas(*ctx.sku, o.vms, k.tp, k.pp, o.ep));
+  NDT_ASSIGN_OR_RETURN(int replicas, CountReplicas(*ctx.sku, o.vms, k.tp, k.pp, ep));
   NDT_ASSIGN_OR_RETURN(MemoryPlan mem, PlanMemory(*ctx.model, *ctx.gpu, dr, ctx.params));
   p.dep.tp = k.tp;
   p.dep.pp = k.pp;
-  p.dep.ep = o.ep;
+  p.dep.ep = ep;
+  p.dep.attention_dp = adp;
   p.dep.replicas = replicas;
   p.dep.gpus_used = replicas * k.tp * k.pp;
   p.dep.gpus_total = ctx.sku->gpus * o.vms;
@@ -57,8 +64,11 @@ StatusOr<DeploymentPlan> MakeDeploymentPlan(const InferContext& ctx, const Infer
   p.dep.kv = o.kv;
   p.dep.memory = mem;
   p.engines = replicas * k.pp;
-  p.engine.max_batch = k.max_batch;
-  p.engine.max_num_tokens = k.max_num_tokens;
+  // Attention-DP's ranks run as one engine of dp x the per-rank batch and budget, a prompt chunk
+  // at most one rank's budget, each iteration priced on its busiest rank (serve/cost.h).
+  p.engine.max_batch = k.max_batch * dp;
+  p.engine.max_num_tokens = k.max_num_tokens * dp;
+  p.engine.max_chunk_tokens = k.max_num_tokens;
   p.engine.block_tokens = ctx.params.block_tokens;
   p.engine.kv_blocks = mem.kv_blocks_per_replica / k.pp;  // the groups share the cache evenly
   p.cost.model = ctx.model;
@@ -66,7 +76,8 @@ StatusOr<DeploymentPlan> MakeDeploymentPlan(const InferContext& ctx, const Infer
   p.cost.calibration = ctx.calibration;
   p.cost.tp = k.tp;
   p.cost.pp = k.pp;
-  p.cost.ep = o.ep;
+  p.cost.ep = ep;
+  p.cost.attention_dp = dp;
   p.cost.weights = o.weights;
   p.cost.kv = o.kv;
   p.cost.activations = Dtype::kFp16;
@@ -83,7 +94,20 @@ StatusOr<DeploymentPlan> MakeDeploymentPlan(const InferContext& ctx, const Infer
     p.cost.graph_launch_s = launch_s;
     if (o.cuda_graph_padding) p.cost.cuda_graph_padded_sizes = ctx.params.cuda_graph_padded_sizes;
   }
-  if (k.tp > 1 && ctx.comm.tp_allreduce_s) {
+  if (dp > 1 && ctx.comm.allgather_s && ctx.comm.reducescatter_s) {
+    // The all-gather before each MoE layer and the reduce-scatter after it, over the group's
+    // GPUs, at NCCL's in-engine efficiency of the arch (as the TP all-reduce's NCCL path); every
+    // rank's share padded to the busiest rank's tokens (use_dp_padding).
+    const double dispatch =
+        MoeDispatchBytesPerToken(*ctx.model, o.weights, Dtype::kFp16, ctx.params);
+    const double combine = MoeCombineBytesPerToken(*ctx.model, Dtype::kFp16);
+    const double nccl_eff = ctx.params.NcclInEngineEfficiency(ctx.gpu->arch);
+    auto ag = ctx.comm.allgather_s, rs = ctx.comm.reducescatter_s;
+    p.cost.moe_comm_s = [ag, rs, dp, dispatch, combine, nccl_eff](int rank_tokens) {
+      const double all = static_cast<double>(rank_tokens) * dp;
+      return (ag(dp, all * dispatch) + rs(dp, all * combine)) / nccl_eff;
+    };
+  } else if (k.tp > 1 && ctx.comm.tp_allreduce_s) {
     auto fn = ctx.comm.tp_allreduce_s;
     int tp = k.tp;
     NvlinkPath path = ctx.comm.tp_path;
@@ -183,6 +207,34 @@ void ScoreAtSlo(const InferOptions& o, double ttft, double tpot, bool full,
   }
 }
 
+// An MoE model whose TP is searched (no --tp, --ep, --max-batch, --pp > 1, --disaggregate) tries
+// attention data parallelism over 2, 4, 8 GPUs of the NVLink domain dividing its experts, at
+// the same total batches as the TP candidates (per rank: batch / ranks, at least 16), so the
+// search costs what it did per candidate. They go after the TP candidates: within kTie the TP
+// deployment keeps its place (PickBest keeps the first). A memory failure is kept only if none
+// was seen (the TP candidates' message is the user's).
+void AddAttentionDp(const InferContext& ctx, const InferOptions& o, const std::vector<int>& batches,
+                    int mnt, std::vector<Candidate>* level, Status* fit_error) {
+  // A given --max-batch is an engine's, where attention-DP's is a rank's: not guessed at.
+  if (o.attention_dp || !ctx.model->is_moe() || o.tp != 0 || o.ep > 1 || o.pp > 1 ||
+      o.max_batch > 0 || o.disaggregate_prefill > 0) {
+    return;
+  }
+  const int domain = std::min(ctx.sku->nvlink_domain_gpus, ctx.sku->gpus * o.vms);
+  for (int t = 2; t <= std::min(domain, 8); t *= 2) {
+    if (ctx.model->moe.experts % t != 0) continue;
+    for (int b : batches) {
+      const int per_rank = std::max(16, b / t);
+      StatusOr<DeploymentPlan> plan = MakeDeploymentPlan(ctx, o, {t, 1, per_rank, mnt, true});
+      if (!plan.ok()) {
+        if (fit_error->ok()) *fit_error = plan.status();
+        break;
+      }
+      level->push_back({*plan, {}, -1, Status::Ok(), 0, std::nullopt});
+    }
+  }
+}
+
 }  // namespace
 
 // Chooses TP, PP, the batch and the token budget not given in `o` (a search over powers of two;
@@ -195,13 +247,17 @@ StatusOr<Choice> Choose(const InferContext& ctx, const InferOptions& o, double t
     tps = {o.tp};
   else
     for (int t = 1; t <= std::min(domain, 8); t *= 2) {
-      // A TP the user could not give (--tp 8 of a 60-head model is refused) is no candidate.
-      if (TpSplitsHeads(*ctx.model, t)) tps.push_back(t);
+      // A TP the user could not give (--tp 8 of a 60-head model is refused) is no candidate;
+      // attention-DP splits no heads but the experts, over at least 2 ranks.
+      if (o.attention_dp ? t >= 2 && ctx.model->moe.experts % t == 0
+                         : TpSplitsHeads(*ctx.model, t)) {
+        tps.push_back(t);
+      }
     }
   if (o.pp > 0)
     pps = {o.pp};
   else
-    pps = {1, 2, 4, 8};
+    pps = o.attention_dp ? std::vector<int>{1} : std::vector<int>{1, 2, 4, 8};
   if (o.max_batch > 0)
     batches = {o.max_batch};
   else
@@ -226,6 +282,7 @@ StatusOr<Choice> Choose(const InferContext& ctx, const InferOptions& o, double t
         level.push_back({*plan, {}, -1, Status::Ok(), 0, std::nullopt});
       }
     }
+    if (pp == 1) AddAttentionDp(ctx, o, batches, mnt, &level, &fit_error);
     if (level.empty()) continue;
     if (!search) return Choice{level[0].plan, 0, 0, std::nullopt};
     if (o.progress) {

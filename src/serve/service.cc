@@ -88,8 +88,48 @@ bool ParseScenario(const std::string& s, Scenario* out) {
 
 namespace {
 
+// --attention-dp: an MoE model (its experts are what the ranks share), a group of >= 2 GPUs
+// whose size divides the experts and equals --ep if given; one stage, colocated.
+Status CheckAttentionDp(const TransformerSpec& m, const InferOptions& o) {
+  if (!o.attention_dp) return Status::Ok();
+  const std::string flag = "--attention-dp";
+  if (!m.is_moe()) {
+    return Status::InvalidInput(flag +
+                                " splits a mixture-of-experts model's experts over GPUs "
+                                "that run attention on their own requests; " +
+                                m.name +
+                                " is dense, and replicas (--tp 1) already run it data-parallel: "
+                                "drop " +
+                                flag);
+  }
+  if (o.tp == 1) {
+    return Status::InvalidInput(flag +
+                                " needs a group of ranks: use --tp 2 or more (the ranks; "
+                                "TensorRT-LLM's tp_size with enable_attention_dp), or omit --tp");
+  }
+  if (o.ep > 1 && o.tp > 0 && o.ep != o.tp) {
+    return Status::InvalidInput(flag + " splits the experts over the whole group (EP = TP): --ep " +
+                                std::to_string(o.ep) + " differs from --tp " +
+                                std::to_string(o.tp) + "; drop --ep or set it to " +
+                                std::to_string(o.tp));
+  }
+  if (o.tp > 0 && m.moe.experts % o.tp != 0) {
+    return Status::InvalidInput(flag + " at --tp " + std::to_string(o.tp) + " splits the " +
+                                std::to_string(m.moe.experts) + " experts of " + m.name +
+                                " unevenly; use a --tp that divides them");
+  }
+  if (o.pp > 1) {
+    return Status::InvalidInput(flag + " with --pp > 1 is not modelled; use --pp 1");
+  }
+  if (o.disaggregate_prefill > 0) {
+    return Status::InvalidInput(flag + " with --disaggregate is not modelled; drop one of them");
+  }
+  return Status::Ok();
+}
+
 // --ep applies to a mixture-of-experts model and must divide its experts.
 Status CheckExpertParallel(const TransformerSpec& m, const InferOptions& o) {
+  NDT_RETURN_IF_ERROR(CheckAttentionDp(m, o));
   if (o.ep <= 1) return Status::Ok();
   if (!m.is_moe()) {
     return Status::InvalidInput("--ep " + std::to_string(o.ep) +
@@ -158,6 +198,7 @@ StatusOr<InferResult> RunInference(const InferContext& given, const InferOptions
   NDT_ASSIGN_OR_RETURN(Choice choice, Choose(ctx, o, ttft, tpot));
   DeploymentPlan& plan = choice.plan;
   if (o.tp == 0) plan.dep.chosen.push_back("tp");
+  if (plan.dep.attention_dp && !o.attention_dp) plan.dep.chosen.push_back("attention_dp");
   if (o.pp == 0) plan.dep.chosen.push_back("pp");
   if (o.max_batch == 0) plan.dep.chosen.push_back("max_batch");
   if (o.max_num_tokens == 0) plan.dep.chosen.push_back("max_num_tokens");

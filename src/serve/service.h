@@ -53,6 +53,9 @@ struct CommFns {
       pp_sends_s;
   // Prefill replica's GPU `src` -> decode replica's GPU `dst` (cluster GPU indices).
   std::function<double(int src, int dst, double bytes)> kv_transfer_s;
+  // NCCL all-gather (bytes: the gathered output) and reduce-scatter (bytes: the input) over the
+  // first n GPUs, one replica's group: attention-DP's MoE dispatch and combine (serve/cost.h).
+  std::function<double(int n, double bytes)> allgather_s, reducescatter_s;
   // The NVLink path between two GPUs of a TP group, for the engine's own all-reduce kernels
   // (serve/allreduce.h; launch_s unset here). bw_Bps 0: none (one GPU).
   NvlinkPath tp_path;
@@ -73,8 +76,11 @@ inline Dtype DefaultKv(Dtype weights) {
 struct InferOptions {
   int vms = 1;
   int tp = 0, pp = 0, ep = 1;  // 0 = choose
-  int max_batch = 0;           // 0 = choose
-  int max_num_tokens = 0;      // 0 = choose
+  // Attention data parallelism over the tp GPUs of a replica, experts split over them (EP = tp;
+  // serve/deployment.h DeploymentRequest). max_batch and max_num_tokens are then per rank.
+  bool attention_dp = false;
+  int max_batch = 0;       // 0 = choose
+  int max_num_tokens = 0;  // 0 = choose
   Dtype weights = Dtype::kFp16;
   Dtype kv = Dtype::kFp16;
   Scenario scenario = Scenario::kOffline;
@@ -112,6 +118,7 @@ struct InferContext {
 
 struct DeploymentInfo {
   int tp = 1, pp = 1, ep = 1;
+  bool attention_dp = false;  // max_batch, max_num_tokens per rank
   int replicas = 0;
   int gpus_used = 0, gpus_total = 0;
   int max_batch = 0, max_num_tokens = 0;

@@ -363,5 +363,58 @@ TEST(Service, AShortServerRunIsNotCalledAnOverload) {
   EXPECT_NEAR(r->requests_per_s, o.qps, 0.1 * o.qps);
   EXPECT_TRUE(r->warnings.empty()) << r->warnings[0];
 }
+
+// --attention-dp's refusals, each one line of input error (exit 2 at the CLI), before any run.
+TEST(Service, AttentionDpRefusesWhatItCannotBe) {
+  Fixture f;  // Llama 2 7B: dense
+  InferOptions o = Fixture::Options();
+  o.attention_dp = true;
+  o.tp = 8;
+  auto error = [&](const InferContext& c, const InferOptions& opt) {
+    StatusOr<InferResult> r = RunInference(c, opt);
+    EXPECT_FALSE(r.ok());
+    if (r.ok()) return std::string();
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
+    EXPECT_EQ(r.status().message().find('\n'), std::string::npos);
+    return r.status().message();
+  };
+  EXPECT_NE(error(f.Context(), o).find("is dense"), std::string::npos);
+  f.model = *LoadModel("mixtral-8x7b", ModelsDir(""));  // 8 experts
+  o.tp = 1;
+  EXPECT_NE(error(f.Context(), o).find("--tp 2 or more"), std::string::npos);
+  o.tp = 8;
+  o.ep = 4;
+  EXPECT_NE(error(f.Context(), o).find("differs from --tp 8"), std::string::npos);
+  o.ep = 1;
+  o.tp = 16;  // 8 experts over 16 ranks
+  EXPECT_NE(error(f.Context(), o).find("unevenly"), std::string::npos);
+  o.tp = 8;
+  o.pp = 2;
+  EXPECT_NE(error(f.Context(), o).find("--pp > 1 is not modelled"), std::string::npos);
+  o.pp = 1;
+  o.disaggregate_prefill = o.disaggregate_decode = 1;
+  EXPECT_NE(error(f.Context(), o).find("--disaggregate is not modelled"), std::string::npos);
+}
+
+// Per rank: --max-batch and --max-num-tokens are each rank's (TensorRT-LLM's), so the engine
+// that runs the 8 ranks together holds 8 x them, a chunk at most one rank's budget.
+TEST(Service, AttentionDpBatchIsPerRank) {
+  Fixture f;
+  f.model = *LoadModel("mixtral-8x7b", ModelsDir(""));
+  InferOptions o = Fixture::Options();
+  o.attention_dp = true;
+  o.tp = 8;
+  o.weights = Dtype::kFp8;
+  o.kv = Dtype::kFp8;
+  o.requests = 1024;
+  StatusOr<InferResult> r = RunInference(f.Context(), o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->deployment.attention_dp);
+  EXPECT_EQ(r->deployment.ep, 8);
+  EXPECT_EQ(r->deployment.max_batch, 64);
+  // 1024 requests in one replica whose ranks take 64 each: up to 8 x 64 = 512 in flight.
+  EXPECT_GT(r->mean_batch, 64);
+  EXPECT_LE(r->mean_batch, 512);
+}
 }  // namespace
 }  // namespace ndt
