@@ -23,6 +23,7 @@ def main():
         import pandas
 
         pandas.set_option("display.width", 160)
+        pandas.set_option("display.max_columns", None)
     except ImportError:
         pass
     env = {"ndtwin": ndtwin}
