@@ -54,8 +54,18 @@ double Pairs(double q_len, double kv_len, bool causal) {
   return q_len * prior + q_len * (q_len + 1) / 2;
 }
 
+// The shape of the attention block's projections: `shape`, or with 16-bit math and weights when
+// the checkpoint leaves them unquantized (OpShape::attention_unquantized).
+OpShape ProjectionShape(const OpShape& shape) {
+  OpShape p = shape;
+  if (shape.attention_unquantized) p.math = p.weights = shape.activations;
+  return p;
+}
+
 // Ops before the attention core (norm and projections).
-void PreAttention(Builder& b, double tokens, bool absorbed) {
+void PreAttention(Builder& outer, double tokens, bool absorbed) {
+  const OpShape proj = ProjectionShape(outer.shape);
+  Builder b{outer.spec, proj, outer.out};
   const TransformerSpec& s = b.spec;
   const int t = b.t();
   const int64_t h = s.hidden;
@@ -114,14 +124,16 @@ void PostAttention(Builder& b, int64_t layer, double tokens, bool absorbed) {
   const int64_t h = s.hidden;
   const double hd = static_cast<double>(h);
   const bool swiglu = s.activation == Activation::kSwiglu;
+  const OpShape proj = ProjectionShape(b.shape);
+  Builder pb{s, proj, b.out};
   if (s.attention == AttentionKind::kMla) {
     const int64_t hl = HeadsLocal(s, t);
-    if (absorbed) b.Gemm("v_up", tokens, s.mla.v_head_dim, s.mla.kv_lora_rank, hl);
-    b.Quantize("attn_out_quant", tokens * static_cast<double>(hl * s.mla.v_head_dim));
-    b.Gemm("out_proj", tokens, h, hl * s.mla.v_head_dim);
+    if (absorbed) pb.Gemm("v_up", tokens, s.mla.v_head_dim, s.mla.kv_lora_rank, hl);
+    pb.Quantize("attn_out_quant", tokens * static_cast<double>(hl * s.mla.v_head_dim));
+    pb.Gemm("out_proj", tokens, h, hl * s.mla.v_head_dim);
   } else {
-    b.Quantize("attn_out_quant", tokens * static_cast<double>(HeadsLocal(s, t) * s.head_dim));
-    b.Gemm("out_proj", tokens, h, HeadsLocal(s, t) * s.head_dim);
+    pb.Quantize("attn_out_quant", tokens * static_cast<double>(HeadsLocal(s, t) * s.head_dim));
+    pb.Gemm("out_proj", tokens, h, HeadsLocal(s, t) * s.head_dim);
   }
   b.Elementwise("residual_attn", OpKind::kElementwise, b.NormTokens(tokens) * hd, 2, 1, 1);
   b.Norm("norm_mlp", tokens);

@@ -95,6 +95,11 @@ struct OpShape {
   Dtype weights = Dtype::kBf16;                                 // weight storage
   Dtype activations = Dtype::kBf16;                             // activation storage
   Dtype kv = Dtype::kBf16;                                      // K/V storage read by attention
+  // The attention block's linear layers (QKV or MLA's latent projections and absorbed BMMs, the
+  // output projection, and the norm that feeds them) run at the activations' precision with
+  // 16-bit weights while the other GEMMs run at `math`: a checkpoint that leaves self-attention
+  // unquantized (serve/cost.h: NVIDIA's NVFP4 DeepSeek-R1 checkpoints).
+  bool attention_unquantized = false;
 };
 
 // Forward operators of layer `layer` (0-based; MoE vs dense by spec.IsMoeLayer) in execution

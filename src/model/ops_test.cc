@@ -294,6 +294,27 @@ TEST(AttentionOps, MlaDecodeReadsTheLatentOnce) {
   EXPECT_DOUBLE_EQ(a.bytes - q_o, 1000 * KvCacheBytesPerToken(s, Dtype::kBf16) / 61);
 }
 
+// An NVFP4 DeepSeek checkpoint that leaves self-attention unquantized, one token, TP1: q_down
+// (7168 -> 1536) reads 7168 x 1536 bf16 weights, 2 bytes each = 22,020,096 B, and multiplies in
+// bf16 (fp4: 0.5625 B per weight, NVFP4 with its scales); out_proj likewise (128 x 128 -> 7168:
+// 16384 x 7168 x 2 B), with no NVFP4 quantization of the attention output before it; the
+// experts stay fp4.
+TEST(LayerOps, UnquantizedAttentionRunsSixteenBit) {
+  const TransformerSpec s = Preset("deepseek-v3");
+  OpShape shape;
+  shape.math = shape.weights = Dtype::kFp4;
+  shape.attention_unquantized = true;
+  const std::vector<Op> ops = LayerTokenOps(s, 10, 1, shape);
+  EXPECT_EQ(Find(ops, "q_down").math, Dtype::kBf16);
+  EXPECT_DOUBLE_EQ(Find(ops, "q_down").weight_bytes, 7168.0 * 1536 * 2);
+  EXPECT_EQ(Find(ops, "out_proj").math, Dtype::kBf16);
+  EXPECT_DOUBLE_EQ(Find(ops, "out_proj").weight_bytes, 16384.0 * 7168 * 2);
+  for (const Op& op : ops) EXPECT_NE(op.name, "attn_out_quant");
+  EXPECT_EQ(Find(ops, "experts_gate_up").math, Dtype::kFp4);
+  shape.attention_unquantized = false;
+  EXPECT_EQ(Find(LayerTokenOps(s, 10, 1, shape), "q_down").math, Dtype::kFp4);
+}
+
 TEST(LayerOps, SequenceParallelShrinksNormsNotGemms) {
   const TransformerSpec s = Preset("gpt3-175b");
   OpShape tp, sp;

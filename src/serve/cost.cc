@@ -41,6 +41,11 @@ IterationCostModel::IterationCostModel(CostSpec spec) : spec_(std::move(spec)) {
   shape_.weights = spec_.weights;
   shape_.activations = spec_.activations;
   shape_.kv = spec_.kv;
+  // NVIDIA's NVFP4 DeepSeek-R1 checkpoints leave self-attention unquantized (hf_quant_config
+  // exclude_modules "model.layers.*.self_attn*"; TensorRT-LLM's DeepSeek-R1 blogs: attention
+  // modules bf16): MLA's projections run 16-bit (serve/cost.h).
+  shape_.attention_unquantized =
+      spec_.model->attention == AttentionKind::kMla && spec_.weights == Dtype::kFp4;
   // The LM head stays 16-bit in fp8/fp4 checkpoints: NVIDIA ModelOpt's default quantization
   // configs disable "*lm_head*" (TensorRT-LLM quantizes through ModelOpt).
   head_shape_ = shape_;

@@ -5,7 +5,9 @@
 //   + the attention core per layer: decode sequences over their contexts (K/V bytes at the KV
 //   precision) and each prompt chunk over its prior context (causal),
 //   + embedding and the LM head for the sequences that emit a token (the head in 16-bit: fp8/fp4
-//   checkpoints leave it unquantized),
+//   checkpoints leave it unquantized; so do NVIDIA's NVFP4 DeepSeek-R1 checkpoints for
+//   self-attention: an MLA model at fp4 runs its attention projections in 16-bit, hf_quant_config
+//   exclude_modules "model.layers.*.self_attn*", OpShape::attention_unquantized),
 //   + 2 TP all-reduces per layer of tokens x hidden activations, (pp - 1) stage-to-stage sends,
 //   + the engine's host cost: fixed per iteration plus per sequence it carries (scheduling,
 //   sampling, per-request bookkeeping; the arch's serving fit in data/calibration/compute.yaml,
