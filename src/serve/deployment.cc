@@ -167,17 +167,29 @@ double MoeCombineBytesPerToken(const TransformerSpec& model, Dtype activations) 
   return static_cast<double>(model.hidden) * DtypeBytes(activations);
 }
 
+double ServedWeightBytes(const TransformerSpec& model, Dtype weights) {
+  double bytes = WeightBytes(model, weights);
+  // NVIDIA's NVFP4 DeepSeek-R1 checkpoints keep self-attention 16-bit (hf_quant_config
+  // exclude_modules "model.layers.*.self_attn*"), as serve/cost.cc prices it: store it so too.
+  if (model.attention == AttentionKind::kMla && weights == Dtype::kFp4) {
+    bytes += CountParams(model).attention_per_layer * static_cast<double>(model.layers) *
+             (DtypeBytes(Dtype::kBf16) - DtypeBytes(Dtype::kFp4));
+  }
+  return bytes;
+}
+
 StatusOr<MemoryPlan> PlanMemory(const TransformerSpec& model, const GpuSpec& gpu,
                                 const DeploymentRequest& req, const EngineParams& params) {
   MemoryPlan p;
   const int shards = req.tp * req.pp;
   p.gpu_memory_bytes = gpu.memory_bytes;
-  p.weight_bytes_per_gpu = WeightBytes(model, req.weights) / shards;
+  p.weight_bytes_per_gpu = ServedWeightBytes(model, req.weights) / shards;
   DeploymentRequest rank = req;  // what one GPU runs: attention-DP's ranks are TP1 but experts
   if (req.attention_dp) {
     // Replicated weights whole on each GPU of a stage, the routed experts 1/tp of them.
     const double routed = RoutedExpertBytes(model, req.weights);
-    p.weight_bytes_per_gpu = (WeightBytes(model, req.weights) - routed) / req.pp + routed / shards;
+    p.weight_bytes_per_gpu =
+        (ServedWeightBytes(model, req.weights) - routed) / req.pp + routed / shards;
     rank.tp = 1;
   }
   p.workspace_bytes = WorkspaceBytes(model, rank, params);

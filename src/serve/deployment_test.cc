@@ -243,6 +243,23 @@ TEST(Deployment, MoeDispatchAndCombineBytesPerToken) {
   EXPECT_DOUBLE_EQ(MoeCombineBytesPerToken(*m, Dtype::kFp16), 14336);
 }
 
+TEST(Deployment, Fp4MlaKeepsSelfAttentionSixteenBit) {
+  // DeepSeek-V3 MLA per layer (config.json): q_a 7168 x 1536 = 11,010,048; q_b 1536 x 128 x
+  // (128 + 64) = 37,748,736; kv_a 7168 x (512 + 64) = 4,128,768; kv_b 512 x 128 x (128 + 128) =
+  // 16,777,216; o 128 x 128 x 7168 = 117,440,512: 187,105,280 weights (+ the q_a and kv_a
+  // norms, 1,536 + 512, where the model counts them). At fp4 the checkpoint keeps them 16-bit:
+  // 61 layers x 187.1M x (2 - 0.5625) B = 16.41 GB more than all-fp4; fp8 stores everything 1 B.
+  StatusOr<TransformerSpec> m = LoadModel("deepseek-v3", ModelsDir(""));
+  ASSERT_TRUE(m.ok());
+  const double extra = ServedWeightBytes(*m, Dtype::kFp4) - WeightBytes(*m, Dtype::kFp4);
+  EXPECT_GE(extra, 187105280.0 * 61 * 1.4375);
+  EXPECT_LE(extra, (187105280.0 + 2048) * 61 * 1.4375);
+  EXPECT_DOUBLE_EQ(ServedWeightBytes(*m, Dtype::kFp8), WeightBytes(*m, Dtype::kFp8));
+  StatusOr<TransformerSpec> llama = LoadModel("llama2-70b", ModelsDir(""));
+  ASSERT_TRUE(llama.ok());
+  EXPECT_DOUBLE_EQ(ServedWeightBytes(*llama, Dtype::kFp4), WeightBytes(*llama, Dtype::kFp4));
+}
+
 TEST(Deployment, AttentionDpReplicatesAllButTheRoutedExperts) {
   // DeepSeek-V3 routed experts: 58 MoE layers (61 - 3 dense) x 256 experts x 3 x 7168 x 2048
   // (gate, up, down; no biases) = 653,908,770,816 parameters; at NVFP4's 0.5625 B (4 bits + an
@@ -272,7 +289,7 @@ TEST(Deployment, AttentionDpReplicatesAllButTheRoutedExperts) {
   r.attention_dp = true;
   StatusOr<MemoryPlan> adp = PlanMemory(*m, g, r, p);
   ASSERT_TRUE(tp8.ok() && adp.ok());
-  const double rest = WeightBytes(*m, Dtype::kFp4) - routed;
+  const double rest = ServedWeightBytes(*m, Dtype::kFp4) - routed;
   EXPECT_NEAR(adp->weight_bytes_per_gpu, rest + routed / 8, 1.0);
   EXPECT_NEAR(adp->weight_bytes_per_gpu - tp8->weight_bytes_per_gpu, rest * 7 / 8, 1.0);
   EXPECT_DOUBLE_EQ(adp->kv_bytes_per_token_per_gpu, 35136);
