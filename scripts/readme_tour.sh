@@ -7,6 +7,14 @@ mkdir -p out  # the tour writes a trace there, as make demo does
 readme="$(dirname "$0")/../README.md"
 tmp=$(mktemp)
 trap 'rm -f "$tmp" "$tmp.body"' EXIT
+# splice NAME: replace README's lines between <!-- NAME:begin --> and <!-- NAME:end --> with $tmp.body.
+splice() {
+  awk -v body="$tmp.body" -v b="<!-- $1:begin -->" -v e="<!-- $1:end -->" '
+    $0 == b { print; while ((getline l < body) > 0) print l; skip = 1; next }
+    $0 == e { skip = 0 }
+    !skip { print }' "$readme" >"$tmp"
+  cp "$tmp" "$readme"
+}
 # show TEXT MAXLINES ARGS...: a paragraph of text, then the command and its output (stdout and
 # stderr, as a terminal shows them), cut to MAXLINES lines when longer.
 show() {
@@ -44,11 +52,7 @@ show() {
   show "Bad input is one line on stderr and exit code 2:" 5 sku show ND97
   printf 'Every command takes `--json` (schemas `ndtwin.<command>/1`), e.g. `ndtwin --json train ...`.\n'
 } >"$tmp.body"
-awk -v body="$tmp.body" '
-  /<!-- tour:begin -->/ { print; while ((getline l < body) > 0) print l; skip = 1; next }
-  /<!-- tour:end -->/ { skip = 0 }
-  !skip { print }' "$readme" >"$tmp"
-cp "$tmp" "$readme"
+splice tour
 # The "From Python" session, from the module the same build made (scripts/readme_python.py).
 pydir="$(dirname "$bin")/python"
 {
@@ -56,8 +60,4 @@ pydir="$(dirname "$bin")/python"
   PYTHONPATH="$pydir" /usr/bin/python3 "$(dirname "$0")/readme_python.py"
   printf '```\n'
 } >"$tmp.body"
-awk -v body="$tmp.body" '
-  /<!-- python:begin -->/ { print; while ((getline l < body) > 0) print l; skip = 1; next }
-  /<!-- python:end -->/ { skip = 0 }
-  !skip { print }' "$readme" >"$tmp"
-cp "$tmp" "$readme"
+splice python
