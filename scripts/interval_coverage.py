@@ -200,6 +200,7 @@ def main():
     print("| group | spot check | published | predicted | p10-p90 | class (cases) | inside |")
     print("|---|---|---:|---:|---:|---|---|")
     tally = {}
+    widths = {}  # group -> half-widths (p90 - p10) / 2 of measured / predicted, in %
     for case, got, err in results:
         group, name, meas, unit, argv, _ = case
         if got is None:
@@ -208,6 +209,7 @@ def main():
         else:
             v, r10, r90, iv = got
             inside = v * r10 <= meas <= v * r90
+            widths.setdefault(group, []).append(50.0 * (r90 - r10))
             print("| %s | %s | %.4g %s | %.4g (%+.1f%%) | %.4g-%.4g | %s (%d%s) | %s |" % (
                 group, name, meas, unit, v, 100 * (v / meas - 1), v * r10, v * r90, iv["class"],
                 iv["cases"], ", default" if "default width" in iv["basis"] else "",
@@ -217,10 +219,18 @@ def main():
     total = sum(n for n, _ in tally.values())
     hits = sum(k for _, k in tally.values())
     print()
+    def median(xs):
+        xs = sorted(xs)
+        m = len(xs) // 2
+        return xs[m] if len(xs) % 2 else (xs[m - 1] + xs[m]) / 2 if xs else float("nan")
+
     for g in sorted(tally):
         n, k = tally[g]
-        print("%s: %d of %d inside p10-p90 (%.0f%%)" % (g, k, n, 100.0 * k / n))
-    print("all: %d of %d inside p10-p90 (%.0f%%)" % (hits, total, 100.0 * hits / total))
+        print("%s: %d of %d inside p10-p90 (%.0f%%), median width +-%.1f%%" % (
+            g, k, n, 100.0 * k / n, median(widths.get(g, []))))
+    print("all: %d of %d inside p10-p90 (%.0f%%), median width +-%.1f%%" % (
+        hits, total, 100.0 * hits / total, median([w for ws in widths.values() for w in ws])))
+    print("(width: half of p90 - p10 of measured / predicted, as a percentage of the prediction)")
 
 
 if __name__ == "__main__":

@@ -175,14 +175,14 @@ TEST(Context, HwDataFabricReachesTrainAsItReachesTopo) {
 }
 
 // Copies data/ to a temporary folder with a known intervals file: Ampere training, 12 cases,
-// measured/predicted p10 0.9 and p90 1.05; no Blackwell class.
+// 3 sources, measured/predicted p10 0.9 and p90 1.05; no Blackwell class.
 std::string DataWithKnownIntervals() {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / "ndtwin_cmd_test_intervals";
   fs::remove_all(dir);
   fs::copy(NDT_DATA_DIR, dir, fs::copy_options::recursive);
   std::ofstream(dir / "calibration" / "intervals.yaml")
-      << "min_cases: 3\n"
+      << "min_sources: 3\n"
          "defaults:\n"
          "  - {workload: training, half_width: 0.25, reason: r}\n"
          "  - {workload: training-zero3, half_width: 0.25, reason: r}\n"
@@ -192,7 +192,7 @@ std::string DataWithKnownIntervals() {
          "  - {workload: collectives-large, half_width: 0.3, reason: r}\n"
          "classes:\n"
          "  - {class: Ampere training, arch: Ampere, workload: training, metric: m, cases: 12,\n"
-         "     p10: 0.9, p90: 1.05, default_width: false, basis: twelve}\n";
+         "     sources: 3, p10: 0.9, p90: 1.05, default_width: false, basis: twelve}\n";
   return dir.string();
 }
 
@@ -400,6 +400,16 @@ TEST(Hpc, RaisedRadixIsAWarning) {
   ASSERT_FALSE(diag.warnings.empty());
   EXPECT_EQ(diag.warnings[0],
             "radix 64 cannot wire 8193 VMs in 3 tiers; assumed radix 128 (--radix)");
+}
+
+TEST(Validate, JsonNamesTheMeasurementsFolderRelativeToTheRepo) {
+  // The default folder is ../shared beside the repo when it holds validation/, else the repo's
+  // own copy: said relative to the repo ("../shared" or "."), never the absolute path (the web
+  // app passes this document on to its users).
+  StatusOr<CommandOutput> r = RunCmd("validate", {{"suite", "collectives"}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const bool sibling = std::filesystem::is_directory(NDT_SHARED_SIBLING_DIR "/validation");
+  EXPECT_EQ(r->json["data"], sibling ? "../shared" : ".");
 }
 
 }  // namespace

@@ -107,22 +107,15 @@ StatusOr<CommandOutput> RunValidate(const Context& ctx, const ValidateOptions& o
   const std::string shared_dir = opts.shared_dir.empty() ? DefaultSharedDir() : opts.shared_dir;
   std::vector<Residual> residuals;
   std::vector<std::pair<std::string, int>> refused;
-  // Said relative to the working directory when it can be, so logs and the README carry no
-  // machine's absolute path.
-  std::error_code ec;
-  const std::filesystem::path cwd = std::filesystem::current_path(ec);
-  std::string shown = shared_dir;
-  if (!ec) {
-    const std::string rel =
-        std::filesystem::path(shared_dir).lexically_normal().lexically_relative(cwd).string();
-    if (!rel.empty()) shown = rel;
-  }
+  // Named as given, or relative to the repo: no machine's absolute path in logs, the README or
+  // the JSON a server passes on.
+  const std::string shown = ShownDataDir(opts.shared_dir, shared_dir, NDT_SHARED_DIR);
   diag->Note("ndtwin: measurements from " + shown + "/validation");
   NDT_ASSIGN_OR_RETURN(const Catalog catalog, WithServingStandIns(ctx.catalog));
   std::vector<std::string> suites = {"collectives", "training", "inference"};
   if (opts.suite != "all") suites = {opts.suite};
   ValidateView view;
-  view.data = shared_dir;
+  view.data = shown;
   for (const std::string& suite : suites) {
     diag->Progress("ndtwin: validating " + suite + "...");
     StatusOr<std::vector<ValidationRow>> rows = RunSuite(suite, ctx, catalog, shared_dir);
@@ -136,7 +129,8 @@ StatusOr<CommandOutput> RunValidate(const Context& ctx, const ValidateOptions& o
         refused.emplace_back(arch + " " + workload, 1);
         continue;
       }
-      residuals.push_back({arch, workload, r.metric, r.measured, r.predicted, r.calibration});
+      residuals.push_back(
+          {arch, workload, r.metric, r.measured, r.predicted, r.calibration, SourceKey(r.source)});
     }
     view.suites.push_back({suite, std::move(*rows)});
   }

@@ -21,7 +21,7 @@ std::string IntervalText(const IntervalClass& c, std::pair<double, double> lo_hi
                   (unit.empty() || unit[0] == '%' ? "" : " ") + unit + "; " +
                   std::to_string(c.cases) + (c.cases == 1 ? " case, " : " cases, ") + c.name;
   if (c.default_width) {
-    s += "; " + (c.default_why.empty() ? std::string("fewer than 3 cases") : c.default_why) +
+    s += "; " + (c.default_why.empty() ? std::string("fewer than 3 sources") : c.default_why) +
          ": default width";
   }
   return s + ")";

@@ -2,8 +2,8 @@
 // Prediction intervals (report/intervals.h) beside headline numbers, one scheme everywhere:
 // JSON adds a sibling key "<key>_interval" next to the number "<key>" it qualifies, holding
 // {"p10", "p90" (in the number's unit), "basis", "cases", "class"}; text appends
-// " (p10–p90 LO–HI UNIT; N cases, CLASS)" to the line, plus "; fewer than 3 cases: default
-// width" where the class has too few cases.
+// " (p10–p90 LO–HI UNIT; N cases, CLASS)" to the line, plus "; fewer than 3 sources: default
+// width" (or why else the default applies) where the class takes its workload's default.
 #ifndef NDTWIN_REPORT_INTERVAL_RENDER_H_
 #define NDTWIN_REPORT_INTERVAL_RENDER_H_
 

@@ -7,16 +7,24 @@
 // those ratios to data/calibration/intervals.yaml. Commands read the file (Context::intervals)
 // and show, beside a predicted rate v, [v * p10, v * p90]; beside a predicted time t (a step,
 // a TTFT, a TPOT), which scales as 1 / rate, [t / p90, t / p10].
-// Which cases make a class's interval (fixed rules, nothing tuned to a coverage):
-//  1. A class with `held_out_alone` (10) validation cases or more: those cases alone (held-out).
-//  2. Else its validation and calibration cases pooled. Fit residuals, and a handful of held-out
-//     cases, understate the error on new measurements, so the interval is widened to cover the
-//     parent's: the p10-p90 of every case of the same workload on every architecture
-//     (p10 = min(own, parent), p90 = max(own, parent)).
-//  3. A class with fewer than `min_cases` cases, or none, takes its workload's default: the
-//     fixed half-width w (1 - w, 1 + w) widened to the envelope of the workload's classes (the
-//     lowest p10 and highest p90 of those with min_cases cases or more): an architecture never
-//     measured is taken to be no better known than the least-known one that was.
+// Which cases make a class's interval (rules fixed in advance, nothing tuned to a coverage):
+// cases from one source (a paper, a repository's table, an MLPerf round: SourceKey) share its
+// stack, methods and model family, so they are not independent: the effective sample size of a
+// class is its number of sources, and an interval for a new model, stack or VM size must carry
+// the spread between sources, not only within one.
+//  1. A class whose validation (held-out) cases come from `min_sources` (3) sources or more
+//     uses them alone; else its validation and calibration (fit residual) cases are pooled.
+//  2. With min_sources sources or more: a random-effects (two-level) prediction interval for one
+//     case of a new source, on x = ln(measured / predicted) (RandomEffectsInterval): center the
+//     mean of the K source means (each source weighs once), variance between-source tau^2 +
+//     within-source s_w^2 + the center's own s_b^2 / K, at Student t(0.90, K - 1).
+//  3. Fewer sources (1 or 2): the spread between sources cannot be estimated, so the class takes
+//     its workload's default half-width w around the center of its own sources (exp of the mean
+//     source mean), [c (1 - w), c (1 + w)], widened to its own cases' p10-p90 (default_width).
+//  4. An architecture x workload with no case takes the workload's default, the fixed half-width
+//     w (1 - w, 1 + w) widened to the envelope of the workload's classes with min_sources
+//     sources or more: an architecture never measured is taken to be no better known than the
+//     least-known one that was.
 #ifndef NDTWIN_REPORT_INTERVALS_H_
 #define NDTWIN_REPORT_INTERVALS_H_
 
@@ -38,22 +46,23 @@ struct IntervalClass {
   std::string workload;
   std::string metric;  // the validated rate, e.g. "tflops_per_gpu" ("" for a default)
   int cases = 0;       // cases with a prediction behind p10/p90
+  int sources = 0;     // independent sources of those cases (SourceKey)
   double p10 = 1, p90 = 1;
   std::string basis;           // what the cases are (validation or calibration rows)
-  bool default_width = false;  // fewer than min_cases cases: the workload's default width
-  std::string default_why;     // why the default applies ("fewer than 3 cases"); not in the file
+  bool default_width = false;  // fewer than min_sources sources: the workload's default width
+  std::string default_why;     // why the default applies ("fewer than 3 sources"); not in file
 
   // The interval of a predicted rate (v * p10, v * p90) or time (t / p90, t / p10).
   std::pair<double, double> OfRate(double v) const { return {v * p10, v * p90}; }
   std::pair<double, double> OfTime(double t) const { return {t / p90, t / p10}; }
 };
 
-// The interval used where a class has fewer than min_cases cases.
+// The default width of a workload (rules 3 and 4).
 struct IntervalDefault {
   std::string workload;
   double half_width = 0;  // the fixed part: 1 - w, 1 + w
   std::string reason;
-  // The envelope of the workload's classes with min_cases cases or more (envelope_classes of
+  // The envelope of the workload's classes with min_sources sources or more (envelope_classes of
   // them; 0: none, and the default is the fixed width alone).
   int envelope_classes = 0;
   double envelope_p10 = 1, envelope_p90 = 1;
@@ -64,13 +73,12 @@ struct IntervalDefault {
 };
 
 struct Intervals {
-  int min_cases = 3;
-  int held_out_alone = 10;  // validation cases from which a class uses them alone (rule 1)
+  int min_sources = 3;  // sources from which a class's own spread is used (rules 1-3)
   std::vector<IntervalDefault> defaults;  // one per workload
   std::vector<IntervalClass> classes;     // sorted by name
 
-  // The interval of arch x workload: the class's own when it has min_cases cases or more, else
-  // the workload's default (default_width set, cases the class's count, possibly 0).
+  // The interval of arch x workload: its class's (rules 1-3; default_why set where rule 3
+  // applied), or with no class the workload's default (rule 4, cases 0).
   // REQUIRES: a default for `workload` (the loader checks every workload has one).
   IntervalClass For(const std::string& arch, const std::string& workload) const;
   // The workload's default for arch x workload whatever its class holds, for a run outside what
@@ -88,17 +96,46 @@ std::string ArchClassName(const std::string& gpu_arch);
 // (v[floor h + 1] - v[floor h]) of the sorted values. REQUIRES: v non-empty.
 double Quantile(std::vector<double> v, double q);
 
+// Student's t quantile: P(T <= t) = p for T with `df` degrees of freedom (df >= 1, 0.5 <= p <
+// 1), by bisection on the exact CDF for integer df (Abramowitz & Stegun 26.7.3-4).
+double StudentTQuantile(double p, int df);
+
+// The independent source a case's `source` text names: the arXiv id when it cites one
+// ("arXiv:2104.04473"), else its first word with "https://", "http://", "www." and
+// "github.com/" dropped: the repository or site that published the figure
+// ("mlcommons/inference_results_v4.1", "Azure/AI-benchmarking-guide", "NVIDIA/TensorRT-LLM";
+// a fork read for an older release of a table counts apart: that release's table was measured
+// apart). "" for an empty text.
+std::string SourceKey(const std::string& source_text);
+
+// Rule 2's random-effects prediction interval of one case of a new source, from (source key,
+// ratio measured / predicted) pairs of K >= 2 sources. On x = ln ratio, with n_i cases and
+// mean m_i per source, N cases in all: center mu = mean of the m_i; s_w^2 = sum (x - m_i)^2 /
+// (N - K) (0 when N = K: every source one case); s_b^2 = sum (m_i - mu)^2 / (K - 1); tau^2 =
+// max(0, s_b^2 - s_w^2 * mean(1 / n_i)) (method of moments: a source mean carries s_w^2 / n_i
+// of within-source noise); V = tau^2 + s_w^2 + s_b^2 / K; p10, p90 = exp(mu -+ t sqrt(V)),
+// t = StudentTQuantile(0.9, K - 1).
+struct SourceSpread {
+  int sources = 0, cases = 0;
+  double center = 1;      // exp(mu)
+  double within_sd = 0;   // s_w
+  double between_sd = 0;  // tau
+  double t = 0;
+  double p10 = 1, p90 = 1;
+};
+SourceSpread RandomEffectsInterval(const std::vector<std::pair<std::string, double>>& by_source);
+
 // One case's residual for ComputeIntervals.
 struct Residual {
   std::string arch, workload, metric;
   double measured = 0, predicted = 0;
   bool calibration = false;
+  std::string source;  // SourceKey of the case's source ("" counts as one unnamed source)
 };
 
 // The class of each arch x workload present in `rows`, by the rules of the file comment (the
 // basis says which applied), and each workload's default with its envelope. `refused` counts,
-// per class name, cases left out because the model refused them (said in the basis). Classes
-// with fewer than min_cases cases are written with their count and the default.
+// per class name, cases left out because the model refused them (said in the basis).
 Intervals ComputeIntervals(const std::vector<Residual>& rows,
                            const std::vector<std::pair<std::string, int>>& refused);
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,26 @@ ValidationSummary SummarizeErrors(const std::vector<ValidationRow>& rows) {
   return s;
 }
 
+std::string ShownDataDir(const std::string& given, const std::string& dir,
+                         const std::string& repo) {
+  if (!given.empty()) return given;
+  namespace fs = std::filesystem;
+  const fs::path d = fs::path(dir).lexically_normal(), r = fs::path(repo).lexically_normal();
+  const fs::path rel = d.lexically_relative(r);
+  int ups = 0;
+  for (const fs::path& part : rel) ups += part == "..";
+  if (!rel.empty() && ups <= 1) {
+    std::string s = rel.string();
+    while (s.size() > 1 && s.back() == '/') s.pop_back();
+    return s;
+  }
+  // Elsewhere: its last two names ("share/ndtwin"); a trailing "/" gives an empty filename.
+  fs::path tail = d.has_filename() ? d : d.parent_path();
+  const std::string name = tail.filename().string();
+  const std::string parent = tail.parent_path().filename().string();
+  return parent.empty() || parent == "/" ? name : parent + "/" + name;
+}
+
 Json ValidateJson(const ValidateView& v) {
   Json out;
   out["schema"] = "ndtwin.validate/1";
@@ -97,6 +118,7 @@ Json ValidateJson(const ValidateView& v) {
     for (const IntervalClass& c : v.written->classes) {
       jiv.push_back(Json{{"class", c.name},
                          {"cases", c.cases},
+                         {"sources", c.sources},
                          {"p10", c.p10},
                          {"p90", c.p90},
                          {"basis", c.basis}});

@@ -32,8 +32,15 @@ struct ValidateSuite {
   std::vector<ValidationRow> rows;
 };
 
+// How `validate` names the folder holding validation/ (stderr note and JSON "data" alike):
+// `given` (the --data value) as typed; else `dir` relative to the repository `repo` ("../shared"
+// beside it, "." for its own copy); a folder elsewhere (an installed binary's PREFIX/share/ndtwin)
+// by its last two names ("share/ndtwin"). Never the machine's absolute path, which a server
+// running ndtwin would show its users.
+std::string ShownDataDir(const std::string& given, const std::string& dir, const std::string& repo);
+
 struct ValidateView {
-  std::string data;  // the folder holding validation/
+  std::string data;  // the folder holding validation/, as ShownDataDir names it
   std::vector<ValidateSuite> suites;
   const Intervals* written = nullptr;  // the intervals written (--write-intervals), else null
 };

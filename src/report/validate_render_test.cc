@@ -78,6 +78,7 @@ TEST(ValidateRender, JsonMarksRefusedRowsAndListsWrittenIntervals) {
   IntervalClass c;
   c.name = "Hopper training";
   c.cases = 3;
+  c.sources = 3;
   c.p10 = 0.9;
   c.p90 = 1.05;
   iv.classes.push_back(c);
@@ -95,9 +96,28 @@ TEST(ValidateRender, JsonMarksRefusedRowsAndListsWrittenIntervals) {
   EXPECT_NEAR(suite["rows"][0]["error"].get<double>(), 0.10, 1e-12);
   ASSERT_EQ(j["intervals"].size(), 1u);
   EXPECT_EQ(j["intervals"][0]["class"], "Hopper training");
+  EXPECT_EQ(j["intervals"][0]["sources"], 3);
+  EXPECT_EQ(j["data"], "../shared");  // the view's name for it, never rewritten
   EXPECT_TRUE(ValidateText(v).find("  Hopper training            3 cases  p10 0.900  p90 1.050") !=
               std::string::npos)
       << ValidateText(v);
+}
+
+TEST(ValidateRender, DataFolderIsNamedAsGivenOrRelativeToTheRepo) {
+  // --data as typed, absolute or not: the user chose what to show.
+  EXPECT_EQ(ShownDataDir("../shared", "/srv/app/shared", "/srv/app/ndtwin"), "../shared");
+  EXPECT_EQ(ShownDataDir("/mnt/m", "/mnt/m", "/srv/app/ndtwin"), "/mnt/m");
+  // Default: ../shared beside the repo (CMake's "<repo>/../shared"), or the repo's own copy.
+  EXPECT_EQ(ShownDataDir("", "/srv/app/ndtwin/../shared", "/srv/app/ndtwin"), "../shared");
+  EXPECT_EQ(ShownDataDir("", "/srv/app/ndtwin", "/srv/app/ndtwin"), ".");
+  EXPECT_EQ(ShownDataDir("", "/srv/app/ndtwin/", "/srv/app/ndtwin"), ".");
+  // An installed binary's PREFIX/share/ndtwin, far from the build's repo: its last two names.
+  EXPECT_EQ(ShownDataDir("", "/opt/x/share/ndtwin", "/home/ci/src/ndtwin"), "share/ndtwin");
+  EXPECT_EQ(ShownDataDir("", "/opt/x/share/ndtwin/", "/home/ci/src/ndtwin"), "share/ndtwin");
+  // Nothing shown starts at the root.
+  for (const char* dir : {"/srv/app/ndtwin/../shared", "/opt/x/share/ndtwin", "/ndtwin"}) {
+    EXPECT_NE(ShownDataDir("", dir, "/home/ci/src/ndtwin").front(), '/') << dir;
+  }
 }
 
 }  // namespace
