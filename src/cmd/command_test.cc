@@ -175,7 +175,8 @@ TEST(Context, HwDataFabricReachesTrainAsItReachesTopo) {
 }
 
 // Copies data/ to a temporary folder with a known intervals file: Ampere training, 12 cases,
-// 3 sources, measured/predicted p10 0.9 and p90 1.05; no Blackwell class.
+// 3 sources, measured/predicted p10 0.9 and p90 1.05; Hopper training, 7 cases of 1 source
+// (rule 3, default width around its center: 0.6-1.0); no Blackwell class.
 std::string DataWithKnownIntervals() {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / "ndtwin_cmd_test_intervals";
@@ -192,7 +193,9 @@ std::string DataWithKnownIntervals() {
          "  - {workload: collectives-large, half_width: 0.3, reason: r}\n"
          "classes:\n"
          "  - {class: Ampere training, arch: Ampere, workload: training, metric: m, cases: 12,\n"
-         "     sources: 3, p10: 0.9, p90: 1.05, default_width: false, basis: twelve}\n";
+         "     sources: 3, p10: 0.9, p90: 1.05, default_width: false, basis: twelve}\n"
+         "  - {class: Hopper training, arch: Hopper, workload: training, metric: m, cases: 7,\n"
+         "     sources: 1, p10: 0.6, p90: 1.0, default_width: true, basis: one paper}\n";
   return dir.string();
 }
 
@@ -232,6 +235,19 @@ TEST(Intervals, TrainJsonAndTextCarryTheIntervalOfTheClass) {
   EXPECT_DOUBLE_EQ(r->json["step_time_s_interval"]["p90"].get<double>(), tb / 0.75);
   EXPECT_EQ(r->json["step_time_s_interval"]["cases"], 0);
   EXPECT_NE(r->text.find("Blackwell training; fewer than 3 cases: default width)"),
+            std::string::npos)
+      << r->text;
+
+  // Hopper training is a one-source class: its own (default-width) interval from the file,
+  // [t / 1.0, t / 0.6], said to be the default width for want of sources.
+  job["sku"] = "ND96isr_H100_v5";
+  r = RunCmd("train", job, *ctx);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const double th = r->json["step_time_s"].get<double>();
+  EXPECT_DOUBLE_EQ(r->json["step_time_s_interval"]["p10"].get<double>(), th / 1.0);
+  EXPECT_DOUBLE_EQ(r->json["step_time_s_interval"]["p90"].get<double>(), th / 0.6);
+  EXPECT_EQ(r->json["step_time_s_interval"]["basis"], "one paper");
+  EXPECT_NE(r->text.find("7 cases, Hopper training; fewer than 3 sources: default width)"),
             std::string::npos)
       << r->text;
 
