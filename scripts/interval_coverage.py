@@ -11,6 +11,8 @@ the headline number's interval (its class's p10/p90 of measured / predicted) and
 the published figure lies inside p10-p90 of the prediction. A rate's interval is [v p10, v p90];
 each case compares a rate (TFLOP/s or tokens/s per GPU, requests/s, bus bandwidth), using the
 ratio p10 = interval.p10 / value of the headline rate of the same run (the same class).
+Per group it also prints the median width (half of p90 - p10 of measured / predicted, in percent
+of the prediction): coverage alone rewards intervals that are merely wide.
 Nothing here writes anything: it only reads what the intervals say, after the fact.
 
 Left out, with the reason: Mixtral-8x7B on H200 (no public figure in the repo), the GB200 FP4

@@ -139,7 +139,8 @@ StatusOr<CommandOutput> RunValidate(const Context& ctx, const ValidateOptions& o
     written = ComputeIntervals(residuals, refused);
     const std::string path = ctx.data_dir + "/calibration/intervals.yaml";
     NDT_RETURN_IF_ERROR(WriteFileAtomic(path, IntervalsYaml(*written), "--write-intervals"));
-    diag->Note("ndtwin: wrote " + path);
+    diag->Note("ndtwin: wrote " + ShownDataDir("", ctx.data_dir, NDT_SHARED_DIR) +
+               "/calibration/intervals.yaml");
     view.written = &*written;
   }
   return CommandOutput{ValidateJson(view), ValidateText(view)};
