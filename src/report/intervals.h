@@ -3,11 +3,11 @@
 // groups its rows by class (architecture x workload: "Ampere training", "Hopper serving",
 // "Blackwell collectives-large"; collectives are classed by message size too, as their errors
 // differ by regime), takes the ratio measured / predicted of each case's validated rate
-// (TFLOP/s per GPU, output tokens/s, bus bandwidth) and writes the empirical p10 and p90 of
-// those ratios to data/calibration/intervals.yaml. Commands read the file (Context::intervals)
-// and show, beside a predicted rate v, [v * p10, v * p90]; beside a predicted time t (a step,
-// a TTFT, a TPOT), which scales as 1 / rate, [t / p90, t / p10].
-// Which cases make a class's interval (rules fixed in advance, nothing tuned to a coverage):
+// (TFLOP/s per GPU, output tokens/s, bus bandwidth) and writes per class a p10 and p90 of
+// that ratio for a case of a new source (the rules below) to data/calibration/intervals.yaml.
+// Commands read the file (Context::intervals) and show, beside a predicted rate v, [v * p10, v *
+// p90]; beside a predicted time t (a step, a TTFT, a TPOT), which scales as 1 / rate, [t / p90, t /
+// p10]. Which cases make a class's interval (rules fixed in advance, nothing tuned to a coverage):
 // cases from one source (a paper, a repository's table, an MLPerf round: SourceKey) share its
 // stack, methods and model family, so they are not independent: the effective sample size of a
 // class is its number of sources, and an interval for a new model, stack or VM size must carry
@@ -18,8 +18,9 @@
 //     case of a new source, on x = ln(measured / predicted) (RandomEffectsInterval): center the
 //     mean of the K source means (each source weighs once), variance between-source tau^2 +
 //     within-source s_w^2 + the center's own s_b^2 / K, at Student t(0.90, K - 1).
-//  3. Fewer sources (1 or 2): the spread between sources cannot be estimated, so the class takes
-//     its workload's default half-width w around the center of its own sources (exp of the mean
+//  3. Fewer sources (1 or 2): the spread between sources has no estimate (none from one source,
+//     one degree of freedom from two, where t(0.90, 1) is 3.08), so the class takes its
+//     workload's default half-width w around the center of its own sources (exp of the mean
 //     source mean), [c (1 - w), c (1 + w)], widened to its own cases' p10-p90 (default_width).
 //  4. An architecture x workload with no case takes the workload's default, the fixed half-width
 //     w (1 - w, 1 + w) widened to the envelope of the workload's classes with min_sources
