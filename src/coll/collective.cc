@@ -257,6 +257,7 @@ StatusOr<CollResult> TimeCollective(const Cluster& c, CollOp op, double bytes,
         " for several); build the cluster with ClusterSpec::nvlink_across_vms = false");
   }
   t.mnnvl_without_nvls = MnnvlWithoutNvls(c, t, o.nccl_version);
+  t.nvls_channels = NvlsChannelsFor(t, o.nccl_version);
   const NcclCalibration cal = CalibrationFor(*o.calibration, t, c.sku().cpu);
   const double host_s = HostCallS(cal, o);
   const int n = static_cast<int>(group.size());

@@ -50,6 +50,12 @@ NvlsLoop NvlsLoops(const NcclTopo& t, double bytes) {
   return l;
 }
 
+int NvlsChannelsFor(const NcclTopo& t, int version) {
+  if (!t.nvls || t.arch < 3 || t.nodes > 1 || version >= kNcclNvlsSm100DomainCtasSince)
+    return t.nvls_channels;
+  return Tables(t).nvls_channels_sm100_multi;  // NVLS_NCHANNELS_SM100, before the NVL rule
+}
+
 bool NvlsPipelined(const NcclTopo& t, CollOp op, Algo algo) {
   return algo == Algo::kNvls && op == CollOp::kAllReduce && t.nodes == 1;
 }

@@ -234,6 +234,17 @@ inline constexpr int kNcclLatencyModel223Since = 22300;
 inline constexpr int kNcclNvlsSince = 21700;
 inline constexpr int kNcclNvlsTreeSince = 21800;
 inline constexpr int kNcclPatSince = 22300;
+// NCCL releases before this one run the NVLS kernel on NVLS_NCHANNELS_SM100 = 32 CTAs on every
+// Blackwell communicator (src/transport/nvls.cc ncclNvlsInit, v2.25.1 .. v2.26.6: `channels =
+// compCap >= 100 ? NVLS_NCHANNELS_SM100 : NVLS_NCHANNELS_SM90`); from v2.27.3 one NVLink domain
+// (one node, or an MNNVL clique holding the whole communicator) runs NVLS_NCHANNELS_SM100_NVL =
+// 24 ("Use a reduced number of channels for single node/MNNVL domain on Blackwell") and several
+// domains keep 32. data/nccl.yaml nvls_channels holds the later rule.
+inline constexpr int kNcclNvlsSm100DomainCtasSince = 22700;
+// CTAs NCCL `version` runs the NVLS kernel on for t's group: t.nvls_channels (the pinned
+// release's rule, AnalyzeGroup), or 32 on one Blackwell NVLink domain before
+// kNcclNvlsSm100DomainCtasSince. Sets the NVLS kernel's loop (NvlsLoops).
+int NvlsChannelsFor(const NcclTopo& t, int version);
 
 // What NCCL's search finds for `group`, with NCCL's tables `tuning` (kept by pointer in the
 // result: it must outlive it). REQUIRES: tuning.loaded.

@@ -180,5 +180,43 @@ TEST(Coll, Nvl72RackRunsNvlsOnThirtyTwoHeadsAtNcclsGraphSpeed) {
   EXPECT_NEAR(r.busbw_Bps / 1e9, 882.5, 0.1);
 }
 
+TEST(Coll, BlackwellNvlsRunsThirtyTwoCtasOnOneDomainBeforeNccl227) {
+  // src/transport/nvls.cc ncclNvlsInit: v2.25.1 .. v2.26.6 run NVLS_NCHANNELS_SM100 = 32 CTAs on
+  // any Blackwell communicator; v2.27.3 and later 24 (NVLS_NCHANNELS_SM100_NVL) on one NVLink
+  // domain, 32 across domains. Hopper keeps 16 in every release.
+  Env e;
+  const NcclTuning& k = testing::BuiltinNcclCalibration().tuning;
+  const Cluster rack = e.Build("Standard_ND128isr_NDR_GB200_v6", 18);
+  const NcclTopo t = *AnalyzeGroup(rack, All(rack), k);
+  ASSERT_EQ(t.nvls_channels, 24);
+  EXPECT_EQ(NvlsChannelsFor(t, 22501), 32);
+  EXPECT_EQ(NvlsChannelsFor(t, 22606), 32);
+  EXPECT_EQ(NvlsChannelsFor(t, 22703), 24);
+  EXPECT_EQ(NvlsChannelsFor(t, kPinnedNcclVersion), 24);
+  const Cluster two_racks = e.Build("Standard_ND128isr_GB300_v6", 36);
+  const NcclTopo t2 = *AnalyzeGroup(two_racks, All(two_racks), k);
+  EXPECT_EQ(NvlsChannelsFor(t2, 22501), 32);
+  EXPECT_EQ(NvlsChannelsFor(t2, kPinnedNcclVersion), 32);
+  const Cluster h100 = e.Build("Standard_ND96isr_H100_v5", 1);
+  EXPECT_EQ(NvlsChannelsFor(*AnalyzeGroup(h100, All(h100), k), 22501), 16);
+  // One rack, NVLS forced, 512 MiB at NCCL's algbw 465.26 GB/s (the test above). 24 CTAs: 768
+  // ops, 512 MiB < 64 x 768 x 128 KiB keeps 64 KiB chunks (not below 8 x 768 x 64 KiB = 384
+  // MiB): loops of 48 MiB, 11 of them; 3 + 1,153.92 + 11 x 3.4 + 2 x (108.18 + 3.4) =
+  // 1,417.48 us. 32 CTAs (2.25.1): 1,024 ops, 64 KiB chunks (512 MiB is not below 8 x 1,024 x
+  // 64 KiB): loops of 64 MiB, 8 of them; 3 + 1,153.92 + 8 x 3.4 + 2 x (144.24 + 3.4) =
+  // 1,479.40 us. Fewer, larger loops: fewer steps (-10.2 us), a longer fill and drain
+  // (+72.12 us).
+  const double MiB = 1 << 20;
+  CollOptions o;
+  o.algo = Algo::kNvls;
+  const CollResult now =
+      *testing::TimeCollectiveCal(rack, CollOp::kAllReduce, 512 * MiB, All(rack), o);
+  o.nccl_version = 22501;
+  const CollResult old =
+      *testing::TimeCollectiveCal(rack, CollOp::kAllReduce, 512 * MiB, All(rack), o);
+  EXPECT_NEAR(now.time_s * 1e6, 1417.48, 0.05);
+  EXPECT_NEAR(old.time_s * 1e6, 1479.40, 0.05);
+}
+
 }  // namespace
 }  // namespace ndt
