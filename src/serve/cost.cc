@@ -100,6 +100,30 @@ double IterationCostModel::HeadTerms(int outputs) {
 
 BatchShape IterationCostModel::BusiestRank(const BatchShape& b, int ranks) {
   NDT_CHECK(ranks >= 1, "BusiestRank: ranks < 1");
+  BatchShape out;
+  if (static_cast<int>(b.ranks.size()) == ranks) {
+    // The engine scheduled each rank (serve/engine.h): its chunks are contiguous, in rank order.
+    int busiest = 0, most = -1;
+    size_t first = 0, busiest_first = 0;
+    for (int r = 0; r < ranks; ++r) {
+      int tokens = b.ranks[r].decode_seqs;
+      for (int c = 0; c < b.ranks[r].chunks; ++c) tokens += b.chunks[first + c].q_tokens;
+      if (tokens > most) {
+        most = tokens;
+        busiest = r;
+        busiest_first = first;
+      }
+      first += b.ranks[r].chunks;
+    }
+    NDT_CHECK(first == b.chunks.size(), "BusiestRank: rank chunks do not add up");
+    out.decode_seqs = b.ranks[busiest].decode_seqs;
+    out.decode_context_tokens = b.ranks[busiest].decode_context_tokens;
+    for (int c = 0; c < b.ranks[busiest].chunks; ++c) {
+      out.chunks.push_back(b.chunks[busiest_first + c]);
+      out.prefill_tokens += b.chunks[busiest_first + c].q_tokens;
+    }
+    return out;
+  }
   std::vector<int> decoders(ranks, b.decode_seqs / ranks), load(ranks);
   for (int r = 0; r < b.decode_seqs % ranks; ++r) ++decoders[r];
   for (int r = 0; r < ranks; ++r) load[r] = decoders[r];
@@ -110,7 +134,6 @@ BatchShape IterationCostModel::BusiestRank(const BatchShape& b, int ranks) {
     load[r] += b.chunks[c].q_tokens;
   }
   const int busiest = static_cast<int>(std::max_element(load.begin(), load.end()) - load.begin());
-  BatchShape out;
   out.decode_seqs = decoders[busiest];
   if (b.decode_seqs > 0)
     out.decode_context_tokens = b.decode_context_tokens / b.decode_seqs * out.decode_seqs;

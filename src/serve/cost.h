@@ -38,10 +38,10 @@
 // all-gathers every rank's tokens (dispatch), each GPU computes its experts' token-expert pairs,
 // and a reduce-scatter returns each rank its tokens' sums (combine), both NCCL collectives on
 // the group's GPUs (moe_comm_s; bytes in serve/deployment.h MoeDispatchBytesPerToken). The
-// engine sees the ranks as one batch (serve/knob_search.cc); an iteration is priced on its
-// busiest rank (BusiestRank: the decoders dealt evenly, each prompt chunk to the least-loaded
-// rank, as TensorRT-LLM balances new requests over ranks): the ranks step together, held by the
-// MoE collectives, so the step waits for it. Its experts are priced at its token count on every
+// engine schedules each rank's own requests (serve/engine.h: a request stays on the rank it was
+// assigned to, BatchShape::ranks); an iteration is priced on its busiest rank (BusiestRank: the
+// rank with the most tokens): the ranks step together, held by the MoE collectives, so the step
+// waits for it. Its experts are priced at its token count on every
 // rank (a bound: CUDA graphs pad the ranks to the largest, use_dp_padding).
 // Operator times come from compute/compute.h (roofline calibrated on microbenchmarks);
 // communication times from callbacks (serve/deployment.cc uses coll/). With pipeline
@@ -120,10 +120,12 @@ class IterationCostModel {
   // The padded graph size a decode-only batch of `seqs` runs at: the smallest of `sizes`
   // (ascending) >= seqs; 0 if none (seqs above the largest: launched kernel by kernel).
   static int PaddedGraphSize(int seqs, const std::vector<int>& sizes);
-  // The busiest of `ranks` attention-DP ranks' share of batch `b` (see above): decoders dealt
-  // evenly (the first decode_seqs % ranks ranks one more, each at the mean context), then each
-  // prompt chunk in order to the rank with the fewest tokens (ties: the lowest rank); the rank
-  // with the most tokens (ties: the lowest). REQUIRES ranks >= 1.
+  // The busiest of `ranks` attention-DP ranks' share of batch `b` (see above): the rank with the
+  // most tokens (ties: the lowest) of the engine's per-rank schedule b.ranks. A batch without it
+  // (b.ranks.size() != ranks: built by hand, not by the engine) is split as if balanced: decoders
+  // dealt evenly (the first decode_seqs % ranks ranks one more, each at the mean context), then
+  // each prompt chunk in order to the rank with the fewest tokens (ties: the lowest rank).
+  // REQUIRES ranks >= 1.
   static BatchShape BusiestRank(const BatchShape& b, int ranks);
 
  private:

@@ -259,6 +259,32 @@ TEST(IterationCost, BusiestAttentionDpRankTakesItsShare) {
   EXPECT_EQ(IterationCostModel::BusiestRank(b, 1).tokens(), 810);
 }
 
+TEST(IterationCost, BusiestRankOfTheEnginesPerRankSchedule) {
+  // The engine's own split (serve/engine.h): 3 ranks with 2, 3, 1 decoders and 1, 0, 1 chunks
+  // (the chunks in rank order). Chunks 100 and 10: tokens 102, 3, 11 -> rank 0, its 2 decoders
+  // over 300 keys and the 100-token chunk. Chunks 100 and 200: 102, 3, 201 -> rank 2.
+  BatchShape b;
+  b.decode_seqs = 6;
+  b.decode_context_tokens = 1250;
+  b.ranks = {{2, 300, 1}, {3, 900, 0}, {1, 50, 1}};
+  b.chunks = {{100, 100}, {10, 500}};
+  b.prefill_tokens = 110;
+  BatchShape r = IterationCostModel::BusiestRank(b, 3);
+  EXPECT_EQ(r.decode_seqs, 2);
+  EXPECT_DOUBLE_EQ(r.decode_context_tokens, 300);
+  ASSERT_EQ(r.chunks.size(), 1u);
+  EXPECT_EQ(r.chunks[0].q_tokens, 100);
+  EXPECT_EQ(r.tokens(), 102);
+  b.chunks[1] = {200, 500};
+  b.prefill_tokens = 300;
+  r = IterationCostModel::BusiestRank(b, 3);
+  EXPECT_EQ(r.decode_seqs, 1);
+  EXPECT_DOUBLE_EQ(r.decode_context_tokens, 50);
+  ASSERT_EQ(r.chunks.size(), 1u);
+  EXPECT_EQ(r.chunks[0].kv_tokens, 500);
+  EXPECT_EQ(r.tokens(), 201);
+}
+
 TEST(IterationCost, AttentionDpPricesTheBusiestRankAndTheMoeCollectives) {
   // DeepSeek-V3 on B200, 8 ranks. An iteration of 64 decoders (8 per rank) costs what one rank's
   // 8 decoders cost at TP1 with the experts over 8 GPUs, plus 58 MoE layers x the dispatch and

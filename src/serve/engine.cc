@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <tuple>
 
 #include "core/check.h"
 
@@ -19,16 +20,64 @@ struct State {
   int chunk = 0;       // prompt tokens scheduled in the current iteration
 };
 
+// One scheduler with its own requests and KV cache: the engine, or one attention-DP rank.
+struct Pool {
+  std::deque<int> waiting;   // assigned, not admitted (FIFO; preempted ones in front)
+  std::vector<int> running;  // admission order
+  int64_t free_blocks = 0;
+  int active() const { return static_cast<int>(waiting.size() + running.size()); }
+};
+
 int64_t BlocksFor(int64_t tokens, int block_tokens) {
   return (tokens + block_tokens - 1) / block_tokens;
 }
 
 }  // namespace
 
+std::vector<int> AssignAttentionDpRanks(const std::vector<int>& input_tokens,
+                                        const std::vector<int>& active) {
+  const int ranks = static_cast<int>(active.size());
+  const int n = static_cast<int>(input_tokens.size());
+  std::vector<int> out(n, -1);
+  if (n == 0 || ranks == 0) return out;
+  int64_t total = 0;
+  int busiest = 0;
+  for (int a : active) {
+    total += a;
+    busiest = std::max(busiest, a);
+  }
+  const int expected = std::max(static_cast<int>((total + n + ranks - 1) / ranks), busiest);
+  // Heap entries (context tokens added, requests still to add, rank), smallest first.
+  std::vector<std::tuple<int64_t, int, int>> open;
+  for (int r = 0; r < ranks; ++r) {
+    if (expected - active[r] > 0) open.emplace_back(0, expected - active[r], r);
+  }
+  std::vector<int> order(n);
+  for (int i = 0; i < n; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return input_tokens[a] > input_tokens[b]; });
+  for (int i : order) {
+    if (open.empty()) break;
+    auto it = std::min_element(open.begin(), open.end());
+    auto& [tokens, left, rank] = *it;
+    out[i] = rank;
+    tokens += input_tokens[i];
+    if (--left == 0) open.erase(it);
+  }
+  return out;
+}
+
 EngineResult RunEngine(const std::vector<Request>& requests, const EngineConfig& config,
                        const IterationCostFn& cost) {
   NDT_CHECK(config.max_batch >= 1 && config.max_num_tokens >= 1 && config.block_tokens >= 1,
             "RunEngine: bad config");
+  const int ranks = std::max(1, config.attention_dp_ranks);
+  NDT_CHECK(config.max_batch % ranks == 0 && config.max_num_tokens % ranks == 0 &&
+                config.kv_blocks % ranks == 0,
+            "RunEngine: attention-DP totals not divisible by the ranks");
+  const int rank_batch = config.max_batch / ranks;
+  const int rank_tokens = config.max_num_tokens / ranks;
+  const int64_t rank_blocks = config.kv_blocks / ranks;
   const int n = static_cast<int>(requests.size());
   const int bt = config.block_tokens;
   EngineResult res;
@@ -36,27 +85,31 @@ EngineResult RunEngine(const std::vector<Request>& requests, const EngineConfig&
   std::vector<State> st(n);
   for (int i = 0; i < n; ++i) {
     const Request& r = requests[i];
-    NDT_CHECK(BlocksFor(r.input_tokens + r.output_tokens, bt) <= config.kv_blocks,
+    NDT_CHECK(BlocksFor(r.input_tokens + r.output_tokens, bt) <= rank_blocks,
               "RunEngine: a request does not fit in the KV cache");
     res.requests[i] = {r.id, r.arrival_s, 0, 0, r.input_tokens, r.output_tokens, 0};
     st[i].prompt = r.input_tokens;
   }
-  std::deque<int> waiting;
-  std::vector<int> running;  // admission order
-  std::vector<int> decoders, prefillers;
-  running.reserve(config.max_batch);
-  int64_t free_blocks = config.kv_blocks;
+  std::vector<Pool> pools(ranks);
+  for (Pool& p : pools) {
+    p.running.reserve(rank_batch);
+    p.free_blocks = rank_blocks;
+  }
+  std::deque<int> arrived;  // attention-DP: arrived, not yet assigned to a rank
+  std::vector<int> decoders, prefillers, rank_of;
+  std::vector<int> fetch, fetch_tokens, active(ranks);
+  if (ranks > 1) rank_of.assign(n, 0);
   int next_arrival = 0, done = 0;
   const int max_chunk =
       config.max_chunk_tokens > 0 ? config.max_chunk_tokens : config.max_num_tokens;
   double now = 0;
   BatchShape shape;
 
-  auto preempt_last = [&]() {
-    int v = running.back();
-    running.pop_back();
+  auto preempt_last = [&](Pool& pool) {
+    int v = pool.running.back();
+    pool.running.pop_back();
     State& s = st[v];
-    free_blocks += s.blocks;
+    pool.free_blocks += s.blocks;
     s.blocks = 0;
     s.computed = 0;
     s.prompt = requests[v].input_tokens + s.generated;
@@ -64,88 +117,130 @@ EngineResult RunEngine(const std::vector<Request>& requests, const EngineConfig&
     s.chunk = 0;
     ++res.requests[v].preemptions;
     ++res.preemptions;
-    waiting.push_front(v);
+    pool.waiting.push_front(v);
   };
 
   while (done < n) {
     while (next_arrival < n && requests[next_arrival].arrival_s <= now) {
       st[next_arrival].phase = Phase::kWaiting;
-      waiting.push_back(next_arrival++);
+      if (ranks == 1) {
+        pools[0].waiting.push_back(next_arrival++);
+      } else {
+        arrived.push_back(next_arrival++);
+      }
     }
-    if (running.empty() && waiting.empty()) {
+    // Attention-DP: fetch up to the group's free request slots and assign each to a rank for
+    // its lifetime (serve/engine.h, AssignAttentionDpRanks).
+    if (ranks > 1 && !arrived.empty()) {
+      int total = 0;
+      for (int r = 0; r < ranks; ++r) total += active[r] = pools[r].active();
+      // With no request active the executor blocks on its empty queue and returns the first
+      // that arrives alone (_get_from_request_queue); the rest wait for the next iteration.
+      const int take =
+          std::min(static_cast<int>(arrived.size()), total == 0 ? 1 : ranks * rank_batch - total);
+      fetch.assign(arrived.begin(), arrived.begin() + std::max(0, take));
+      fetch_tokens.clear();
+      for (int i : fetch) fetch_tokens.push_back(requests[i].input_tokens);
+      std::vector<int> to = AssignAttentionDpRanks(fetch_tokens, active);
+      for (size_t k = 0; k < fetch.size(); ++k) {
+        NDT_CHECK(to[k] >= 0, "RunEngine: attention-DP assignment left a request out");
+        rank_of[fetch[k]] = to[k];
+        pools[to[k]].waiting.push_back(fetch[k]);
+        arrived.pop_front();
+      }
+    }
+    bool idle = arrived.empty();
+    for (const Pool& p : pools) idle = idle && p.running.empty() && p.waiting.empty();
+    if (idle) {
       now = requests[next_arrival].arrival_s;
       continue;
     }
-    int budget = config.max_num_tokens;
     shape.prefill_tokens = 0;
     shape.decode_seqs = 0;
     shape.decode_context_tokens = 0;
     shape.chunks.clear();
+    shape.ranks.clear();
     decoders.clear();
     prefillers.clear();
-    // 1. Decode steps of running sequences, oldest first; grow the cache, preempting the newest.
-    for (size_t k = 0; k < running.size() && budget > 0; ++k) {
-      int i = running[k];
-      State& s = st[i];
-      if (s.phase != Phase::kDecode) continue;
-      int64_t need = BlocksFor(s.computed + 1, bt) - s.blocks;
-      while (need > free_blocks && running.back() != i) preempt_last();
-      if (need > free_blocks) {  // only i itself is left to give back
-        preempt_last();
-        break;
+    bool saturated = !arrived.empty();
+    for (int r = 0; r < ranks; ++r) {
+      Pool& pool = pools[r];
+      const size_t first_prefiller = prefillers.size();
+      RankLoad load;
+      int budget = rank_tokens;
+      // 1. Decode steps of running sequences, oldest first; grow the cache, preempting the
+      // newest.
+      for (size_t k = 0; k < pool.running.size() && budget > 0; ++k) {
+        int i = pool.running[k];
+        State& s = st[i];
+        if (s.phase != Phase::kDecode) continue;
+        int64_t need = BlocksFor(s.computed + 1, bt) - s.blocks;
+        while (need > pool.free_blocks && pool.running.back() != i) preempt_last(pool);
+        if (need > pool.free_blocks) {  // only i itself is left to give back
+          preempt_last(pool);
+          break;
+        }
+        pool.free_blocks -= need;
+        s.blocks += need;
+        --budget;
+        decoders.push_back(i);
+        ++load.decode_seqs;
+        load.decode_context_tokens += s.computed + 1;
       }
-      free_blocks -= need;
-      s.blocks += need;
-      --budget;
-      decoders.push_back(i);
-      ++shape.decode_seqs;
-      shape.decode_context_tokens += s.computed + 1;
-    }
-    // 2. Prompt chunks of sequences already admitted (their blocks are reserved).
-    for (int i : running) {
-      State& s = st[i];
-      if (s.phase != Phase::kPrefill || budget == 0) continue;
-      s.chunk = std::min({budget, s.prompt - s.computed, max_chunk});
-      budget -= s.chunk;
-      prefillers.push_back(i);
-    }
-    // 3. Admit waiting requests: a batch slot, token budget, and blocks for the whole prompt.
-    while (!waiting.empty() && budget > 0 && static_cast<int>(running.size()) < config.max_batch) {
-      int i = waiting.front();
-      State& s = st[i];
-      int64_t need = BlocksFor(s.prompt, bt);
-      if (need > free_blocks) break;
-      waiting.pop_front();
-      free_blocks -= need;
-      s.blocks = need;
-      running.push_back(i);
-      if (requests[i].prefilled && res.requests[i].preemptions == 0) {
-        s.computed = s.prompt;  // K/V transferred; the first token came with them
-        s.generated = 1;
-        s.phase = Phase::kDecode;
-        res.requests[i].first_token_s = requests[i].arrival_s;
-        continue;
+      // 2. Prompt chunks of sequences already admitted (their blocks are reserved).
+      for (int i : pool.running) {
+        State& s = st[i];
+        if (s.phase != Phase::kPrefill || budget == 0) continue;
+        s.chunk = std::min({budget, s.prompt - s.computed, max_chunk});
+        budget -= s.chunk;
+        prefillers.push_back(i);
       }
-      s.phase = Phase::kPrefill;
-      s.chunk = std::min({budget, s.prompt, max_chunk});
-      budget -= s.chunk;
-      prefillers.push_back(i);
-    }
-    for (int i : prefillers) {
-      shape.prefill_tokens += st[i].chunk;
-      shape.chunks.push_back({st[i].chunk, st[i].computed + st[i].chunk});
+      // 3. Admit waiting requests: a batch slot, token budget, and blocks for the whole prompt.
+      while (!pool.waiting.empty() && budget > 0 &&
+             static_cast<int>(pool.running.size()) < rank_batch) {
+        int i = pool.waiting.front();
+        State& s = st[i];
+        int64_t need = BlocksFor(s.prompt, bt);
+        if (need > pool.free_blocks) break;
+        pool.waiting.pop_front();
+        pool.free_blocks -= need;
+        s.blocks = need;
+        pool.running.push_back(i);
+        if (requests[i].prefilled && res.requests[i].preemptions == 0) {
+          s.computed = s.prompt;  // K/V transferred; the first token came with them
+          s.generated = 1;
+          s.phase = Phase::kDecode;
+          res.requests[i].first_token_s = requests[i].arrival_s;
+          continue;
+        }
+        s.phase = Phase::kPrefill;
+        s.chunk = std::min({budget, s.prompt, max_chunk});
+        budget -= s.chunk;
+        prefillers.push_back(i);
+      }
+      saturated = saturated || !pool.waiting.empty();
+      shape.decode_seqs += load.decode_seqs;
+      shape.decode_context_tokens += load.decode_context_tokens;
+      for (size_t k = first_prefiller; k < prefillers.size(); ++k) {
+        const State& s = st[prefillers[k]];
+        shape.prefill_tokens += s.chunk;
+        shape.chunks.push_back({s.chunk, s.computed + s.chunk});
+      }
+      load.chunks = static_cast<int>(prefillers.size() - first_prefiller);
+      if (ranks > 1) shape.ranks.push_back(load);
     }
     if (shape.tokens() == 0) {
-      bool admitted = !running.empty();
-      if (admitted) continue;  // prefilled requests just admitted decode next iteration
+      bool running = false;
+      for (const Pool& p : pools) running = running || !p.running.empty();
+      if (running) continue;  // prefilled requests just admitted decode next iteration
       NDT_CHECK(next_arrival < n, "RunEngine: no progress possible (KV cache too small)");
       now = std::max(now, requests[next_arrival].arrival_s);
       continue;
     }
-    const bool saturated = !waiting.empty();
     double dur = cost(shape);
     int batch = static_cast<int>(decoders.size() + prefillers.size());
-    int64_t used = config.kv_blocks - free_blocks;
+    int64_t used = config.kv_blocks;
+    for (const Pool& p : pools) used -= p.free_blocks;
     if (config.record_iterations) {
       res.iterations.push_back({now, dur, batch, shape.prefill_tokens, shape.decode_seqs, used});
     }
@@ -165,7 +260,7 @@ EngineResult RunEngine(const std::vector<Request>& requests, const EngineConfig&
       if (s.generated >= requests[i].output_tokens) {
         s.phase = Phase::kDone;
         res.requests[i].finish_s = now;
-        free_blocks += s.blocks;
+        pools[ranks > 1 ? rank_of[i] : 0].free_blocks += s.blocks;
         s.blocks = 0;
         ++done;
       }
@@ -191,9 +286,11 @@ EngineResult RunEngine(const std::vector<Request>& requests, const EngineConfig&
       res.saturated_until_s = now;
       res.saturated_tokens = res.output_tokens;
     }
-    running.erase(std::remove_if(running.begin(), running.end(),
-                                 [&](int i) { return st[i].phase == Phase::kDone; }),
-                  running.end());
+    for (Pool& p : pools) {
+      p.running.erase(std::remove_if(p.running.begin(), p.running.end(),
+                                     [&](int i) { return st[i].phase == Phase::kDone; }),
+                      p.running.end());
+    }
   }
   res.makespan_s = now;
   return res;

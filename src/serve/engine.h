@@ -9,7 +9,17 @@
 // freed, its prompt plus generated tokens recomputed later, as vLLM's recompute preemption).
 // The last prompt chunk of a request yields its first output token (TTFT); each decode step
 // yields one more. The iteration's duration comes from an IterationCostFn (serve/cost.h).
-// Times in seconds, sizes in tokens and blocks. Deterministic: FIFO order, ties by request id.
+// Attention data parallelism (attention_dp_ranks > 1; TensorRT-LLM enable_attention_dp): the
+// ranks step together (one iteration, priced on its busiest rank: serve/cost.h), but each is a
+// scheduler of its own, as in TensorRT-LLM's PyExecutor: a request is assigned to a rank when the
+// executor fetches it and stays there (its KV cache lives there); each rank schedules its
+// requests with its own batch slots, token budget and KV blocks. Fetching (PyExecutor
+// _fetch_new_requests, TensorRT-LLM 0.20-1.0 with attention_dp_config's enable_balance off, its
+// default): each iteration takes up to ranks x max_batch minus the requests active on all ranks
+// from the queue (one alone when none is active: the executor was blocked on an empty queue,
+// _get_from_request_queue) and assigns them by AssignAttentionDpRanks. So a rank whose requests
+// finish refills alone and runs prompt tokens while the others decode, and the iteration waits for
+// it. Times in seconds, sizes in tokens and blocks. Deterministic: FIFO order, ties by request id.
 #ifndef NDTWIN_SERVE_ENGINE_H_
 #define NDTWIN_SERVE_ENGINE_H_
 
@@ -27,11 +37,19 @@ struct PrefillChunk {
   int q_tokens = 0;   // new prompt tokens computed in this iteration
   int kv_tokens = 0;  // keys they attend to (prior context + the chunk)
 };
+// Attention-DP: one rank's share of the iteration (its chunks are the next `chunks` of
+// BatchShape::chunks, the ranks' in rank order).
+struct RankLoad {
+  int decode_seqs = 0;
+  double decode_context_tokens = 0;
+  int chunks = 0;
+};
 struct BatchShape {
   int prefill_tokens = 0;            // sum of chunk q_tokens
   int decode_seqs = 0;               // sequences generating one token each
   double decode_context_tokens = 0;  // sum over decode sequences of keys attended
   std::vector<PrefillChunk> chunks;  // one per sequence in prefill this iteration
+  std::vector<RankLoad> ranks;       // attention-DP engines: each rank's share; else empty
   int tokens() const { return prefill_tokens + decode_seqs; }
 };
 // Seconds one iteration of this shape takes.
@@ -43,6 +61,9 @@ struct EngineConfig {
   // Largest prompt chunk of one sequence per iteration; 0: max_num_tokens. Attention-DP runs its
   // ranks as one engine of ranks x the per-rank budget, and a chunk is one rank's.
   int max_chunk_tokens = 0;
+  // Attention-DP ranks (TensorRT-LLM enable_attention_dp; 1: off). Each rank schedules its own
+  // requests with max_batch, max_num_tokens and kv_blocks / ranks (which must divide), see above.
+  int attention_dp_ranks = 1;
   int64_t kv_blocks = 0;           // KV cache capacity in blocks
   int block_tokens = 32;           // tokens per KV block
   bool record_iterations = false;  // fill EngineResult::iterations (for traces)
@@ -102,8 +123,19 @@ struct EngineResult {
   int64_t warm_tokens = 0;
 };
 
+// TensorRT-LLM's assignment of newly fetched requests to attention-DP ranks (PyExecutor
+// _fetch_new_requests / _balance_requests_across_ranks, balance off): with `active[r]` requests
+// on rank r and n new ones, each rank may take up to expected - active[r], expected =
+// max(ceil((sum active + n) / ranks), max active); the new requests, longest prompt first (stable),
+// go one by one to the open rank with the fewest prompt tokens added in this call, ties to the
+// one with fewer slots left, then the lowest rank (a heap of (tokens, slots left, rank)).
+// Returns each request's rank, in input order.
+std::vector<int> AssignAttentionDpRanks(const std::vector<int>& input_tokens,
+                                        const std::vector<int>& active);
+
 // Runs `requests` (sorted by arrival_s) through one engine until all finish.
-// REQUIRES: every request's prompt fits in the cache: ceil((input+output)/block) <= kv_blocks
+// REQUIRES: every request's prompt fits in the cache (a rank's, under attention-DP):
+// ceil((input+output)/block) <= kv_blocks / attention_dp_ranks
 // (the caller checks and reports); max_batch, max_num_tokens >= 1.
 EngineResult RunEngine(const std::vector<Request>& requests, const EngineConfig& config,
                        const IterationCostFn& cost);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "serve/request.h"
 
 namespace ndt {
@@ -166,6 +168,55 @@ TEST(ServingEngine, MaxChunkTokensCapsOneSequencesPromptChunk) {
   EXPECT_EQ(r.iterations[3].prefill_tokens, 232);
   EXPECT_EQ(r.iterations[4].decode_tokens, 1);
   EXPECT_NEAR(r.requests[0].ttft_s(), 4e-3, 1e-12);
+}
+
+TEST(ServingEngine, AttentionDpAssignsLongestPromptsToTheRankWithFewestNewTokens) {
+  // TensorRT-LLM's heap (serve/engine.h). 3 ranks with 1, 0, 0 active requests, 4 new ones of
+  // 100, 300, 200, 300 prompt tokens: expected = max(ceil((1 + 4) / 3), 1) = 2, so the ranks
+  // may take 1, 2, 2. Longest first (stable): #1 (300), #3 (300), #2 (200), #0 (100). Heap
+  // (tokens, slots left, rank): (0,1,0) (0,2,1) (0,2,2). #1 -> rank 0 (full, leaves the heap);
+  // #3 -> rank 1 (300,1,1); #2 -> rank 2 (200,1,2); #0 -> rank 2, the fewest tokens (300,0,2).
+  EXPECT_EQ(AssignAttentionDpRanks({100, 300, 200, 300}, {1, 0, 0}),
+            (std::vector<int>{2, 0, 2, 1}));
+  // Equal loads: round robin from rank 0 (ties on tokens and slots go to the lowest rank).
+  EXPECT_EQ(AssignAttentionDpRanks({50, 50, 50, 50}, {0, 0}), (std::vector<int>{0, 1, 0, 1}));
+}
+
+TEST(ServingEngine, AttentionDpRequestsStayOnTheirRankAndRefillIt) {
+  // 2 ranks of 1 request and 100 tokens each (engine totals 2 and 200), requests at t = 0: A
+  // (100 prompt, 2 out), B (100, 4), C (100, 2). Iteration cost 1 s + 10 ms x the busiest rank's
+  // tokens. It 1: nothing active, so the executor fetches A alone -> rank 0, prefill 100 (2 s).
+  // It 2: one free slot, on rank 1 (expected max(ceil(2/2), 1) = 1): B -> rank 1, prefill 100;
+  // rank 0 decodes A's last token (2 s). It 3: A's slot on rank 0 is free: C -> rank 0, prefill
+  // 100 while rank 1 decodes B (2 s). It 4: C's last token and B's third (1.01 s); it 5: B's
+  // last (1.01 s). Makespan 8.02 s.
+  std::vector<Request> reqs = {{0, 0.0, 100, 2}, {1, 0.0, 100, 4}, {2, 0.0, 100, 2}};
+  EngineConfig c = Config(2, 200, 100);
+  c.attention_dp_ranks = 2;
+  std::vector<BatchShape> seen;
+  auto cost = [&seen](const BatchShape& s) {
+    seen.push_back(s);
+    int busiest = 0;
+    size_t chunk = 0;
+    for (const RankLoad& r : s.ranks) {
+      int tokens = r.decode_seqs;
+      for (int k = 0; k < r.chunks; ++k) tokens += s.chunks[chunk++].q_tokens;
+      busiest = std::max(busiest, tokens);
+    }
+    return 1.0 + 0.01 * busiest;
+  };
+  EngineResult r = RunEngine(reqs, c, cost);
+  ASSERT_EQ(seen.size(), 5u);
+  for (const BatchShape& s : seen) ASSERT_EQ(s.ranks.size(), 2u);
+  EXPECT_EQ(seen[0].ranks[0].chunks, 1);
+  EXPECT_EQ(seen[0].ranks[1].chunks, 0);
+  EXPECT_EQ(seen[1].ranks[0].decode_seqs, 1);
+  EXPECT_EQ(seen[1].ranks[1].chunks, 1);
+  EXPECT_EQ(seen[2].ranks[0].chunks, 1);  // C refills rank 0
+  EXPECT_EQ(seen[2].ranks[1].decode_seqs, 1);
+  EXPECT_NEAR(r.makespan_s, 8.02, 1e-12);
+  EXPECT_NEAR(r.requests[2].first_token_s, 6.0, 1e-12);
+  EXPECT_EQ(r.output_tokens, 8);
 }
 
 }  // namespace

@@ -64,11 +64,13 @@ StatusOr<DeploymentPlan> MakeDeploymentPlan(const InferContext& ctx, const Infer
   p.dep.kv = o.kv;
   p.dep.memory = mem;
   p.engines = replicas * k.pp;
-  // Attention-DP's ranks run as one engine of dp x the per-rank batch and budget, a prompt chunk
-  // at most one rank's budget, each iteration priced on its busiest rank (serve/cost.h).
+  // Attention-DP's ranks run as one engine of dp x the per-rank batch, budget and cache, each
+  // rank scheduling its own requests (serve/engine.h), each iteration priced on its busiest rank
+  // (serve/cost.h).
   p.engine.max_batch = k.max_batch * dp;
   p.engine.max_num_tokens = k.max_num_tokens * dp;
   p.engine.max_chunk_tokens = k.max_num_tokens;
+  p.engine.attention_dp_ranks = dp;  // each rank schedules its own requests (serve/engine.h)
   p.engine.block_tokens = ctx.params.block_tokens;
   p.engine.kv_blocks = mem.kv_blocks_per_replica / k.pp;  // the groups share the cache evenly
   p.cost.model = ctx.model;
