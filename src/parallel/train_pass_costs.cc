@@ -195,5 +195,24 @@ std::vector<Op> Lowering::TpOverlapPieces(std::vector<Op> ops) const {
   return out;
 }
 
+std::vector<Op> Lowering::CpRingSteps(std::vector<Op> ops) const {
+  if (s_.cp < 2 || s_.cp_comm != CpComm::kRing) return ops;
+  std::vector<Op> out;
+  out.reserve(ops.size() + 2 * static_cast<size_t>(s_.cp));
+  for (const Op& op : ops) {
+    if (op.kind != OpKind::kAttention || !IsAttentionCore(op)) {
+      out.push_back(op);
+      continue;
+    }
+    // Keys per query of a step = (pairs / cp) / q_len = c, where the whole core's are cp c.
+    Op step = op;
+    step.flop = op.flop / s_.cp;
+    step.bytes = op.bytes / s_.cp;
+    step.backward_bytes = op.backward_bytes / s_.cp;
+    for (int i = 0; i < s_.cp; ++i) out.push_back(step);
+  }
+  return out;
+}
+
 }  // namespace train_internal
 }  // namespace ndt
