@@ -106,7 +106,8 @@ class Lowering {
   // step (the diagonal step is 2c^2 causal pairs, also c keys per query), so every step is priced
   // at c keys per query: same q_len, 1/cp of the FLOPs and bytes. A K/V-block-walking kernel
   // (compute.yaml hopper fused_attention) is slower on the shorter walk; FA2's flat rate only
-  // pays cp launches.
+  // pays cp launches. After the steps, the memory-bound kernels that merge them: the output
+  // corrections (forward) and the dQ / dK-dV accumulations (backward).
   std::vector<Op> CpRingSteps(std::vector<Op> ops) const;
   // Unfused gradient accumulation of `params` weights, averaged over the micro-batches: fp16
   // gradients accumulate in place in fp16 (read the new gradient and the sum, write the sum:
