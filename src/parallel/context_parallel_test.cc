@@ -135,6 +135,69 @@ TEST(ContextParallel, StepChargesTheExposedPartToCpAndAllGatherCostsMoreThanTheR
   EXPECT_DOUBLE_EQ(traced.step_time_s, ag.step_time_s);
 }
 
+// RecordingCosts that also keeps every forward attention core it is asked to price.
+class AttentionRecordingCosts : public RecordingCosts {
+ public:
+  double OpsTime(const std::vector<Op>& ops) const override {
+    for (const Op& op : ops) {
+      if (op.kind == OpKind::kAttention && op.pass == Pass::kForward) attn_.push_back(op);
+      if (op.name.starts_with("cp_")) merge_.push_back(op);
+    }
+    return RecordingCosts::OpsTime(ops);
+  }
+  mutable std::vector<Op> attn_;
+  mutable std::vector<Op> merge_;
+};
+
+TEST(ContextParallel, RingRunsOneAttentionKernelPerStepOverOneChunkAndMergesThem) {
+  // seq 32768, cp 4: each rank holds 8192 queries in two chunks of c = 32768 / 8 = 4096 tokens
+  // and does 1/4 of the causal pairs, 32768 * 32769 / 2 / 4 = 134,221,824 (32 heads of 128 on
+  // tp 1: FLOPs = 2 * 32 * pairs * 256). The ring runs them as 4 kernels (one per K/V block, TE's
+  // AttnFuncWithCPAndKVP2P) of 1/4 each, 33,555,456 pairs over the same 8192 queries: 4096.125
+  // keys per query, one chunk (c), where the all-gather's single kernel walks 16384.5.
+  const TransformerSpec m = Gqa();
+  Strategy s;
+  s.gbs = 1;
+  s.cp = 4;
+  std::vector<std::string> w;
+  ASSERT_TRUE(ResolveStrategy(m, 4, 8, &s, &w).ok());
+  const double pairs = 32768.0 * 32769.0 / 2 / 4;
+  auto keys = [](const Op& op) { return op.flop / (2.0 * 32 * 256) / op.q_len; };
+  AttentionRecordingCosts ring;
+  ASSERT_TRUE(SimulateTrainingStep(m, s, ring, {}).ok());
+  ASSERT_EQ(ring.attn_.size() % 4, 0u);
+  ASSERT_FALSE(ring.attn_.empty());
+  for (const Op& op : ring.attn_) {
+    EXPECT_DOUBLE_EQ(op.q_len, 8192.0);
+    EXPECT_NEAR(op.flop, 2.0 * 32 * 256 * pairs / 4, 1e-6 * op.flop);
+    EXPECT_NEAR(keys(op), 4096.125, 1e-9);
+  }
+  // The merges after the steps, the output (and dQ) of 8192 tokens x 32 heads x 128 in bf16,
+  // Q = 67,108,864 B: forward 4 corrections x 3 Q = 805,306,368 B; backward one copy (2 Q) and
+  // 3 adds (9 Q) of dQ, 738,197,504 B, plus 3 adds of the received dK/dV block, K and V of 8192
+  // tokens x 8 K/V heads x 128 in bf16 = 33,554,432 B, x 3 each: 301,989,888 B; 1,040,187,392 B.
+  ASSERT_FALSE(ring.merge_.empty());
+  int fwd = 0, bwd = 0;
+  for (const Op& op : ring.merge_) {
+    if (op.name == "cp_out_correction") {
+      ++fwd;
+      EXPECT_DOUBLE_EQ(op.bytes, 805306368.0);
+    } else {
+      ++bwd;
+      EXPECT_EQ(op.name, "cp_grad_accumulate");
+      EXPECT_DOUBLE_EQ(op.bytes, 1040187392.0);
+    }
+  }
+  EXPECT_GT(fwd, 0);
+  EXPECT_GT(bwd, 0);
+  s.cp_comm = CpComm::kAllGather;
+  AttentionRecordingCosts ag;
+  ASSERT_TRUE(SimulateTrainingStep(m, s, ag, {}).ok());
+  ASSERT_EQ(ag.attn_.size() * 4, ring.attn_.size());
+  for (const Op& op : ag.attn_) EXPECT_NEAR(keys(op), 16384.5, 1e-9);
+  EXPECT_TRUE(ag.merge_.empty());  // one kernel over the gathered K/V: nothing to merge
+}
+
 TEST(ContextParallel, ParsesBothNames) {
   CpComm c = CpComm::kAllGather;
   EXPECT_TRUE(ParseCpComm("ring", &c));

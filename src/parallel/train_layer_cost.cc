@@ -83,8 +83,8 @@ const LayerCost& Lowering::Layer(int64_t l) {
   auto it = layer_cache_.find(moe);
   if (it != layer_cache_.end()) return it->second;
   LayerCost lc;
-  const std::vector<Op> fwd = TpOverlapPieces(LayerForwardOps(m_, l, shape_));
-  const std::vector<Op> bwd = TpOverlapPieces(LayerBackwardOps(m_, l, shape_));
+  const std::vector<Op> fwd = CpRingSteps(TpOverlapPieces(LayerForwardOps(m_, l, shape_)));
+  const std::vector<Op> bwd = CpRingSteps(TpOverlapPieces(LayerBackwardOps(m_, l, shape_)));
   // Each op priced once where the costs allow (OpTimes), every sum below taken from those.
   const std::vector<double> fwd_t = OpTimes(c_, fwd), bwd_t = OpTimes(c_, bwd);
   auto all = [](const Op&) { return true; };

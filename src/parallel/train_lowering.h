@@ -97,6 +97,18 @@ class Lowering {
   // each overlapped GEMM replaced by its pieces (the ring-exchange ones tp GEMMs of tokens/tp
   // rows, the pipelined reduce-scatter ones rs_splits GEMMs), each reading the whole weight.
   std::vector<Op> TpOverlapPieces(std::vector<Op> ops) const;
+  // With ring context parallelism (CpComm::kRing): `ops` with each fused attention core replaced
+  // by its cp ring steps, one kernel per K/V block as Transformer Engine's
+  // AttnFuncWithCPAndKVP2P (and PyTorch's ring attention) runs them, each 1/cp of the work. With
+  // Megatron's load-balanced chunks (c = seq / (2 cp) tokens, two per rank) a step is the rank's
+  // 2c queries against one c-token K/V chunk, or its second c queries against a whole 2c block;
+  // the ring waits each step for its slowest rank, and rank cp - 1 runs the first kind at every
+  // step (the diagonal step is 2c^2 causal pairs, also c keys per query), so every step is priced
+  // at c keys per query: same q_len, 1/cp of the FLOPs and bytes. A K/V-block-walking kernel
+  // (compute.yaml hopper fused_attention) is slower on the shorter walk; FA2's flat rate only
+  // pays cp launches. After the steps, the memory-bound kernels that merge them: the output
+  // corrections (forward) and the dQ / dK-dV accumulations (backward).
+  std::vector<Op> CpRingSteps(std::vector<Op> ops) const;
   // Unfused gradient accumulation of `params` weights, averaged over the micro-batches: fp16
   // gradients accumulate in place in fp16 (read the new gradient and the sum, write the sum:
   // 6 B/param), every micro-batch but the first (AccumulateGrad takes the first as is); other

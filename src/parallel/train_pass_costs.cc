@@ -195,5 +195,45 @@ std::vector<Op> Lowering::TpOverlapPieces(std::vector<Op> ops) const {
   return out;
 }
 
+std::vector<Op> Lowering::CpRingSteps(std::vector<Op> ops) const {
+  if (s_.cp < 2 || s_.cp_comm != CpComm::kRing) return ops;
+  std::vector<Op> out;
+  out.reserve(ops.size() + 2 * static_cast<size_t>(s_.cp));
+  for (const Op& op : ops) {
+    if (op.kind != OpKind::kAttention || !IsAttentionCore(op)) {
+      out.push_back(op);
+      continue;
+    }
+    // Keys per query of a step = (pairs / cp) / q_len = c, where the whole core's are cp c.
+    Op step = op;
+    step.flop = op.flop / s_.cp;
+    step.bytes = op.bytes / s_.cp;
+    step.backward_bytes = op.backward_bytes / s_.cp;
+    for (int i = 0; i < s_.cp; ++i) out.push_back(step);
+    // What merges the steps, on the compute stream after them (TE 1.x AttnFuncWithCPAndKVP2P,
+    // for rank cp - 1, whose every step covers all its queries): forward, cp
+    // flash_attn_fwd_out_correction(out, out_per_step, ...) in the 16-bit output's dtype, each
+    // reading out_per_step and out and writing out (3 x the output); backward, dq.copy_(dq_)
+    // then cp - 1 dq.add_(dq_) (2 + 3 (cp - 1) x dQ), and cp - 1 dkv.add_ of the K/V block
+    // received (3 x CpKvBytes each).
+    const double cp = s_.cp;
+    const double heads = op.seqs * op.heads * op.q_len * 2.0;  // bytes per head-dim column
+    Op merge;
+    merge.kind = OpKind::kElementwise;
+    merge.no_backward = true;
+    merge.pass = op.pass;
+    if (op.pass == Pass::kForward) {
+      merge.name = "cp_out_correction";
+      merge.bytes = 3.0 * cp * heads * static_cast<double>(op.head_dim_v);
+    } else {
+      merge.name = "cp_grad_accumulate";
+      merge.bytes = (2.0 + 3.0 * (cp - 1)) * heads * static_cast<double>(op.head_dim_qk) +
+                    3.0 * (cp - 1) * CpKvBytes(m_, static_cast<double>(s_.mbs), s_.tp, s_.cp);
+    }
+    out.push_back(merge);
+  }
+  return out;
+}
+
 }  // namespace train_internal
 }  // namespace ndt
