@@ -88,7 +88,7 @@ EngineResult RunEngine(const std::vector<Request>& requests, const EngineConfig&
       int i = running[k];
       State& s = st[i];
       if (s.phase != Phase::kDecode) continue;
-      int64_t need = BlocksFor(s.computed + 1, bt) - s.blocks;
+      int64_t need = std::max<int64_t>(0, BlocksFor(s.computed + 1, bt) - s.blocks);
       while (need > free_blocks && running.back() != i) preempt_last();
       if (need > free_blocks) {  // only i itself is left to give back
         preempt_last();
@@ -113,7 +113,8 @@ EngineResult RunEngine(const std::vector<Request>& requests, const EngineConfig&
     while (!waiting.empty() && budget > 0 && static_cast<int>(running.size()) < config.max_batch) {
       int i = waiting.front();
       State& s = st[i];
-      int64_t need = BlocksFor(s.prompt, bt);
+      const int whole = requests[i].input_tokens + requests[i].output_tokens;
+      int64_t need = BlocksFor(config.guaranteed_no_evict ? whole : s.prompt, bt);
       if (need > free_blocks) break;
       waiting.pop_front();
       free_blocks -= need;

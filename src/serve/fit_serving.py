@@ -103,7 +103,14 @@ def stated(rows, metric, field, pattern):
 # engine) x 0.95 / (KV per token x (ISL + OSL)); batch = min(requests, 4096) / pp rounded up to 32
 # (below 256, at least 64), 128 (below 1024) or 256; tokens = min(batch x (1 + ISL/OSL), 32768)
 # rounded up to 256 (at least 2048), 512 (below 8192) or 1024. GPU memory in GiB as NVML reports
-# it; here the catalog's (what CUDA can allocate, within 0.5% of NVML's total).
+# it; here the catalog's (what CUDA can allocate, within 0.5% of NVML's total). Then (bench/
+# benchmark/utils/general.py get_settings): chunked prefill is off unless asked for
+# (--enable_chunked_context, default False), so max num tokens is raised to at least the longest
+# prompt + max batch. And trtllm-bench throughput runs the capacity scheduler its
+# --scheduler_policy names, default guaranteed_no_evict (bench/benchmark/throughput.py): a request
+# is admitted only when the KV cache holds all of it, so bench_args passes
+# --guaranteed-no-evict. (Its --kv_cache_free_gpu_mem_fraction defaults to 0.90; the perf-overview
+# "in many cases" used 0.95 in both, as the heuristic here assumes.)
 MODEL_FACTS = {  # from `ndtwin model show` (data/models/): params, layers, kv_heads, head_dim
     "llama3-70b": (70553706496, 80, 8, 128),
     "llama3-8b": (8030261248, 32, 8, 128),
@@ -133,12 +140,14 @@ def trtllm_bench_knobs(model, sku, weights, kv, tp, pp, isl, osl):
         tok = 512 * math.ceil(raw_tok / 512)
     else:
         tok = 1024 * math.ceil(raw_tok / 1024)
-    return bs, tok
+    return bs, max(tok, isl + bs)  # no chunked prefill: the longest prompt + max batch
 
 
 def bench_args(model, sku, weights, kv, tp, isl, osl):
+    """trtllm-bench throughput's engine settings: its max batch / max num tokens and its
+    default capacity scheduler (GUARANTEED_NO_EVICT)."""
     bs, tok = trtllm_bench_knobs(model, sku, weights, kv, int(tp), 1, int(isl), int(osl))
-    return ["--max-batch", str(bs), "--max-num-tokens", str(tok)]
+    return ["--max-batch", str(bs), "--max-num-tokens", str(tok), "--guaranteed-no-evict"]
 
 
 def sku_of(system):
