@@ -41,7 +41,8 @@ the stack file says false, `--tp-allreduce` its all-reduce selection): every row
 engine settings or took trtllm-bench's tuned ones, so the stacks' build-default knobs (max batch,
 block size) do not describe them. The trtllm-bench rows (TensorRT-LLM v0.20 / v1.0 tables, Azure's
 runs) run with the max batch and max num tokens trtllm-bench's max-throughput heuristic sets
-(trtllm_bench_knobs below), the perf-overview rows also with its padded CUDA graphs
+(trtllm_bench_knobs below) and its default capacity scheduler, GUARANTEED_NO_EVICT
+(--guaranteed-no-evict), the perf-overview rows also with its padded CUDA graphs
 (--cuda-graph-padding: llm_options.yml enable_padding, sizes to 8192; the v1.0 page states it, the
 v0.20 rows are assumed to have run the same options). Llama 3.3 rows run with its 128k context
 (--seq 131072), so the 20000/2000 rows are fitted too. FIT_JOBS=N runs N cases at once (default 2).
