@@ -44,7 +44,8 @@ struct InferFlags : CommandRequest {
   ModelArgs mf;
   std::string sku, weights = "fp16", kv, scenario = "offline";
   std::string trace_file, disaggregate, ttft_p99, tpot_p99, stack;
-  std::optional<bool> no_host_overlap, no_cuda_graphs, cuda_graph_padding, attention_dp;
+  std::optional<bool> no_host_overlap, no_cuda_graphs, cuda_graph_padding, attention_dp,
+      guaranteed_no_evict;
   std::string tp_allreduce;
   std::optional<std::string> trace;
   bool timeline = false;
@@ -113,6 +114,10 @@ struct InferFlags : CommandRequest {
     o->Add("cuda-graph-padding", &cuda_graph_padding,
            "Pad decode-only batches to the next captured CUDA graph size up to 8192 (TensorRT-LLM "
            "perf-overview's cuda_graph_config enable_padding)");
+    o->Add("guaranteed-no-evict", &guaranteed_no_evict,
+           "Admit a request only when the KV cache holds all of it, input and output (TensorRT-LLM "
+           "GUARANTEED_NO_EVICT, trtllm-bench's default); default: admit on the prompt and "
+           "preempt the newest when the cache fills (max-utilization)");
     prices.Declare(o);
   }
 };
@@ -227,6 +232,7 @@ Status BuildOptions(const Context& ctx, const InferFlags& f, const std::string& 
     }
     o->cuda_graph_padding = true;
   }
+  o->guaranteed_no_evict = f.guaranteed_no_evict.value_or(false);
   if (!f.tp_allreduce.empty() && !ParseTpAllReduce(f.tp_allreduce, &o->tp_allreduce)) {
     return Status::InvalidInput("--tp-allreduce '" + f.tp_allreduce +
                                 "' is not one of nccl, trtllm-2024, trtllm-2025");

@@ -179,4 +179,33 @@ TEST(InferFlags, NoInfinibandDoesNotFitSaysWhatCanHelp) {
 }
 
 }  // namespace
+// --guaranteed-no-evict (trtllm-bench's default scheduler): Llama 3 8B fp8 on H100, 128/2048,
+// trtllm-bench's max batch 640. The cache holds ~1.03M tokens, so at most blocks / 68 sequences
+// of 2,176 tokens (68 blocks of 32) fit whole: ~470 < 640. Admitting on the prompt alone
+// (max-utilization) the engines fill the batch, run out of blocks as the sequences grow and
+// preempt; reserving whole requests they never preempt and never run more than blocks / 68.
+TEST(InferFlags, GuaranteedNoEvictNeverPreemptsAndCapsTheBatchAtWholeRequests) {
+  const Json base = {{"sku", "ND96isr_H100_v5"},
+                     {"model", "llama3-8b"},
+                     {"weights", "fp8"},
+                     {"tp", 1},
+                     {"pp", 1},
+                     {"input-len", 128},
+                     {"output-len", 2048},
+                     {"requests", 8000},
+                     {"max-batch", 640},
+                     {"max-num-tokens", 2048}};
+  StatusOr<CommandOutput> r = Infer(base);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_GT(r->json["kv_cache"]["preemptions"].get<int64_t>(), 0);
+  Json a = base;
+  a["guaranteed-no-evict"] = true;
+  r = Infer(a);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->json["kv_cache"]["preemptions"].get<int64_t>(), 0);
+  const int64_t whole = r->json["kv_cache"]["blocks_per_replica"].get<int64_t>() / 68;
+  EXPECT_LT(whole, 640);
+  EXPECT_LE(r->json["mean_batch"].get<double>(), static_cast<double>(whole));
+}
+
 }  // namespace ndt

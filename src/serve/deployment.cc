@@ -169,11 +169,22 @@ double MoeCombineBytesPerToken(const TransformerSpec& model, Dtype activations) 
 
 double ServedWeightBytes(const TransformerSpec& model, Dtype weights) {
   double bytes = WeightBytes(model, weights);
+  const double widen = DtypeBytes(Dtype::kBf16) - DtypeBytes(weights);  // per 16-bit weight
+  if (widen <= 0) return bytes;
+  // NVIDIA ModelOpt quantizes the linear layers of the transformer blocks only: the token
+  // embedding (a lookup table, not a GEMM) and the norms stay 16-bit, and its default FP8 / NVFP4
+  // configs (FP8_DEFAULT_CFG, NVFP4_DEFAULT_CFG in modelopt/torch/quantization/config.py) set
+  // "*lm_head*" {enable: False}. serve/cost.cc prices the LM head's GEMM 16-bit; its weights are
+  // stored so too (Llama 3 8B: 128,256 x 4,096 = 525M weights, 1.05 GB). Tied embeddings count
+  // once.
+  const ParamCounts c = CountParams(model);
+  bytes += (c.embedding + c.lm_head + c.norms_per_layer * static_cast<double>(model.layers) +
+            c.final_norm) *
+           widen;
   // NVIDIA's NVFP4 DeepSeek-R1 checkpoints keep self-attention 16-bit (hf_quant_config
   // exclude_modules "model.layers.*.self_attn*"), as serve/cost.cc prices it: store it so too.
   if (model.attention == AttentionKind::kMla && weights == Dtype::kFp4) {
-    bytes += CountParams(model).attention_per_layer * static_cast<double>(model.layers) *
-             (DtypeBytes(Dtype::kBf16) - DtypeBytes(Dtype::kFp4));
+    bytes += c.attention_per_layer * static_cast<double>(model.layers) * widen;
   }
   return bytes;
 }

@@ -75,8 +75,9 @@ struct MemoryPlan {
   int64_t kv_blocks_per_replica = 0;  // attention-DP: the sum over its ranks' caches
 };
 
-// Bytes of the weights as served: WeightBytes at the checkpoint's precision, except what the
-// checkpoint leaves 16-bit (an MLA model's self-attention at fp4: NVIDIA's NVFP4 DeepSeek-R1).
+// Bytes of the weights as served: WeightBytes at the checkpoint's precision, except what an
+// 8/4-bit checkpoint (NVIDIA ModelOpt) leaves 16-bit: the token embedding, the LM head and the
+// norms, and an MLA model's self-attention at fp4 (NVIDIA's NVFP4 DeepSeek-R1).
 double ServedWeightBytes(const TransformerSpec& model, Dtype weights);
 
 // Bytes of the routed experts' weights (every MoE layer's experts, not the shared ones or the

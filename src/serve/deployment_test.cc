@@ -31,10 +31,11 @@ TEST(Deployment, KvCapacityMatchesHandDerivation) {
   // 2 x 8192^2 (Q, O) + 2 x 8192 x 1024 (K, V) = 150,994,944; MLP 3 x 8192 x 28672 =
   // 704,643,072; 2 RMSNorms 16,384 -> 855,654,400 per layer, x 80 = 68,452,352,000; embedding +
   // LM head 2 x 32000 x 8192 = 524,288,000; final norm 8,192: total 68,976,648,192.
-  // FP8 weights at TP2: 34,488,324,096 bytes per GPU. Free: 80e9 - that - 2 GiB workspace
-  // (2,147,483,648) = 43,364,192,256; x 0.9 = 39,027,773,030.4 bytes of KV per GPU.
+  // FP8 weights, except the embedding, LM head and norms (524,288,000 + 80 x 16,384 + 8,192 =
+  // 525,606,912) at 2 B: 69,502,255,104 bytes, at TP2 34,751,127,552 per GPU. Free: 80e9 - that
+  // - 2 GiB workspace (2,147,483,648) = 43,101,388,800; x 0.9 = 38,791,249,920 bytes of KV per GPU.
   // FP8 KV per token per GPU: 2 (K, V) x 80 layers x 4 heads (8 / TP2) x 128 x 1 byte = 81,920.
-  // Tokens per replica: floor(39,027,773,030.4 / 81,920) = 476,413; blocks: 476,413 / 32 = 14,887.
+  // Tokens per replica: floor(38,791,249,920 / 81,920) = 473,526; blocks: 473,526 / 32 = 14,797.
   EngineParams p;
   p.kv_free_memory_frac = 0.9;
   p.workspace_bytes = 2.0 * (1 << 30);
@@ -45,10 +46,10 @@ TEST(Deployment, KvCapacityMatchesHandDerivation) {
   r.kv = Dtype::kFp8;
   StatusOr<MemoryPlan> m = PlanMemory(Llama2_70b(), Gpu80GB(), r, p);
   ASSERT_TRUE(m.ok()) << m.status().message();
-  EXPECT_NEAR(m->weight_bytes_per_gpu, 34488324096.0, 1.0);
+  EXPECT_NEAR(m->weight_bytes_per_gpu, 34751127552.0, 1.0);
   EXPECT_NEAR(m->kv_bytes_per_token_per_gpu, 81920.0, 1e-9);
-  EXPECT_EQ(m->kv_tokens_per_replica, 476413);
-  EXPECT_EQ(m->kv_blocks_per_replica, 14887);
+  EXPECT_EQ(m->kv_tokens_per_replica, 473526);
+  EXPECT_EQ(m->kv_blocks_per_replica, 14797);
 }
 
 TEST(Deployment, WorkspaceGrowsWithMaxNumTokens) {
@@ -74,8 +75,8 @@ TEST(Deployment, WorkspaceGrowsWithMaxNumTokens) {
 TEST(Deployment, LargeTokenBudgetShrinksTheKvCache) {
   // As KvCapacityMatchesHandDerivation (FP8, TP2, 80 GB), with max_num_tokens 65536 and batch
   // 2048: workspace 65536 x (16,384 + 86,016 / 2) x 2 + 262,144,000 = 8,046,772,224 bytes (not
-  // 2 GiB). Free: 80e9 - 34,488,324,096 - 8,046,772,224 = 37,464,903,680; x 0.9 =
-  // 33,718,413,312 of KV per GPU; / 81,920 bytes a token = 411,601 tokens (476,413 at 2 GiB).
+  // 2 GiB). Free: 80e9 - 34,751,127,552 - 8,046,772,224 = 37,202,100,224; x 0.9 =
+  // 33,481,890,201.6 of KV per GPU; / 81,920 bytes a token = 408,714 tokens (473,526 at 2 GiB).
   EngineParams p;
   p.kv_free_memory_frac = 0.9;
   p.block_tokens = 32;
@@ -88,7 +89,7 @@ TEST(Deployment, LargeTokenBudgetShrinksTheKvCache) {
   StatusOr<MemoryPlan> m = PlanMemory(Llama2_70b(), Gpu80GB(), r, p);
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_NEAR(m->workspace_bytes, 8046772224.0, 1.0);
-  EXPECT_EQ(m->kv_tokens_per_replica, 411601);
+  EXPECT_EQ(m->kv_tokens_per_replica, 408714);
 }
 
 TEST(Deployment, Fp16WeightsOnOneGpuDoNotFitAndSayHowToFix) {
@@ -248,16 +249,39 @@ TEST(Deployment, Fp4MlaKeepsSelfAttentionSixteenBit) {
   // (128 + 64) = 37,748,736; kv_a 7168 x (512 + 64) = 4,128,768; kv_b 512 x 128 x (128 + 128) =
   // 16,777,216; o 128 x 128 x 7168 = 117,440,512: 187,105,280 weights (+ the q_a and kv_a
   // norms, 1,536 + 512, where the model counts them). At fp4 the checkpoint keeps them 16-bit:
-  // 61 layers x 187.1M x (2 - 0.5625) B = 16.41 GB more than all-fp4; fp8 stores everything 1 B.
+  // 61 layers x 187.1M x (2 - 0.5625) B = 16.41 GB more than all-fp4, on top of the embedding
+  // and LM head every 8/4-bit checkpoint keeps 16-bit (2 x 129,280 x 7,168 = 1,853,358,080
+  // weights) and the norms (at most 61 x (2 x 7,168 + 1,536 + 512) + 7,168 = 1,006,592).
   StatusOr<TransformerSpec> m = LoadModel("deepseek-v3", ModelsDir(""));
   ASSERT_TRUE(m.ok());
+  const double head = 1853358080.0, norms = 1006592.0;
   const double extra = ServedWeightBytes(*m, Dtype::kFp4) - WeightBytes(*m, Dtype::kFp4);
-  EXPECT_GE(extra, 187105280.0 * 61 * 1.4375);
-  EXPECT_LE(extra, (187105280.0 + 2048) * 61 * 1.4375);
-  EXPECT_DOUBLE_EQ(ServedWeightBytes(*m, Dtype::kFp8), WeightBytes(*m, Dtype::kFp8));
+  EXPECT_GE(extra, (187105280.0 * 61 + head) * 1.4375);
+  EXPECT_LE(extra, ((187105280.0 + 2048) * 61 + head + norms) * 1.4375);
+  // fp8: only the embedding, LM head and norms are wider (1 B more each).
+  const double extra8 = ServedWeightBytes(*m, Dtype::kFp8) - WeightBytes(*m, Dtype::kFp8);
+  EXPECT_GE(extra8, head);
+  EXPECT_LE(extra8, head + norms);
+}
+
+TEST(Deployment, QuantizedCheckpointsKeepEmbeddingLmHeadAndNormsSixteenBit) {
+  // Llama 3 8B: embedding and LM head 128,256 x 4,096 = 525,336,576 each (untied); norms 32 x 2 x
+  // 4,096 + 4,096 = 266,240. ModelOpt quantizes the blocks' linear layers only, so at fp8 these
+  // 1,050,939,392 weights take 2 B instead of 1 (1.05 GB more than all-fp8); at fp4 2 - 0.5625 B
+  // more; 16-bit weights are stored as they are.
+  StatusOr<TransformerSpec> m = LoadModel("llama3-8b", ModelsDir(""));
+  ASSERT_TRUE(m.ok());
+  const double wide = 2 * 525336576.0 + 266240.0;
+  EXPECT_DOUBLE_EQ(ServedWeightBytes(*m, Dtype::kFp8) - WeightBytes(*m, Dtype::kFp8), wide);
+  EXPECT_DOUBLE_EQ(ServedWeightBytes(*m, Dtype::kFp4) - WeightBytes(*m, Dtype::kFp4),
+                   wide * 1.4375);
+  EXPECT_DOUBLE_EQ(ServedWeightBytes(*m, Dtype::kBf16), WeightBytes(*m, Dtype::kBf16));
+  // Llama 2 70B at fp4: 2 x 32,000 x 8,192 = 524,288,000 + norms 80 x 2 x 8,192 + 8,192 =
+  // 1,318,912 -> 525,606,912 weights x 1.4375 B = 755.6 MB more (no MLA attention term).
   StatusOr<TransformerSpec> llama = LoadModel("llama2-70b", ModelsDir(""));
   ASSERT_TRUE(llama.ok());
-  EXPECT_DOUBLE_EQ(ServedWeightBytes(*llama, Dtype::kFp4), WeightBytes(*llama, Dtype::kFp4));
+  EXPECT_DOUBLE_EQ(ServedWeightBytes(*llama, Dtype::kFp4) - WeightBytes(*llama, Dtype::kFp4),
+                   525606912.0 * 1.4375);
 }
 
 TEST(Deployment, AttentionDpReplicatesAllButTheRoutedExperts) {

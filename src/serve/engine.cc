@@ -174,7 +174,7 @@ EngineResult RunEngine(const std::vector<Request>& requests, const EngineConfig&
         int i = pool.running[k];
         State& s = st[i];
         if (s.phase != Phase::kDecode) continue;
-        int64_t need = BlocksFor(s.computed + 1, bt) - s.blocks;
+        int64_t need = std::max<int64_t>(0, BlocksFor(s.computed + 1, bt) - s.blocks);
         while (need > pool.free_blocks && pool.running.back() != i) preempt_last(pool);
         if (need > pool.free_blocks) {  // only i itself is left to give back
           preempt_last(pool);
@@ -200,7 +200,8 @@ EngineResult RunEngine(const std::vector<Request>& requests, const EngineConfig&
              static_cast<int>(pool.running.size()) < rank_batch) {
         int i = pool.waiting.front();
         State& s = st[i];
-        int64_t need = BlocksFor(s.prompt, bt);
+        const int whole = requests[i].input_tokens + requests[i].output_tokens;
+        int64_t need = BlocksFor(config.guaranteed_no_evict ? whole : s.prompt, bt);
         if (need > pool.free_blocks) break;
         pool.waiting.pop_front();
         pool.free_blocks -= need;

@@ -64,8 +64,14 @@ struct EngineConfig {
   // Attention-DP ranks (TensorRT-LLM enable_attention_dp; 1: off). Each rank schedules its own
   // requests with max_batch, max_num_tokens and kv_blocks / ranks (which must divide), see above.
   int attention_dp_ranks = 1;
-  int64_t kv_blocks = 0;           // KV cache capacity in blocks
-  int block_tokens = 32;           // tokens per KV block
+  int64_t kv_blocks = 0;  // KV cache capacity in blocks
+  int block_tokens = 32;  // tokens per KV block
+  // Capacity scheduling. false: max-utilization (admit on the prompt's blocks, grow the cache as
+  // sequences decode, preempt the newest when it is full). true: TensorRT-LLM's
+  // GUARANTEED_NO_EVICT (trtllm-bench's --scheduler_policy default, the LLM API's
+  // SchedulerConfig default): admit a request only when the cache can hold all of it, input and
+  // output, so nothing is ever preempted.
+  bool guaranteed_no_evict = false;
   bool record_iterations = false;  // fill EngineResult::iterations (for traces)
   // Measurement window: output tokens of iterations ending in (start, end] are counted in
   // EngineResult::window_tokens (MLPerf Server's steady state between warm-up and drain).

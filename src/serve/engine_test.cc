@@ -101,6 +101,27 @@ TEST(ServingEngine, FullCachePreemptsAndStillFinishesEveryRequest) {
   for (const RequestRecord& q : r.requests) EXPECT_GT(q.finish_s, 0);
 }
 
+TEST(ServingEngine, GuaranteedNoEvictReservesWholeRequestsAndNeverPreempts) {
+  // The cache above under GUARANTEED_NO_EVICT: a request is admitted with the blocks of all of
+  // it, ceil((100 + 100) / 16) = 13 of the 20, so a second (13 more) never fits while one runs:
+  // the 10 run one at a time, each 1 prefill iteration (its first token) + 99 decode iterations,
+  // 1,000 iterations of 1 ms: the last finishes at 1.0 s, with 13 blocks held and no preemption.
+  std::vector<Request> reqs;
+  for (int i = 0; i < 10; ++i) reqs.push_back({i, 0.0, 100, 100});
+  EngineConfig cfg = Config(10, 4096, 20, 16);
+  cfg.guaranteed_no_evict = true;
+  cfg.record_iterations = true;
+  EngineResult r = RunEngine(reqs, cfg, Linear(1e-3, 0));
+  EXPECT_EQ(r.preemptions, 0);
+  EXPECT_EQ(r.output_tokens, 10 * 100);
+  EXPECT_EQ(r.num_iterations, 1000);
+  for (const IterationRecord& it : r.iterations) {
+    EXPECT_EQ(it.batch, 1);
+    EXPECT_EQ(it.kv_blocks_used, 13);
+  }
+  EXPECT_NEAR(r.requests[9].finish_s, 1.0, 1e-9);
+}
+
 TEST(ServingEngine, LittlesLawHoldsInSteadyState) {
   // Light Poisson load (no queueing): the time-average number of sequences in the batch, L,
   // equals arrival rate x mean time in system, W (Little's law, L = lambda W), measured from two

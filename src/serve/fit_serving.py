@@ -41,7 +41,8 @@ the stack file says false, `--tp-allreduce` its all-reduce selection): every row
 engine settings or took trtllm-bench's tuned ones, so the stacks' build-default knobs (max batch,
 block size) do not describe them. The trtllm-bench rows (TensorRT-LLM v0.20 / v1.0 tables, Azure's
 runs) run with the max batch and max num tokens trtllm-bench's max-throughput heuristic sets
-(trtllm_bench_knobs below), the perf-overview rows also with its padded CUDA graphs
+(trtllm_bench_knobs below) and its default capacity scheduler, GUARANTEED_NO_EVICT
+(--guaranteed-no-evict), the perf-overview rows also with its padded CUDA graphs
 (--cuda-graph-padding: llm_options.yml enable_padding, sizes to 8192; the v1.0 page states it, the
 v0.20 rows are assumed to have run the same options). Llama 3.3 rows run with its 128k context
 (--seq 131072), so the 20000/2000 rows are fitted too. FIT_JOBS=N runs N cases at once (default 2).
@@ -103,7 +104,14 @@ def stated(rows, metric, field, pattern):
 # engine) x 0.95 / (KV per token x (ISL + OSL)); batch = min(requests, 4096) / pp rounded up to 32
 # (below 256, at least 64), 128 (below 1024) or 256; tokens = min(batch x (1 + ISL/OSL), 32768)
 # rounded up to 256 (at least 2048), 512 (below 8192) or 1024. GPU memory in GiB as NVML reports
-# it; here the catalog's (what CUDA can allocate, within 0.5% of NVML's total).
+# it; here the catalog's (what CUDA can allocate, within 0.5% of NVML's total). Then (bench/
+# benchmark/utils/general.py get_settings): chunked prefill is off unless asked for
+# (--enable_chunked_context, default False), so max num tokens is raised to at least the longest
+# prompt + max batch. And trtllm-bench throughput runs the capacity scheduler its
+# --scheduler_policy names, default guaranteed_no_evict (bench/benchmark/throughput.py): a request
+# is admitted only when the KV cache holds all of it, so bench_args passes
+# --guaranteed-no-evict. (Its --kv_cache_free_gpu_mem_fraction defaults to 0.90; the perf-overview
+# "in many cases" used 0.95 in both, as the heuristic here assumes.)
 MODEL_FACTS = {  # from `ndtwin model show` (data/models/): params, layers, kv_heads, head_dim
     "llama3-70b": (70553706496, 80, 8, 128),
     "llama3-8b": (8030261248, 32, 8, 128),
@@ -133,12 +141,14 @@ def trtllm_bench_knobs(model, sku, weights, kv, tp, pp, isl, osl):
         tok = 512 * math.ceil(raw_tok / 512)
     else:
         tok = 1024 * math.ceil(raw_tok / 1024)
-    return bs, tok
+    return bs, max(tok, isl + bs)  # no chunked prefill: the longest prompt + max batch
 
 
 def bench_args(model, sku, weights, kv, tp, isl, osl):
+    """trtllm-bench throughput's engine settings: its max batch / max num tokens and its
+    default capacity scheduler (GUARANTEED_NO_EVICT)."""
     bs, tok = trtllm_bench_knobs(model, sku, weights, kv, int(tp), 1, int(isl), int(osl))
-    return ["--max-batch", str(bs), "--max-num-tokens", str(tok)]
+    return ["--max-batch", str(bs), "--max-num-tokens", str(tok), "--guaranteed-no-evict"]
 
 
 def sku_of(system):

@@ -72,6 +72,7 @@ StatusOr<DeploymentPlan> MakeDeploymentPlan(const InferContext& ctx, const Infer
   p.engine.max_chunk_tokens = k.max_num_tokens;
   p.engine.attention_dp_ranks = dp;  // each rank schedules its own requests (serve/engine.h)
   p.engine.block_tokens = ctx.params.block_tokens;
+  p.engine.guaranteed_no_evict = o.guaranteed_no_evict;
   p.engine.kv_blocks = mem.kv_blocks_per_replica / k.pp;  // the groups share the cache evenly
   p.cost.model = ctx.model;
   p.cost.gpu = ctx.gpu;

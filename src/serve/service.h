@@ -103,6 +103,9 @@ struct InferOptions {
   // Padded CUDA graphs up to data/serve/engine.yaml's largest captured size (serve/cost.h), as
   // TensorRT-LLM's perf-overview runs configure them; needs cuda_graphs.
   bool cuda_graph_padding = false;
+  // TensorRT-LLM's GUARANTEED_NO_EVICT capacity scheduler (serve/engine.h), as trtllm-bench runs
+  // by default; false: max-utilization with preemption.
+  bool guaranteed_no_evict = false;
   // Called with a line as the deployment search proceeds (for a progress display); may be empty.
   std::function<void(const std::string&)> progress;
 };

@@ -14,8 +14,9 @@ Each line: case, measured, predicted, error. Measured values are the published o
   for 2048/2048, per replica: the table runs one TP group). Run as `infer --vms 1 --tp T --pp 1
   --max-batch B --max-num-tokens M --input-len I --output-len O --requests N x replicas`
   (replicas = GPUs of the VM / T; B and M as trtllm-bench's max-throughput heuristic sets them,
-  fit_serving.trtllm_bench_knobs); predicted per TP group = per-GPU tokens/s x TP. Mixtral runs
-  with the same heuristic (trtllm-bench defaults).
+  fit_serving.trtllm_bench_knobs, and --guaranteed-no-evict: trtllm-bench's default capacity
+  scheduler); predicted per TP group = per-GPU tokens/s x TP. Mixtral runs with the same
+  heuristic (trtllm-bench defaults).
 - Azure's ~1.1M tokens/s of Llama 2 70B per ND GB300 v6 NVL72 rack (18 VMs), default dataset.
 - MLPerf v4.1 NVIDIA 8x H200 Offline, 118.5 samples/s (requests/s), TP1 x 8, batch 806, 4,096
   tokens per iteration, 291.2 generated tokens per request; the 2024 stack's traits (no host

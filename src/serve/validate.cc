@@ -94,7 +94,8 @@ std::pair<int, int> TrtllmBenchKnobs(const TransformerSpec& model, double gpu_me
   const int tok = raw_tok < 4096   ? std::max(2048, up(raw_tok, 256))
                   : raw_tok < 8192 ? up(raw_tok, 512)
                                    : up(raw_tok, 1024);
-  return {bs, tok};
+  // Chunked prefill off (trtllm-bench's default): at least the longest prompt + max batch.
+  return {bs, std::max(tok, isl + bs)};
 }
 
 StatusOr<std::vector<ValidationRow>> ValidateServingCalibration(
@@ -315,6 +316,7 @@ StatusOr<std::vector<ValidationRow>> ValidateServingCalibration(
       std::tie(c.o.max_batch, c.o.max_num_tokens) = TrtllmBenchKnobs(
           model, data.catalog->GpuOf(*sku).memory_bytes, c.o.weights, c.o.kv, c.o.tp, c.o.pp,
           static_cast<int>(l.input_tokens), static_cast<int>(l.output_tokens));
+      c.o.guaranteed_no_evict = true;  // trtllm-bench's default --scheduler_policy
     }
     if (auto it = traits.find(c.stack); it != traits.end()) {
       c.o.host_overlap = it->second.host_overlap;

@@ -43,7 +43,8 @@ StatusOr<Catalog> WithServingStandIns(const Catalog& catalog);
 // GiB of GPU memory, weights = parameters x bytes per weight, KV per token = 2 x layers x
 // max(tp, kv_heads) x head_dim x bytes per element; batch = min(requests, 4096) / pp rounded up
 // to 32 (below 256; at least 64), 128 (below 1024) or 256; tokens = min(batch x (1 + isl/osl),
-// 32768) rounded up to 256 (below 4096; at least 2048), 512 (below 8192) or 1024.
+// 32768) rounded up to 256 (below 4096; at least 2048), 512 (below 8192) or 1024, and (chunked
+// prefill off, bench/benchmark/utils/general.py get_settings) at least isl + batch.
 std::pair<int, int> TrtllmBenchKnobs(const TransformerSpec& model, double gpu_memory_bytes,
                                      Dtype weights, Dtype kv, int tp, int pp, int isl, int osl);
 

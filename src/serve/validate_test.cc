@@ -37,6 +37,11 @@ TEST(TrtllmBenchKnobs, MatchTheMaxThroughputHeuristic) {
   const double gb200 = 184.31 * 1024 * 1024 * 1024;
   EXPECT_EQ(TrtllmBenchKnobs(m, gb200, Dtype::kFp8, Dtype::kFp8, 4, 1, 128, 128),
             std::make_pair(4096, 8192));
+  // B200, FP4, 2048/2048: requests = 145.496 x 0.95 / (1.5259e-4 x 4096) = 221.2 -> batch (below
+  // 256: up to 32) 224; tokens 221.2 x 2 = 442 -> 2048; but without chunked prefill at least the
+  // longest prompt + max batch = 2048 + 224 = 2272.
+  EXPECT_EQ(TrtllmBenchKnobs(m, b200, Dtype::kFp4, Dtype::kFp8, 1, 1, 2048, 2048),
+            std::make_pair(224, 2272));
 }
 
 TEST(ServingStandIns, AddADgxB200OnNdH100V5sLayout) {
