@@ -200,22 +200,31 @@ StatusOr<TrainChoice> ChooseTrainStrategy(const TrainJob& job, const TrainCosts&
   std::optional<size_t> best = Best(job, costs, cands, &failures, as_given);
   int64_t evaluated = static_cast<int64_t>(cands.size());
   bool widened = false;
-  // Phase 2: nothing fits with the stack's knobs: search every ZeRO stage and recompute left out.
+  // Phase 2: nothing fits with the stack's knobs: widen recompute first within the ZeRO stages
+  // the stack's software runs (SoftwareStack::zero_stages), then every stage 0-3 (the Chosen
+  // line then says the stack cannot run it). Megatron-Core 0.9 answers a memory shortfall with
+  // recompute, not with a ZeRO stage it does not have.
   if (!best && ((!space.zero && first.zero) || (!space.recompute && first.recompute))) {
-    TrainSearchSpace second = first;
-    second.zero = space.zero;
-    second.recompute = space.recompute;
-    second.max_zero = 3;
-    SoftwareStack loose = stack;
-    loose.knobs.zero.reset();
-    loose.knobs.recompute.reset();
-    std::vector<Strategy> more = Candidates(job, second, loose, user);
-    best = Best(job, costs, more, &failures, as_given);
-    evaluated += static_cast<int64_t>(more.size());
-    cands.insert(cands.end(), more.begin(), more.end());
-    if (best) {
-      *best += cands.size() - more.size();
-      widened = true;
+    // Pass 0 only where it differs from pass 1 (plan already searches the stack's stages).
+    const bool stages_first =
+        !space.zero && !stack.zero_stages.empty() && space.zero_stages != stack.zero_stages;
+    for (int pass = stages_first ? 0 : 1; pass < 2 && !best; ++pass) {
+      TrainSearchSpace second = first;
+      second.zero = space.zero;
+      second.recompute = space.recompute;
+      if (pass == 0) second.zero_stages = stack.zero_stages;
+      second.max_zero = 3;
+      SoftwareStack loose = stack;
+      loose.knobs.zero.reset();
+      loose.knobs.recompute.reset();
+      std::vector<Strategy> more = Candidates(job, second, loose, user);
+      best = Best(job, costs, more, &failures, as_given);
+      evaluated += static_cast<int64_t>(more.size());
+      cands.insert(cands.end(), more.begin(), more.end());
+      if (best) {
+        *best += cands.size() - more.size();
+        widened = true;
+      }
     }
   }
   if (!best) {

@@ -167,6 +167,36 @@ TEST(ChooseTrainStrategy, KeepsGivenKnobsAndWidensZeroOnlyWhenTheStacksDoesNotFi
       << c->chosen[0];
 }
 
+TEST(ChooseTrainStrategy, WidensRecomputeWithinTheStacksZeroStagesBeforeLeavingThem) {
+  // A 6.4B Llama (32 x 4096) on tp 1, pp 1, dp 8 at mbs 2 (this test's model: 4,096 tokens).
+  // GiB per GPU: weights 12.4, fp32 gradients 24.8 (ZeRO 1) or 3.1 (ZeRO 2: sharded over 8),
+  // optimizer 9.3, workspace and buffers ~2.2, activations without recompute ~34 (68.2 at mbs 4,
+  // as this test printed while written). ZeRO 1 without recompute: ~83 > 75.2 usable; ZeRO 2:
+  // ~61 fits; ZeRO 1 with full recompute (one layer's activations and the layer inputs) fits.
+  // megatron-core-2024 runs ZeRO 0 and 1 only (traits.zero_stages): the choice must keep ZeRO 1
+  // and recompute, as a Megatron-Core 0.9 user would (the search used to take ZeRO 2).
+  const TransformerSpec m = Llama(32, 4096, 32);
+  const SoftwareStack stack = Stack("megatron-core-2024");
+  auto vm = MakeVm(m, 64, stack);
+  vm->job.strategy.mbs = 2;
+  vm->job.mbs_given = true;
+  TrainSearchSpace space;
+  space.tp = 1;
+  space.pp = 1;
+  space.allow_uneven = false;
+  // The premise: the stack's own knobs (ZeRO 1, no recompute) do not fit.
+  TrainSearchSpace as_stack = space;
+  as_stack.zero = 1;
+  as_stack.recompute = Recompute::kNone;
+  EXPECT_FALSE(ChooseTrainStrategy(vm->job, *vm->costs, as_stack, stack, {}).ok());
+  StatusOr<TrainChoice> c = ChooseTrainStrategy(vm->job, *vm->costs, space, stack, {});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_TRUE(c->widened);
+  EXPECT_LE(c->strategy.zero, 1);
+  EXPECT_NE(c->strategy.recompute, Recompute::kNone);
+  for (const std::string& x : c->chosen) EXPECT_EQ(x.find("cannot run"), std::string::npos) << x;
+}
+
 TEST(ChooseTrainStrategy, NothingFitsNamesTheSmallestFootprint) {
   // 175B-class on 8 GPUs: no tp x pp x ZeRO x recompute fits.
   const TransformerSpec m = Llama(96, 12288, 96);
