@@ -212,8 +212,17 @@ StatusOr<TrainChoice> ChooseTrainStrategy(const TrainJob& job, const TrainCosts&
       TrainSearchSpace second = first;
       second.zero = space.zero;
       second.recompute = space.recompute;
-      if (pass == 0) second.zero_stages = stack.zero_stages;
       second.max_zero = 3;
+      if (pass == 0) {
+        second.zero_stages = stack.zero_stages;
+      } else if (stages_first) {  // the stages pass 0 left out, each configuration once
+        second.zero_stages.clear();
+        for (int z = 0; z <= 3; ++z) {
+          if (std::find(stack.zero_stages.begin(), stack.zero_stages.end(), z) ==
+              stack.zero_stages.end())
+            second.zero_stages.push_back(z);
+        }
+      }
       SoftwareStack loose = stack;
       loose.knobs.zero.reset();
       loose.knobs.recompute.reset();
