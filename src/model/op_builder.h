@@ -30,6 +30,35 @@ struct Builder {
   // kernel before each GEMM writes it so. Wider math reads activations as stored.
   bool quantized_inputs() const { return shape.math == Dtype::kFp4; }
   double in() const { return quantized_inputs() ? DtypeBytes(shape.math) : a(); }
+  // Transformer Engine's FP8 training recipe (fp8_autocast over te.LayerNormLinear, te.Linear and
+  // te.LayerNormMLP, TE 1.x as Megatron-Core's TE layer spec runs it; set by LayerForwardOps for
+  // fp8 math over 16-bit activations with fused element-wise kernels). Each linear layer's GEMM
+  // reads FP8 operands (its input and the FP8 copy of its weight: 1 byte each) and writes a
+  // 16-bit output. Its input is cast to FP8 by a memory-bound kernel TE runs before the GEMM,
+  // `fp8_cast_transpose_fused` (read a, write the FP8 values and their transpose for the weight
+  // gradient: a + 2 bytes per element), unless the producer writes it in FP8 (Fp8Output: the
+  // norm of LayerNormLinear / LayerNormMLP, `layernorm_fwd_fp8` / `rmsnorm_fwd_fp8`, and
+  // LayerNormMLP's activation), in which case the backward transposes it (`tex.fp8_transpose`,
+  // 2 bytes per element). In the backward TE casts and transposes each GEMM's output gradient
+  // (`grad_output_preprocess` -> `fp8_cast_transpose_fused` / `_bgrad_fused`: a + 2 bytes per
+  // element) before the data- and weight-gradient GEMMs, except where LayerNormMLP fuses it into
+  // the GELU backward (`fp8_cast_transpose_bgrad_dgelu_fused`). The amax of each cast is
+  // reduced inside the cast kernel (delayed scaling); the per-step amax/scale update and the
+  // weights' FP8 cast (once per step with Megatron-Core's is_first_microbatch caching) are not
+  // per-micro-batch operators. Batched GEMMs over activations (unfused attention's QK^T, PV) are
+  // not linear layers and keep their 16-bit path.
+  bool te_fp8 = false;
+  // The next GEMM reads an FP8 input its producer wrote (Fp8Output).
+  bool fp8_input_fused = false;
+  // The last op (a norm or activation feeding the next GEMM) writes its `elems` outputs in FP8
+  // (1 byte instead of a); its backward keeps the 16-bit bytes it had.
+  void Fp8Output(double elems) {
+    if (!te_fp8) return;
+    Op& op = out->back();
+    if (op.backward_bytes <= 0) op.backward_bytes = 2 * op.bytes;
+    op.bytes -= elems * (a() - DtypeBytes(Dtype::kFp8));
+    fp8_input_fused = true;
+  }
   // Dynamic NVFP4 quantization of `elems` activations feeding a GEMM whose producer does not
   // quantize (attention output, MLP activation): reads them at the activation dtype, writes
   // values + block scales, ~3 FLOP per element (abs-max, scale, convert). A separate kernel
@@ -45,6 +74,15 @@ struct Builder {
   // summed over the batch when it differs from m * batch (grouped expert GEMMs).
   void Gemm(const char* name, double m, int64_t n, int64_t k, int64_t batch = 1,
             double rows_total = -1) {
+    const double rows = rows_total >= 0 ? rows_total : m * static_cast<double>(batch);
+    // A linear layer under the FP8 recipe (te_fp8): one weight, or grouped experts.
+    const bool fp8_linear = te_fp8 && (batch == 1 || rows_total >= 0);
+    const double x_elems = rows * static_cast<double>(k);
+    if (fp8_linear && !fp8_input_fused) {
+      Memory(std::string(name) + "_x_fp8_cast_transpose", OpKind::kElementwise, 3 * x_elems,
+             x_elems * (a() + 2 * DtypeBytes(Dtype::kFp8)), 0)
+          .no_backward = true;
+    }
     Op op;
     op.name = name;
     op.kind = OpKind::kGemm;
@@ -54,12 +92,18 @@ struct Builder {
     op.batch = batch;
     // Expert GEMMs (rows_total given): one grouped kernel over `batch` experts of m rows each.
     if (rows_total >= 0 && batch > 1) op.grouped_rows = static_cast<double>(op.m);
-    const double rows = rows_total >= 0 ? rows_total : m * static_cast<double>(batch);
     op.flop = 2.0 * rows * static_cast<double>(n) * static_cast<double>(k);
-    op.weight_bytes = static_cast<double>(batch) * static_cast<double>(k) * n * w();
+    const double wb = fp8_linear ? DtypeBytes(Dtype::kFp8) : w();
+    op.weight_bytes = static_cast<double>(batch) * static_cast<double>(k) * n * wb;
+    const double x_bytes = fp8_linear ? DtypeBytes(Dtype::kFp8) : in();
     op.bytes =
-        rows * (static_cast<double>(k) * in() + static_cast<double>(n) * a()) + op.weight_bytes;
+        rows * (static_cast<double>(k) * x_bytes + static_cast<double>(n) * a()) + op.weight_bytes;
     op.math = shape.math;
+    if (fp8_linear) {
+      op.fp8_dy_cast_bytes = rows * static_cast<double>(n) * (a() + 2 * DtypeBytes(Dtype::kFp8));
+      if (fp8_input_fused) op.fp8_x_transpose_bytes = x_elems * 2 * DtypeBytes(Dtype::kFp8);
+    }
+    fp8_input_fused = false;
     out->push_back(op);
   }
   // An element-wise op over `elems` elements reading `reads` and writing `writes` tensors.

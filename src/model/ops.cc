@@ -66,11 +66,14 @@ OpShape ProjectionShape(const OpShape& shape) {
 void PreAttention(Builder& outer, double tokens, bool absorbed) {
   const OpShape proj = ProjectionShape(outer.shape);
   Builder b{outer.spec, proj, outer.out};
+  b.te_fp8 = outer.te_fp8;
   const TransformerSpec& s = b.spec;
   const int t = b.t();
   const int64_t h = s.hidden;
   b.Norm("norm_attn", tokens);
   if (s.attention != AttentionKind::kMla) {
+    // FP8 recipe: te.LayerNormLinear's norm writes the QKV GEMM's input in FP8.
+    b.Fp8Output(b.NormTokens(tokens) * static_cast<double>(h));
     const int64_t n = (HeadsLocal(s, t) + 2 * KvHeadsLocal(s, t)) * s.head_dim;
     b.Gemm("qkv_proj", tokens, n, h);
     // Learned absolute positions (GPT) are added once at the embedding, not per layer.
@@ -126,6 +129,7 @@ void PostAttention(Builder& b, int64_t layer, double tokens, bool absorbed) {
   const bool swiglu = s.activation == Activation::kSwiglu;
   const OpShape proj = ProjectionShape(b.shape);
   Builder pb{s, proj, b.out};
+  pb.te_fp8 = b.te_fp8;
   if (s.attention == AttentionKind::kMla) {
     const int64_t hl = HeadsLocal(s, t);
     if (absorbed) pb.Gemm("v_up", tokens, s.mla.v_head_dim, s.mla.kv_lora_rank, hl);
@@ -137,10 +141,15 @@ void PostAttention(Builder& b, int64_t layer, double tokens, bool absorbed) {
   }
   b.Elementwise("residual_attn", OpKind::kElementwise, b.NormTokens(tokens) * hd, 2, 1, 1);
   b.Norm("norm_mlp", tokens);
+  // FP8 recipe: a dense layer's MLP is one te.LayerNormMLP (norm, FC1, activation and FC2 fused
+  // around FP8 tensors); an MoE layer's norm, router and experts are separate modules.
+  const bool layernorm_mlp = b.te_fp8 && !s.IsMoeLayer(layer);
+  if (layernorm_mlp) b.Fp8Output(b.NormTokens(tokens) * hd);
   auto mlp = [&](const char* up, const char* act, const char* down, double rows, int64_t ffn,
                  int64_t batch, double rows_total, int split) {
     const int64_t f = std::max<int64_t>(1, ffn / split);
     b.Gemm(up, rows, swiglu ? 2 * f : f, h, batch, rows_total);
+    const size_t up_op = b.out->size() - 1;
     const double act_rows = rows_total >= 0 ? rows_total : rows * batch;
     if (swiglu && b.eager()) {
       // torchtitan's FeedForward: F.silu(w1(x)) * w3(x), two kernels; per element of the f-wide
@@ -151,6 +160,13 @@ void PostAttention(Builder& b, int64_t layer, double tokens, bool absorbed) {
       b.EagerKernel(std::string(act) + ".mul", OpKind::kElementwise, e, 3 * x, 6 * x, 1);
     } else {
       b.Elementwise(act, OpKind::kElementwise, act_rows * f, swiglu ? 2 : 1, 1, swiglu ? 5 : 8);
+    }
+    if (layernorm_mlp) {
+      // LayerNormMLP's activation writes FC2's input in FP8; GELU's backward casts and
+      // transposes FC1's output gradient in the same kernel (fp8_cast_transpose_bgrad_dgelu_
+      // fused), SwiGLU's (dswiglu, then fp8_cast_transpose_bgrad_fused) in a kernel of its own.
+      b.Fp8Output(act_rows * static_cast<double>(f));
+      if (!swiglu) (*b.out)[up_op].fp8_dy_cast_bytes = 0;
     }
     b.Quantize("act_quant", act_rows * f);
     b.Gemm(down, rows, h, f, batch, rows_total);
@@ -309,6 +325,10 @@ double SeqLen(const TransformerSpec& s, const OpShape& shape) {
 std::vector<Op> LayerForwardOps(const TransformerSpec& spec, int64_t layer, const OpShape& shape) {
   std::vector<Op> ops;
   Builder b{spec, shape, &ops};
+  // Training: FP8 GEMMs over 16-bit activations run Transformer Engine's FP8 recipe (op_builder.h
+  // Builder::te_fp8). Eager element-wise stacks (torchtitan's float8 through torchao) are not TE.
+  b.te_fp8 =
+      shape.math == Dtype::kFp8 && DtypeBytes(shape.activations) == 2 && !shape.eager_elementwise;
   const double s = SeqLen(spec, shape);
   const int cp = std::max(1, shape.cp);
   const double q_len = s / cp;
@@ -335,6 +355,19 @@ std::vector<Op> BackwardOps(const std::vector<Op>& fwd) {
     const Op& f = *it;
     if (f.no_backward) continue;
     if (f.kind == OpKind::kGemm) {
+      // FP8 recipe: TE's memory-bound kernels before the backward GEMMs (Op::fp8_dy_cast_bytes).
+      for (const auto& [suffix, bytes] :
+           {std::pair<const char*, double>{"_dy_fp8_cast_transpose", f.fp8_dy_cast_bytes},
+            std::pair<const char*, double>{"_x_fp8_transpose", f.fp8_x_transpose_bytes}}) {
+        if (bytes <= 0) continue;
+        Op c;
+        c.name = f.name + suffix;
+        c.kind = OpKind::kElementwise;
+        c.pass = Pass::kBackward;
+        c.bytes = bytes;
+        c.math = f.math;
+        out.push_back(c);
+      }
       // Both read/write the same three tensors as the forward GEMM (X, dY, W or dW, dX):
       // same FLOPs and bytes, different shapes.
       const double rows = f.flop / (2.0 * static_cast<double>(f.n) * static_cast<double>(f.k));
@@ -406,8 +439,16 @@ std::vector<Op> EmbeddingForwardOps(const TransformerSpec& spec, double tokens,
 
 std::vector<Op> LmHeadForwardOps(const TransformerSpec& spec, double tokens, const OpShape& shape,
                                  bool with_loss) {
+  // Training (with_loss) at fp8: the output layer is not an FP8 module, so its GEMM runs at the
+  // activations' 16-bit precision (Megatron-Core's GPTModel.output_layer is
+  // tensor_parallel.ColumnParallelLinear, outside Transformer Engine's fp8_autocast reach;
+  // torchtitan's float8 conversion skips "output" too).
+  OpShape head = shape;
+  if (with_loss && shape.math == Dtype::kFp8 && DtypeBytes(shape.activations) == 2) {
+    head.math = shape.activations;
+  }
   std::vector<Op> ops;
-  Builder b{spec, shape, &ops};
+  Builder b{spec, head, &ops};
   b.Norm("final_norm", tokens);
   const int64_t v = std::max<int64_t>(1, spec.vocab / b.t());
   b.Gemm("lm_head", tokens, v, spec.hidden);

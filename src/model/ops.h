@@ -63,6 +63,14 @@ struct Op {
   // A grouped GEMM over `batch` experts (MoE): the rows of each expert's GEMM (m, as priced);
   // 0: not grouped (dense, or batched over heads). compute/ prices its kernel's own rate.
   double grouped_rows = 0;
+  // Transformer Engine's FP8 training recipe (GEMMs only; model/op_builder.h Builder::te_fp8):
+  // HBM bytes of the memory-bound kernels TE runs before this GEMM's backward GEMMs: the
+  // cast-transpose of the output gradient dY to FP8 (and its transpose, for the weight
+  // gradient), and the transpose of the FP8 input a fused norm or activation wrote (for the
+  // weight gradient). BackwardOps emits them as "<name>_dy_fp8_cast_transpose" and
+  // "<name>_x_fp8_transpose". 0: no such kernel.
+  double fp8_dy_cast_bytes = 0;
+  double fp8_x_transpose_bytes = 0;
   Dtype math = Dtype::kBf16;  // precision of the arithmetic
 };
 
