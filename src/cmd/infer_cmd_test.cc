@@ -198,11 +198,16 @@ TEST(InferFlags, GuaranteedNoEvictNeverPreemptsAndCapsTheBatchAtWholeRequests) {
   StatusOr<CommandOutput> r = Infer(base);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_GT(r->json["kv_cache"]["preemptions"].get<int64_t>(), 0);
+  EXPECT_EQ(r->json["deployment"]["scheduler"], "max-utilization");
+  EXPECT_EQ(r->text.find("guaranteed-no-evict"), std::string::npos);
   Json a = base;
   a["guaranteed-no-evict"] = true;
   r = Infer(a);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->json["kv_cache"]["preemptions"].get<int64_t>(), 0);
+  // The run says which scheduler it ran: JSON deployment.scheduler and the Deployment line.
+  EXPECT_EQ(r->json["deployment"]["scheduler"], "guaranteed-no-evict");
+  EXPECT_NE(r->text.find(", guaranteed-no-evict scheduler"), std::string::npos);
   const int64_t whole = r->json["kv_cache"]["blocks_per_replica"].get<int64_t>() / 68;
   EXPECT_LT(whole, 640);
   EXPECT_LE(r->json["mean_batch"].get<double>(), static_cast<double>(whole));

@@ -51,19 +51,22 @@ Json InferJson(const InferView& v) {
   if (r.scenario != Scenario::kOffline) {
     j["slo"] = {{"ttft_p99_s", r.ttft_limit_s}, {"tpot_p99_s", r.tpot_limit_s}, {"met", r.slo_met}};
   }
-  j["deployment"] = {{"tp", d.tp},
-                     {"pp", d.pp},
-                     {"ep", d.ep},
-                     {"replicas", d.replicas},
-                     {"gpus_used", d.gpus_used},
-                     {"gpus_total", d.gpus_total},
-                     {"max_batch", d.max_batch},
-                     {"max_num_tokens", d.max_num_tokens},
-                     {"weights", DtypeName(d.weights)},
-                     {"kv", DtypeName(d.kv)},
-                     {"chosen", d.chosen},
-                     {"stack", v.stack.empty() ? Json(nullptr) : Json(v.stack)},
-                     {"host_overlap", r.host_overlap}};
+  j["deployment"] = {
+      {"tp", d.tp},
+      {"pp", d.pp},
+      {"ep", d.ep},
+      {"replicas", d.replicas},
+      {"gpus_used", d.gpus_used},
+      {"gpus_total", d.gpus_total},
+      {"max_batch", d.max_batch},
+      {"max_num_tokens", d.max_num_tokens},
+      {"weights", DtypeName(d.weights)},
+      {"kv", DtypeName(d.kv)},
+      {"chosen", d.chosen},
+      {"stack", v.stack.empty() ? Json(nullptr) : Json(v.stack)},
+      {"host_overlap", r.host_overlap},
+      // TensorRT-LLM's capacity scheduler policy (serve/engine.h).
+      {"scheduler", r.guaranteed_no_evict ? "guaranteed-no-evict" : "max-utilization"}};
   if (d.attention_dp) j["deployment"]["attention_dp"] = true;  // max_batch etc. per rank
   if (d.prefill_replicas > 0) {
     j["deployment"]["prefill_replicas"] = d.prefill_replicas;
@@ -115,9 +118,10 @@ std::string InferText(const InferView& v) {
                          : d.ep > 1 ? " (EP" + std::to_string(d.ep) + " inside TP)"
                                     : "";
   p("Deployment:     %d %s of TP%d x PP%d%s (%d GPUs used), max batch %d, max tokens "
-    "%d%s%s%s\n",
+    "%d%s%s%s%s\n",
     d.replicas, d.replicas == 1 ? "replica" : "replicas", d.tp, d.pp, ep.c_str(), d.gpus_used,
     d.max_batch, d.max_num_tokens, d.attention_dp ? " per rank" : "",
+    r.guaranteed_no_evict ? ", guaranteed-no-evict scheduler" : "",
     d.chosen.empty() ? "" : "; chosen: ", Join(d.chosen).c_str());
   if (d.prefill_replicas > 0) {
     p("Disaggregated:  %d prefill replicas, %d decode replicas\n", d.prefill_replicas,

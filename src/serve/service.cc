@@ -259,6 +259,7 @@ StatusOr<InferResult> RunInference(const InferContext& given, const InferOptions
   r.scenario = o.scenario;
   r.caveat = ctx.calibration->For(ctx.gpu->arch).serving_caveat;
   r.host_overlap = o.host_overlap;
+  r.guaranteed_no_evict = o.guaranteed_no_evict;
   r.ttft_limit_s = latency ? ttft : 0;
   r.tpot_limit_s = latency ? tpot : 0;
   if (latency) {

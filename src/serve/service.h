@@ -161,7 +161,8 @@ struct InferResult {
   // How far to trust the numbers on this GPU (ArchCalibration::serving_caveat); empty: no
   // known caveat.
   std::string caveat;
-  bool host_overlap = true;  // the run's InferOptions::host_overlap
+  bool host_overlap = true;          // the run's InferOptions::host_overlap
+  bool guaranteed_no_evict = false;  // the run's InferOptions::guaranteed_no_evict
 };
 
 // kInvalidInput if a request of `o` (lengths or trace) is longer, input + output, than the
