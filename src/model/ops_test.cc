@@ -7,14 +7,13 @@
 #include <utility>
 #include <vector>
 
+#include "model/testing.h"
+
 namespace ndt {
 namespace {
 
-TransformerSpec Preset(const std::string& name) {
-  StatusOr<TransformerSpec> s = LoadModel(name, ModelsDir(""));
-  EXPECT_TRUE(s.ok()) << s.status().message();
-  return *s;
-}
+using model_testing::Find;
+using model_testing::Preset;
 
 double GemmFlop(const std::vector<Op>& ops) {
   double f = 0;
@@ -22,14 +21,6 @@ double GemmFlop(const std::vector<Op>& ops) {
     if (o.kind == OpKind::kGemm) f += o.flop;
   }
   return f;
-}
-
-const Op& Find(const std::vector<Op>& ops, const std::string& name) {
-  for (const Op& o : ops) {
-    if (o.name == name) return o;
-  }
-  ADD_FAILURE() << "no op " << name;
-  return ops.front();
 }
 
 // GPT layer: QKV 3h^2 + out h^2 + MLP 8h^2 = 12h^2 MACs per token -> 24 s h^2 FLOPs for b = 1;
@@ -431,91 +422,6 @@ TEST(Nvfp4, Fp4GemmsReadQuantizedActivations) {
   for (const Op& o : LayerTokenOps(s, 0, 1000, shape)) {
     EXPECT_EQ(o.name.find("quant"), std::string::npos) << o.name;
   }
-}
-
-// Transformer Engine's FP8 recipe on a Llama 2 7B layer (h 4096, 32 heads of 128, ffn 11008,
-// SwiGLU, RMSNorm), 1000 tokens, tp 1, bf16 activations (a = 2 B), fp8 math:
-//   norm_attn / norm_mlp write the GEMM input in FP8: 1000 x 4096 x (2 + 1) + 4096 x 2 (gamma),
-//     the backward keeps the bf16 2 x (1000 x 4096 x 4 + 8192).
-//   qkv_proj (n 3 x 4096 = 12288): reads x and W in FP8, writes bf16:
-//     1000 x (4096 x 1 + 12288 x 2) + 4096 x 12288 x 1; backward: dY cast-transpose
-//     1000 x 12288 x (2 + 1 + 1), x transpose 1000 x 4096 x (1 + 1).
-//   out_proj's input (attention output, bf16) cast-transposed before it: 1000 x 4096 x 4,
-//     no backward; its dY 1000 x 4096 x 4.
-//   mlp_act (SwiGLU, reads 2 x 11008 writes 11008 per token): 1000 x 11008 x (2 x 2 + 1),
-//     backward 2 x 1000 x 11008 x 6.
-//   mlp_gate_up's dY (1000 x 22016) x 4; mlp_down's x transpose 1000 x 11008 x 2, dY
-//     1000 x 4096 x 4.
-TEST(Fp8Recipe, CastTransposeKernelsOfALayer) {
-  const TransformerSpec s = Preset("llama2-7b");
-  OpShape shape;
-  shape.seq_len = 1000;
-  shape.math = Dtype::kFp8;
-  const std::vector<Op> fwd = LayerForwardOps(s, 0, shape);
-  const Op& norm = Find(fwd, "norm_attn");
-  EXPECT_DOUBLE_EQ(norm.bytes, 1000.0 * 4096 * 3 + 8192);
-  EXPECT_DOUBLE_EQ(norm.backward_bytes, 2 * (1000.0 * 4096 * 4 + 8192));
-  const Op& qkv = Find(fwd, "qkv_proj");
-  EXPECT_DOUBLE_EQ(qkv.bytes, 1000.0 * (4096 + 12288 * 2) + 4096.0 * 12288);
-  EXPECT_DOUBLE_EQ(qkv.fp8_dy_cast_bytes, 1000.0 * 12288 * 4);
-  EXPECT_DOUBLE_EQ(qkv.fp8_x_transpose_bytes, 1000.0 * 4096 * 2);
-  const Op& cast = Find(fwd, "out_proj_x_fp8_cast_transpose");
-  EXPECT_DOUBLE_EQ(cast.bytes, 1000.0 * 4096 * 4);
-  EXPECT_TRUE(cast.no_backward);
-  EXPECT_DOUBLE_EQ(Find(fwd, "out_proj").fp8_dy_cast_bytes, 1000.0 * 4096 * 4);
-  EXPECT_DOUBLE_EQ(Find(fwd, "out_proj").fp8_x_transpose_bytes, 0);
-  EXPECT_DOUBLE_EQ(Find(fwd, "mlp_act").bytes, 1000.0 * 11008 * 5);
-  EXPECT_DOUBLE_EQ(Find(fwd, "mlp_act").backward_bytes, 2 * 1000.0 * 11008 * 6);
-  EXPECT_DOUBLE_EQ(Find(fwd, "mlp_gate_up").fp8_dy_cast_bytes, 1000.0 * 22016 * 4);
-  EXPECT_DOUBLE_EQ(Find(fwd, "mlp_down").fp8_x_transpose_bytes, 1000.0 * 11008 * 2);
-  EXPECT_DOUBLE_EQ(Find(fwd, "mlp_down").fp8_dy_cast_bytes, 1000.0 * 4096 * 4);
-  // Only the attention output is cast by a kernel of its own in the forward.
-  int casts = 0;
-  for (const Op& o : fwd) casts += o.name.ends_with("_fp8_cast_transpose");
-  EXPECT_EQ(casts, 1);
-  // Backward: the output gradient's cast-transpose and the input's transpose run before the
-  // GEMM's data gradient; the forward cast has no backward.
-  const std::vector<Op> bwd = BackwardOps(fwd);
-  auto at = [&](const std::string& n) {
-    for (size_t i = 0; i < bwd.size(); ++i) {
-      if (bwd[i].name == n) return static_cast<int>(i);
-    }
-    return -1;
-  };
-  EXPECT_GE(at("mlp_down_dy_fp8_cast_transpose"), 0);
-  EXPECT_LT(at("mlp_down_dy_fp8_cast_transpose"), at("mlp_down_dgrad"));
-  EXPECT_LT(at("qkv_proj_x_fp8_transpose"), at("qkv_proj_dgrad"));
-  EXPECT_DOUBLE_EQ(bwd[at("qkv_proj_dy_fp8_cast_transpose")].bytes, 1000.0 * 12288 * 4);
-  EXPECT_EQ(at("out_proj_x_fp8_cast_transpose_bwd"), -1);
-  // 16-bit math: none of these kernels, and the norm writes bf16.
-  shape.math = Dtype::kBf16;
-  for (const Op& o : LayerBackwardOps(s, 0, shape)) {
-    EXPECT_EQ(o.name.find("fp8"), std::string::npos) << o.name;
-  }
-  EXPECT_DOUBLE_EQ(Find(LayerForwardOps(s, 0, shape), "norm_attn").bytes, 1000.0 * 4096 * 4 + 8192);
-}
-
-// GELU (GPT-3 6.7B, ffn 16384): LayerNormMLP casts FC1's output gradient inside the GELU
-// backward, so mlp_up has no cast-transpose of its own; FC2's still does (1000 x 4096 x 4).
-TEST(Fp8Recipe, GeluBackwardFusesFc1GradientCast) {
-  const TransformerSpec s = Preset("gpt3-6.7b");
-  OpShape shape;
-  shape.seq_len = 1000;
-  shape.math = Dtype::kFp8;
-  const std::vector<Op> fwd = LayerForwardOps(s, 0, shape);
-  EXPECT_DOUBLE_EQ(Find(fwd, "mlp_up").fp8_dy_cast_bytes, 0);
-  EXPECT_DOUBLE_EQ(Find(fwd, "mlp_up").fp8_x_transpose_bytes, 1000.0 * 4096 * 2);
-  EXPECT_DOUBLE_EQ(Find(fwd, "mlp_down").fp8_dy_cast_bytes, 1000.0 * 4096 * 4);
-}
-
-// The output layer is not an FP8 module in training (Megatron-Core's ColumnParallelLinear):
-// with the loss (training) its GEMM runs at bf16; serving's head (no loss) keeps fp8 math.
-TEST(Fp8Recipe, TrainingLmHeadRunsIn16Bit) {
-  const TransformerSpec s = Preset("llama2-7b");
-  OpShape shape;
-  shape.math = Dtype::kFp8;
-  EXPECT_EQ(Find(LmHeadForwardOps(s, 100, shape, true), "lm_head").math, Dtype::kBf16);
-  EXPECT_EQ(Find(LmHeadForwardOps(s, 100, shape, false), "lm_head").math, Dtype::kFp8);
 }
 
 }  // namespace

@@ -3,15 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "model/ops.h"
+#include "model/testing.h"
 
 namespace ndt {
 namespace {
 
-TransformerSpec Preset(const std::string& name) {
-  StatusOr<TransformerSpec> s = LoadModel(name, ModelsDir(""));
-  EXPECT_TRUE(s.ok()) << s.status().message();
-  return *s;
-}
+using model_testing::Preset;
 
 TEST(Presets, AllLoadAndValidate) {
   StatusOr<std::vector<TransformerSpec>> all = LoadAllModels(ModelsDir(""));
