@@ -114,10 +114,12 @@ struct InferFlags : CommandRequest {
     o->Add("cuda-graph-padding", &cuda_graph_padding,
            "Pad decode-only batches to the next captured CUDA graph size up to 8192 (TensorRT-LLM "
            "perf-overview's cuda_graph_config enable_padding)");
-    o->Add("guaranteed-no-evict", &guaranteed_no_evict,
-           "Admit a request only when the KV cache holds all of it, input and output (TensorRT-LLM "
-           "GUARANTEED_NO_EVICT, trtllm-bench's default); default: admit on the prompt and "
-           "preempt the newest when the cache fills (max-utilization)");
+    o->Add(
+        "guaranteed-no-evict", &guaranteed_no_evict,
+        "Admit a request only when the KV cache holds all of it, input and output (TensorRT-LLM "
+        "GUARANTEED_NO_EVICT, trtllm-bench's default); default: admit on the prompt and "
+        "preempt the newest when the cache fills (max-utilization, the default of NVIDIA's MLPerf "
+        "harness)");
     prices.Declare(o);
   }
 };
