@@ -9,7 +9,7 @@ measured ones (a blank where the run did not publish one). With --search it also
 without --qps (the highest Poisson rate whose p99s meet MLPerf's limits) and compares that rate
 with the submitted one. Nothing is fitted here.
 
-    python3 scripts/serving_tails.py [--search] [--bin build/ndtwin]
+    python3 scripts/serving_tails.py [--search] [--bin build/ndtwin] [--data DIR]
 """
 import argparse
 import json
@@ -82,12 +82,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "ndtwin"))
     ap.add_argument("--search", action="store_true", help="also search the rate (no --qps)")
+    ap.add_argument("--data", default=os.path.join(ROOT, "data"),
+                    help="data dir to run on (default: the repo's; e.g. a copy with other fits)")
     a = ap.parse_args()
     rows = list(fs.csv.DictReader(open(fs.CSV)))
     meas = measured(rows)
     tmp = tempfile.mkdtemp(prefix="ndt_tails_")
     data = os.path.join(tmp, "data")
-    shutil.copytree(os.path.join(ROOT, "data"), data)
+    shutil.copytree(a.data, data)
     fs.b200_vm(data)
     try:
         seen = {}
