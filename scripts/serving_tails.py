@@ -24,9 +24,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "src", "serve"))
 import fit_serving as fs  # noqa: E402  (cases, stacks and the B200 stand-in, as fitted)
 
-# Measured (ms) per fit_serving case prefix: mean TPOT, p99 TPOT, mean TTFT, p99 TTFT; read from
-# serving.csv's value / conditions / note text (None where the run did not publish it).
+
 def measured(rows):
+    """Measured ms per fit_serving case prefix: (mean TPOT, p99 TPOT, mean TTFT, p99 TTFT), read
+    from serving.csv's value / conditions / note text (None where the run did not publish it)."""
     def row(metric, system=None):
         for r in rows:
             if r["metric"] == metric and (system is None or system in r["system"]):
