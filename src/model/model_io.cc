@@ -162,6 +162,21 @@ StatusOr<TransformerSpec> FromYaml(const YamlMap& y, const std::string& default_
       NDT_ASSIGN_OR_RETURN(s.moe.capacity_factor,
                            moe->NumberIn("capacity_factor", 1.0 / 64, kMaxModelExperts));
     }
+    NDT_ASSIGN_OR_RETURN(std::optional<YamlMap> imb, moe->OptionalMap("rank_imbalance"));
+    if (imb) {
+      NDT_RETURN_IF_ERROR(RequireAll(*imb, {"ratio", "ep", "source"},
+                                     "a rank_imbalance block needs ratio ((max - mean) / mean "
+                                     "routed tokens per rank), ep and source"));
+      NDT_ASSIGN_OR_RETURN(s.moe.imbalance_ratio, imb->NumberIn("ratio", 0, kMaxModelExperts));
+      NDT_ASSIGN_OR_RETURN(int64_t iep, imb->IntIn("ep", 2, experts));
+      if (experts % iep != 0) {
+        return imb->Error("ep", "must divide experts (" + std::to_string(experts) +
+                                    ": contiguous expert slots per rank)");
+      }
+      s.moe.imbalance_ep = static_cast<int>(iep);
+      NDT_ASSIGN_OR_RETURN(s.moe.imbalance_source, imb->String("source"));
+      NDT_RETURN_IF_ERROR(imb->Finish());
+    }
     NDT_RETURN_IF_ERROR(moe->Finish());
   }
   // The dense MLP: the architecture's rule unless given (unused when every layer is MoE).

@@ -192,8 +192,11 @@ void PostAttention(Builder& b, int64_t layer, double tokens, bool absorbed) {
     // experts receive at least one token. EP over DP: the ep ranks' tokens meet on each GPU, which
     // gets as many pairs as its own tokens make. EP inside TP: the group's one set of tokens is
     // split, 1/ep of the pairs per GPU, each expert ffn/(tp/ep) wide.
-    const double routed = in_tp ? tokens : tokens * ep;
-    const double pairs = tokens * e.top_k * e.capacity_factor / (in_tp ? ep : 1);
+    // Skewed routing (OpShape::moe_rank_load): this GPU is the busiest rank, whose experts see
+    // `skew` times the mean rank's pairs, as if that many more tokens were routed uniformly.
+    const double skew = ep > 1 ? std::max(1.0, b.shape.moe_rank_load) : 1.0;
+    const double routed = (in_tp ? tokens : tokens * ep) * skew;
+    const double pairs = tokens * e.top_k * e.capacity_factor / (in_tp ? ep : 1) * skew;
     const int expert_split = in_tp ? t / ep : t;
     const double local = std::max(1.0, static_cast<double>(e.experts) / ep);
     const double active = std::max(1.0, ExpectedDistinctExperts(routed, e.experts, e.top_k, local));
@@ -244,6 +247,17 @@ double ExpectedMaxExpertLoad(double routed, int experts, int top_k, double local
     expect += 1.0 - std::pow(std::min(1.0, cdf), local);
   }
   return std::clamp(expect, mean, std::max(mean, routed));
+}
+
+double BusiestRankLoad(const MoeSpec& moe, int ep) {
+  if (ep <= 1 || moe.experts <= 0 || moe.top_k <= 0 || moe.imbalance_ratio <= 0 ||
+      moe.imbalance_ep <= 0) {
+    return 1.0;
+  }
+  const double local = static_cast<double>(moe.experts) / ep;
+  const double cap = ep * std::min(local, static_cast<double>(moe.top_k)) / moe.top_k;
+  const double load = 1.0 + moe.imbalance_ratio * ep / moe.imbalance_ep;
+  return std::max(1.0, std::min(load, cap));
 }
 
 namespace {

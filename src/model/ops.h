@@ -89,6 +89,10 @@ struct OpShape {
   // EP splits the TP group, whose ranks all hold the same tokens; each GPU computes 1/ep of the
   // pairs on experts/ep experts each ffn/(tp/ep) wide. REQUIRES tp % ep == 0 when true.
   bool ep_within_tp = false;
+  // The busiest EP rank's routed token-expert pairs over the mean rank's (>= 1; 1 = uniform
+  // routing): serving prices the rank the MoE collectives wait for (serve/cost.h,
+  // BusiestRankLoad). Training leaves it at 1.
+  double moe_rank_load = 1;
   bool sequence_parallel = false;  // norms / element-wise on tokens / t
   bool fused_attention = true;     // false: unfused attention core (see the file comment)
   // Element-wise ops as PyTorch's eager kernels, one per tensor op of the model code (torchtitan
@@ -148,6 +152,15 @@ double ExpectedDistinctExperts(double routed, int experts, int top_k, double loc
 // binomial CDF; clamped to [routed * k / E, routed] (a bin's mean; a token enters an expert at
 // most once). Deterministic (no sampling).
 double ExpectedMaxExpertLoad(double routed, int experts, int top_k, double local);
+// Real routing is skewed: the busiest of `ep` expert-parallel ranks' routed token-expert pairs
+// over the mean rank's, from the model's measured imbalance (MoeSpec::imbalance_ratio r =
+// (max - mean) / mean rank load at imbalance_ep = m ranks). Experts sit on ranks in contiguous
+// slots (TensorRT-LLM's placement without EPLB), and the excess is one hot spot (the hottest
+// expert, or hot experts, on one rank: TensorRT-LLM's large-scale-EP blog) worth r x (E / m)
+// experts' mean load; at ep ranks it is spread over the rank's E / ep experts:
+// load = 1 + r x ep / m. Capped at ep x min(E / ep, k) / k (a token sends a rank at most
+// min(local experts, k) pairs). 1 when there is no measurement (uniform routing) or ep <= 1.
+double BusiestRankLoad(const MoeSpec& moe, int ep);
 
 // Whether op is part of the attention core, forward or backward (fused kAttention, or an
 // unfused attn_* op): what selective recompute re-runs.

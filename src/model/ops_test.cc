@@ -165,6 +165,63 @@ TEST(MoeOps, RoutingStatisticsByHand) {
   EXPECT_LT(big, (1 << 20) * 2 / 8.0 * 1.01);
 }
 
+// The busiest EP rank under skewed routing, DeepSeek-V3's measured imbalance (data/models:
+// ratio 1.564 at EP 32, 256 experts, top 8): load = 1 + 1.564 x ep / 32, capped at
+// ep x min(256 / ep, 8) / 8.
+// - EP 8 (32 experts per rank): 1 + 1.564 x 8 / 32 = 1.391 (cap 8).
+// - EP 32, where it was measured: 1 + 1.564 = 2.564.
+// - EP 256 (one expert per rank): 1 + 1.564 x 8 = 13.512 (cap 256 x 1 / 8 = 32).
+// - EP 1: one rank, 1. Mixtral (no measurement): uniform, 1 at any EP.
+// - A cap that binds: 8 experts, top 2, ratio 1 measured at EP 2; at EP 8 (one expert per rank)
+//   1 + 1 x 8 / 2 = 5 > 8 x min(1, 2) / 2 = 4 (a rank of one expert gets at most every token).
+TEST(MoeOps, BusiestRankLoadByHand) {
+  const TransformerSpec ds = Preset("deepseek-v3");
+  EXPECT_DOUBLE_EQ(ds.moe.imbalance_ratio, 1.564);
+  EXPECT_EQ(ds.moe.imbalance_ep, 32);
+  EXPECT_DOUBLE_EQ(BusiestRankLoad(ds.moe, 8), 1.391);
+  EXPECT_DOUBLE_EQ(BusiestRankLoad(ds.moe, 32), 2.564);
+  EXPECT_NEAR(BusiestRankLoad(ds.moe, 256), 13.512, 1e-12);
+  EXPECT_DOUBLE_EQ(BusiestRankLoad(ds.moe, 1), 1.0);
+  EXPECT_DOUBLE_EQ(BusiestRankLoad(Preset("mixtral-8x7b").moe, 8), 1.0);
+  MoeSpec small;
+  small.experts = 8;
+  small.top_k = 2;
+  small.imbalance_ratio = 1.0;
+  small.imbalance_ep = 2;
+  EXPECT_DOUBLE_EQ(BusiestRankLoad(small, 8), 4.0);
+}
+
+// The busiest rank's experts compute `load` x the mean rank's pairs. DeepSeek-V3, 1,024 tokens
+// per rank, EP 8 over the ranks (attention-DP): uniform, 1,024 x 8 = 8,192 pairs on the 32 local
+// experts; at load 1.391, 11,395.072 pairs, so experts_gate_up's FLOPs are 2 x 11,395.072 x
+// (2 x 2048) x 7168 and its rows per expert the expected largest load of 1,024 x 8 x 1.391
+// routed tokens (ExpectedMaxExpertLoad, above). EP inside TP 8: 1,024 x 8 / 8 = 1,024 pairs ->
+// 1,424.384. Without EP the load is ignored (one rank holds every expert).
+TEST(MoeOps, TheBusiestRankComputesItsShareOfPairs) {
+  const TransformerSpec s = Preset("deepseek-v3");
+  OpShape dp;
+  dp.ep = 8;
+  OpShape skew = dp;
+  skew.moe_rank_load = 1.391;
+  const Op u = Find(LayerTokenOps(s, 10, 1024, dp), "experts_gate_up");
+  const Op k = Find(LayerTokenOps(s, 10, 1024, skew), "experts_gate_up");
+  EXPECT_DOUBLE_EQ(u.flop, 2.0 * 8192 * 4096 * 7168);
+  EXPECT_NEAR(k.flop, 2.0 * 11395.072 * 4096 * 7168, 1e-6 * k.flop);
+  EXPECT_EQ(k.batch, 32);
+  EXPECT_EQ(k.m, static_cast<int64_t>(std::ceil(ExpectedMaxExpertLoad(11395.072, 256, 8, 32))));
+  EXPECT_GT(k.m, u.m);
+  OpShape in_tp;
+  in_tp.tp = in_tp.ep = 8;
+  in_tp.ep_within_tp = true;
+  in_tp.moe_rank_load = 1.391;
+  const Op t = Find(LayerTokenOps(s, 10, 1024, in_tp), "experts_gate_up");
+  EXPECT_NEAR(t.flop, 2.0 * 1424.384 * 4096 * 7168, 1e-6 * t.flop);
+  OpShape one;
+  one.moe_rank_load = 1.391;
+  EXPECT_DOUBLE_EQ(Find(LayerTokenOps(s, 10, 1024, one), "experts_gate_up").flop,
+                   Find(LayerTokenOps(s, 10, 1024, OpShape{}), "experts_gate_up").flop);
+}
+
 // Llama-2-70B decode at TP 8: one KV head per GPU; 1000 cached tokens of K and V (128 each)
 
 // Mixtral 8x7B (8 experts, top 2, expert ffn 14336, hidden 4096), 4096 tokens (every expert

@@ -58,6 +58,13 @@ struct MoeSpec {
   int64_t expert_ffn_hidden = 0;  // intermediate size of one expert (routed and shared)
   int first_k_dense = 0;          // the first k layers are dense (ffn_hidden), the rest MoE
   double capacity_factor = 1.0;   // tokens per expert = capacity * tokens * top_k / experts
+  // Measured load imbalance of the trained router at inference (model yaml moe.rank_imbalance):
+  // at imbalance_ep expert-parallel ranks (contiguous expert slots, no EPLB) the busiest rank
+  // receives (1 + imbalance_ratio) x the mean rank's routed tokens (model/ops.h
+  // BusiestRankLoad). 0: no measurement, routing taken as uniform.
+  double imbalance_ratio = 0;
+  int imbalance_ep = 0;
+  std::string imbalance_source;
 };
 
 // Multi-head latent attention (DeepSeek-V2/V3). Used when attention == kMla.

@@ -321,6 +321,35 @@ TEST(Yaml, ValuesNoModelHasAreRefusedWithTheirRange) {
   EXPECT_FALSE(s.ok());
 }
 
+// moe.rank_imbalance: read when whole; each bad field is one line naming it and the fix.
+TEST(Yaml, MoeRankImbalanceIsReadAndChecked) {
+  const std::string base =
+      "arch: mixtral\nlayers: 2\nheads: 4\nhidden: 64\nmoe: {experts: 8, top_k: 2, "
+      "expert_ffn_hidden: 8, rank_imbalance: ";
+  StatusOr<TransformerSpec> s =
+      ParseModelYaml(base + "{ratio: 0.5, ep: 4, source: \"a blog\"}}\n", "m.yaml");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_DOUBLE_EQ(s->moe.imbalance_ratio, 0.5);
+  EXPECT_EQ(s->moe.imbalance_ep, 4);
+  EXPECT_EQ(s->moe.imbalance_source, "a blog");
+  auto error = [&](const std::string& block) {
+    StatusOr<TransformerSpec> r = ParseModelYaml(base + block + "}\n", "m.yaml");
+    EXPECT_FALSE(r.ok()) << block;
+    const std::string m = r.ok() ? "" : std::string(r.status().message());
+    EXPECT_EQ(m.find('\n'), std::string::npos);
+    return m;
+  };
+  EXPECT_NE(error("{ratio: 0.5, ep: 4}").find("missing required key source"), std::string::npos);
+  EXPECT_NE(error("{ratio: -1, ep: 4, source: x}").find("rank_imbalance.ratio: must be in 0..4096"),
+            std::string::npos);
+  EXPECT_NE(error("{ratio: 1, ep: 16, source: x}").find("rank_imbalance.ep: must be in 2..8"),
+            std::string::npos);
+  EXPECT_NE(error("{ratio: 1, ep: 3, source: x}")
+                .find("rank_imbalance.ep: must divide experts (8: contiguous expert slots"),
+            std::string::npos);
+  EXPECT_NE(error("{ratio: 1, ep: 4, source: x, eplb: true}").find("eplb"), std::string::npos);
+}
+
 TEST(HfConfig, ASequenceOf2To62IsRefused) {
   StatusOr<TransformerSpec> s = ParseHfConfig(
       R"({"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,

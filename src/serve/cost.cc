@@ -29,6 +29,9 @@ IterationCostModel::IterationCostModel(CostSpec spec) : spec_(std::move(spec)) {
     shape_.ep = spec_.attention_dp;
     shape_.ep_within_tp = false;
   }
+  // Skewed routing: the MoE layers wait for the busiest EP rank (model/ops.h BusiestRankLoad;
+  // 1 without a measured imbalance or without EP).
+  shape_.moe_rank_load = BusiestRankLoad(spec_.model->moe, shape_.ep);
   shape_.math = spec_.weights;
   // Weight-only quantization: a GPU without tensor cores for the weights' 8/4-bit format and no
   // 8-bit path to run them in (A100: fp8/fp4 weights) multiplies at the activations' 16-bit

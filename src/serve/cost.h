@@ -43,6 +43,9 @@
 // rank with the most tokens): the ranks step together, held by the MoE collectives, so the step
 // waits for it. Its experts are priced at its token count on every
 // rank (a bound: CUDA graphs pad the ranks to the largest, use_dp_padding).
+// Skewed routing (with EP, attention-DP or EP inside TP): the MoE layers wait for the busiest EP
+// rank, whose experts compute BusiestRankLoad (model/ops.h; the model's measured imbalance) x the
+// mean rank's token-expert pairs; 1 (uniform) for a model without a measurement.
 // Operator times come from compute/compute.h (roofline calibrated on microbenchmarks);
 // communication times from callbacks (serve/deployment.cc uses coll/). With pipeline
 // parallelism, one micro-batch group's iteration runs through all stages, so the iteration time

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "hw/catalog.h"
+#include "model/ops.h"
 
 namespace ndt {
 namespace {
@@ -318,6 +319,51 @@ TEST(IterationCost, AttentionDpPricesTheBusiestRankAndTheMoeCollectives) {
   EXPECT_GT(t.attention_s, 0);
   EXPECT_NEAR(t.attention_s, r.attention_s, 1e-12);
   EXPECT_NEAR(t.head_s, r.head_s, 1e-12);
+}
+
+// Skewed routing: DeepSeek-V3's measured imbalance (data/models: 1.564 at EP 32) makes the
+// busiest of 8 attention-DP ranks compute 1 + 1.564 x 8 / 32 = 1.391 x the mean rank's pairs.
+// 64 decoders, 8 per rank: the layers' time is 58 MoE layers at that load plus the 3 dense
+// layers and the embedding as without skew; attention, head and collectives do not move. TP 8
+// without EP (experts split by TP on every GPU) has no busiest rank: unchanged.
+TEST(IterationCost, TheBusiestExpertParallelRankSetsTheMoeLayers) {
+  Loaded d;
+  ASSERT_NO_FATAL_FAILURE(Load("B200", "deepseek-v3", &d));
+  TransformerSpec uniform = *d.model;
+  uniform.moe.imbalance_ratio = 0;
+  CostSpec spec = d.Spec();
+  spec.tp = spec.ep = spec.attention_dp = 8;
+  spec.weights = Dtype::kFp4;
+  spec.kv = Dtype::kFp8;
+  spec.moe_comm_s = [](int rank_tokens) { return rank_tokens * 1e-6; };
+  CostSpec flat = spec;
+  flat.model = &uniform;
+  BatchShape all;
+  all.decode_seqs = 64;
+  all.decode_context_tokens = 64 * 1000.0;
+  IterationCostModel skewed(spec), even(flat);
+  const IterationTime a = skewed.Detail(all), b = even.Detail(all);
+  EXPECT_DOUBLE_EQ(skewed.spec().model->moe.imbalance_ratio, 1.564);
+  OpShape shape;
+  shape.ep = 8;
+  shape.math = shape.weights = Dtype::kFp4;
+  shape.activations = Dtype::kFp16;
+  shape.kv = Dtype::kFp8;
+  shape.attention_unquantized = true;
+  OpShape hot = shape;
+  hot.moe_rank_load = 1.391;
+  const double moe_delta = OpsTime(*d.gpu, LayerTokenOps(*d.model, 3, 8, hot), *d.cal) -
+                           OpsTime(*d.gpu, LayerTokenOps(*d.model, 3, 8, shape), *d.cal);
+  EXPECT_GT(moe_delta, 0);
+  EXPECT_NEAR(a.layers_s - b.layers_s, 58 * moe_delta, 1e-9 * a.layers_s);
+  EXPECT_DOUBLE_EQ(a.attention_s, b.attention_s);
+  EXPECT_DOUBLE_EQ(a.head_s, b.head_s);
+  EXPECT_DOUBLE_EQ(a.comm_s, b.comm_s);
+  spec.ep = flat.ep = 1;
+  spec.attention_dp = flat.attention_dp = 1;
+  spec.tp_allreduce_s = flat.tp_allreduce_s = [](double, int) { return 0.0; };
+  IterationCostModel tp_skewed(spec), tp_even(flat);
+  EXPECT_DOUBLE_EQ(tp_skewed.Detail(all).layers_s, tp_even.Detail(all).layers_s);
 }
 
 }  // namespace
