@@ -153,6 +153,18 @@ StatusOr<ArchCalibration> ParseArch(const YamlMap& y) {
     (void)residuals;
     fit.launch_s = launch.value;
     fit.wave_overhead_s = wave.value;
+    if (f.Has("split_accumulate")) {
+      NDT_ASSIGN_OR_RETURN(YamlMap sa, f.Map("split_accumulate"));
+      NDT_ASSIGN_OR_RETURN(fit.split_accumulate_fraction, sa.Number("fraction"));
+      if (fit.split_accumulate_fraction <= 0 || fit.split_accumulate_fraction > 1) {
+        return sa.Error("fraction", "must be in (0, 1]");
+      }
+      NDT_ASSIGN_OR_RETURN(std::string sa_residuals, sa.String("residuals"));
+      NDT_ASSIGN_OR_RETURN(std::string sa_how, sa.String("how"));
+      (void)sa_residuals;
+      (void)sa_how;
+      NDT_RETURN_IF_ERROR(sa.Finish());
+    }
     NDT_RETURN_IF_ERROR(f.Finish());
     a.gemm[p] = fit;
   }

@@ -86,11 +86,24 @@ double MemoryTime(const GpuSpec& gpu, double fraction, double bytes) {
   return bytes / (gpu.memory_Bps * fraction);
 }
 
-// Compute time of a GEMM at precision p (waves of tiles), best of both tile orientations.
+// Whether a GEMM runs the split (FP32-promoted) accumulator: the backward (dgrad, wgrad) FP8
+// GEMMs of training. Transformer Engine runs them with use_split_accumulator (`_2X_ACC_DGRAD`,
+// `_2X_ACC_WGRAD` = True; common/gemm/cublaslt_gemm.cu: FAST_ACCUM = 0), its forward without
+// (`_2X_ACC_FPROP` = False); torchao's Float8Linear likewise (gemm_config_output
+// use_fast_accum=True, grad_input / grad_weight default False). Serving has no backward.
+bool SplitAccumulate(const Op& op, Precision p) {
+  return op.kind == OpKind::kGemm && op.pass == Pass::kBackward && p == Precision::kFp8;
+}
+
+// Compute time of a GEMM at precision p (waves of tiles), best of both tile orientations;
+// split_accumulate: at the fit's split-accumulator fraction where it has one.
 double GemmComputeTime(const GpuSpec& gpu, const ArchCalibration& cal, int64_t m, int64_t n,
-                       int64_t k, int64_t batch, Precision p) {
+                       int64_t k, int64_t batch, Precision p, bool split_accumulate = false) {
   const GemmFit& fit = cal.GemmFor(p);
-  const double peak = Peak(gpu, p) * fit.fraction;
+  const double fraction = split_accumulate && fit.split_accumulate_fraction > 0
+                              ? fit.split_accumulate_fraction
+                              : fit.fraction;
+  const double peak = Peak(gpu, p) * fraction;
   NDT_CHECK(peak > 0, "GPU '" + gpu.name + "' has no compute rate");
   const int sms = Sms(gpu, cal);
   const double mm = static_cast<double>(std::max<int64_t>(1, m));
@@ -221,9 +234,10 @@ OpTiming OpTimeDetail(const GpuSpec& gpu, const Op& op, const ComputeCalibration
   switch (op.kind) {
     case OpKind::kGemm: {
       const double weight_only = WeightOnlyBytes(op, p, cal);
-      t.compute_s = weight_only > 0 ? WeightOnlyComputeTime(gpu, cal, op.m, op.n, op.k, op.batch, p,
-                                                            weight_only)
-                                    : GemmComputeTime(gpu, cal, op.m, op.n, op.k, op.batch, p);
+      t.compute_s =
+          weight_only > 0
+              ? WeightOnlyComputeTime(gpu, cal, op.m, op.n, op.k, op.batch, p, weight_only)
+              : GemmComputeTime(gpu, cal, op.m, op.n, op.k, op.batch, p, SplitAccumulate(op, p));
       t.launch_s = cal.GemmFor(p).launch_s;
       break;
     }

@@ -36,6 +36,11 @@ struct GemmFit {
   double fraction = 0.8;
   double launch_s = 0;
   double wave_overhead_s = 0;
+  // FP8 GEMMs run with the split accumulator (cuBLASLt CUBLASLT_MATMUL_DESC_FAST_ACCUM = 0: the
+  // tensor cores' partial sums are promoted to FP32 on the CUDA cores every few K steps) sustain
+  // this fraction instead of `fraction` (a fast-accumulation kernel's); training's backward FP8
+  // GEMMs run it (SplitAccumulate in compute.cc). 0: no such kernel is modelled (`fraction`).
+  double split_accumulate_fraction = 0;
 };
 
 // What a serving engine's kernels and host loop reach on one architecture, fitted on serving

@@ -203,6 +203,59 @@ def fit_fused_attention():
                   f"({100 * (pred / meas - 1):+.1f}%)")
 
 
+
+# FP8 GEMMs with the split accumulator (compute.h GemmFit::split_accumulate_fraction): cuBLASLt's
+# CUBLASLT_MATMUL_DESC_FAST_ACCUM = 0, which Transformer Engine runs for the FP8 dgrad and wgrad
+# GEMMs (`_2X_ACC_DGRAD = True`, `_2X_ACC_WGRAD = True`; cublaslt_gemm.cu: fastAccuMode =
+# use_split_accumulator ? 0 : 1) and torchao's Float8Linear for grad_input / grad_weight
+# (Float8GemmConfig() default use_fast_accum=False). The microbenchmark rows above ran fast
+# accumulation (superbench cublaslt_utils.cc sets FAST_ACCUM = 1 for FP8), so the fp8 fit is the
+# fast kernel's. The ratio comes from ndtwin's own dense cuBLASLt FP8 GEMMs measured both ways in
+# one session at the same shapes (torch._scaled_mm, tensor-wise scales, use_fast_accum False /
+# True): the 'equal-groups-dense-ref' rows of data/measured/{h100_moe_fastaccum,h200_moe}_2026-11-27.csv.
+SPLIT_ACC_FILES = [("H100", os.path.join(ROOT, "data", "measured", "h100_moe_fastaccum_2026-11-27.csv")),
+                   ("H200", os.path.join(ROOT, "data", "measured", "h200_moe_2026-11-27.csv"))]
+SPLIT_ACC_MIN_M = 1024  # rows from which the GEMM is a full wave or more on every shape (not fitted)
+
+
+def split_accumulate_pairs():
+    """(card, m, n, k, fast TFLOP/s, default TFLOP/s) per shape, mean over repeated rows."""
+    out = []
+    for card, path in SPLIT_ACC_FILES:
+        d = {}
+        with open(path) as f:
+            for r in csv.DictReader(f):
+                b = r["benchmark"]
+                if b not in ("GEMM fp8 equal-groups-dense-ref",
+                             "GEMM fp8 fastaccum equal-groups-dense-ref"):
+                    continue
+                m, n, k = (int(x) for x in r["parameter"].split("=")[1].strip().split("x"))
+                mode = "fast" if "fastaccum" in b else "default"
+                d.setdefault((m, n, k), {}).setdefault(mode, []).append(float(r["value"]))
+        for (m, n, k), v in sorted(d.items(), key=lambda x: (x[0][1], x[0][2], x[0][0])):
+            if "fast" in v and "default" in v:
+                out.append((card, m, n, k, sum(v["fast"]) / len(v["fast"]),
+                            sum(v["default"]) / len(v["default"])))
+    return out
+
+
+def fit_split_accumulate(fp8_fraction):
+    """split_accumulate_fraction = fp8 fraction x geometric mean of default / fast TFLOP/s over
+    the pairs with m >= SPLIT_ACC_MIN_M (the least-squares fit in log of one factor)."""
+    pairs = split_accumulate_pairs()
+    used = [p for p in pairs if p[1] >= SPLIT_ACC_MIN_M]
+    ratio = math.exp(sum(math.log(d / f) for _, _, _, _, f, d in used) / len(used))
+    rms = math.sqrt(sum(math.log(d / f / ratio) ** 2 for _, _, _, _, f, d in used) / len(used))
+    print(f"\nhopper fp8 split accumulator: default / fast = {ratio:.4f} over {len(used)} pairs "
+          f"(m >= {SPLIT_ACC_MIN_M}; rms log about it {rms:.3f}) -> split_accumulate_fraction "
+          f"= {fp8_fraction:.3f} x {ratio:.4f} = {fp8_fraction * ratio:.3f}")
+    for card, m, n, k, f, d in pairs:
+        mark = "" if m >= SPLIT_ACC_MIN_M else "  (not fitted)"
+        print(f"  {card} {m}x{n}x{k}: fast {f:7.1f} default {d:7.1f} TFLOP/s, "
+              f"default / fast {d / f:.3f}{mark}")
+    return fp8_fraction * ratio
+
+
 def main():
     gemms, stream, attn, std_attn = {}, {}, {}, {}
     for r in rows():
@@ -290,8 +343,10 @@ def main():
               f"{flop / t / 1e12:.1f} at full efficiency -> efficiency {e:.4f}")
     for arch, v in eff.items():
         print(f"unfused_attention_efficiency {arch}: {sum(v) / len(v):.4f}")
+    return fits
 
 
 if __name__ == "__main__":
-    main()
+    fitted = main()
     fit_fused_attention()
+    fit_split_accumulate(fitted[("hopper", "fp8")][0])
