@@ -70,12 +70,14 @@ Status BuildStrategy(const TrainJobArgs& f, const std::vector<SoftwareStack>& st
   if (f.zero.has_value()) user.zero = *f.zero;
   if (f.no_flash_attn.has_value()) user.flash_attention = false;
   if (f.attention_kernel.has_value()) {
-    if (*f.attention_kernel != "fa2" && *f.attention_kernel != "hopper_fused") {
+    // hopper_fused: the older name of cudnn_fused, still accepted.
+    if (*f.attention_kernel != "fa2" && *f.attention_kernel != "cudnn_fused" &&
+        *f.attention_kernel != "hopper_fused") {
       return Status::InvalidInput("--attention-kernel '" + *f.attention_kernel +
-                                  "'; use fa2 or hopper_fused");
+                                  "'; use fa2 or cudnn_fused");
     }
     user.attention_kernel =
-        *f.attention_kernel == "fa2" ? AttentionKernel::kFlash2 : AttentionKernel::kHopperFused;
+        *f.attention_kernel == "fa2" ? AttentionKernel::kFlash2 : AttentionKernel::kCudnnFused;
   }
   if (f.no_dp_overlap.has_value()) user.overlap_dp = false;
   if (f.no_grad_accum_fusion.has_value()) user.grad_accum_fusion = false;
@@ -146,7 +148,8 @@ void TrainJobArgs::Declare(OptionList* o, bool required) {
          "else 1)");
   o->Add("sp", &sp, "Sequence parallelism (with --tp > 1)");
   o->Add("attention-kernel", &attention_kernel,
-         "Fused attention kernel: fa2 | hopper_fused (cuDNN/FA3 on Hopper) (default: the stack's)");
+         "Fused attention kernel: fa2 | cudnn_fused (cuDNN's, Hopper and Blackwell) (default: the "
+         "stack's)");
   o->Add("tp-overlap", &tp_overlap,
          "Overlap TP communication with the GEMMs (Megatron --tp-comm-overlap; needs --sp)");
   o->Add("uneven-stages", &uneven_stages,

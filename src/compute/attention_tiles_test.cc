@@ -58,7 +58,7 @@ TEST(Attention, BackwardAndHopperFusedKernelsHaveTheirOwnRates) {
   EXPECT_NEAR(OpTimeDetail(g, fwd, *c).compute_s, flop / 50e12, 1e-12);
   EXPECT_NEAR(OpTimeDetail(g, bwd[0], *c).compute_s, 2.5 * flop / 40e12, 1e-12);
 
-  const Op hf = CausalAttention(AttentionKernel::kHopperFused);
+  const Op hf = CausalAttention(AttentionKernel::kCudnnFused);
   const std::vector<Op> hb = BackwardOps({hf});
   const double blocks = 1024.5 / 128;
   EXPECT_NEAR(OpTimeDetail(g, hf, *c).efficiency, 0.6 * blocks / (blocks + 2), 1e-9);

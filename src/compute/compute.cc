@@ -248,7 +248,7 @@ OpTiming OpTimeDetail(const GpuSpec& gpu, const Op& op, const ComputeCalibration
       double fraction = cal.attention_fraction * (backward ? cal.attention_backward_ratio : 1.0);
       const std::optional<AttentionRateFit>& fused =
           backward ? cal.fused_attention_backward : cal.fused_attention_forward;
-      if (op.attention_kernel == AttentionKernel::kHopperFused && fused) {
+      if (op.attention_kernel == AttentionKernel::kCudnnFused && fused) {
         // K/V blocks a query block walks: the mean keys per query (causal: about half the
         // keys) over the kernel's block.
         const double pairs =

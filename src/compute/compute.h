@@ -94,8 +94,9 @@ struct ArchCalibration {
   // FlashAttention-2's backward rate (its FLOPs counted as 2.5x the forward's) / its forward rate;
   // the backward's fraction is attention_fraction x this.
   double attention_backward_ratio = 1.0;
-  // Hopper-native fused attention (cuDNN / FlashAttention-3 class), forward and backward; absent:
-  // kernels asking for it run FlashAttention-2's fractions.
+  // cuDNN's arch-native fused attention (Hopper: FlashAttention-3 class, fitted on our own
+  // H100/H200 rows; Blackwell: FlashAttention-4 class, fitted on NVIDIA's published B200 rows),
+  // forward and backward; absent: kernels asking for it run FlashAttention-2's fractions.
   std::optional<AttentionRateFit> fused_attention_forward, fused_attention_backward;
   int fused_attention_kv_block = 128;  // keys per K/V block of those kernels
   // MUFU.EX2 rate (exponentials per clock per SM) of the GPUs the attention fractions above were

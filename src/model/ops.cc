@@ -34,7 +34,7 @@ const char* OpKindName(OpKind k) {
 }
 
 const char* AttentionKernelName(AttentionKernel k) {
-  return k == AttentionKernel::kHopperFused ? "hopper_fused" : "fa2";
+  return k == AttentionKernel::kCudnnFused ? "cudnn_fused" : "fa2";
 }
 
 namespace {

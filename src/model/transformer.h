@@ -20,10 +20,11 @@ namespace ndt {
 
 // Which fused attention kernel runs the attention core (compute/ prices each from its own
 // measurements): FlashAttention-2 (Dao 2023; PyTorch SDPA's flash backend, TE's FlashAttention on
-// Ampere), or the Hopper-native fused kernels (cuDNN's fused flash attention, FlashAttention-3:
-// wgmma/TMA, warp-specialized), which Transformer Engine prefers on sm90. A GPU without a
-// calibration for the Hopper kernels runs FlashAttention-2's.
-enum class AttentionKernel { kFlash2, kHopperFused };
+// Ampere), or cuDNN's fused flash attention (Transformer Engine's FusedAttention, which TE prefers
+// on sm90 and newer): the arch-native kernels, FlashAttention-3 class on Hopper (wgmma/TMA,
+// warp-specialized), FlashAttention-4 class on Blackwell (tcgen05, tensor memory). An arch without
+// a calibration for them (compute.yaml `fused_attention`: Ampere) runs FlashAttention-2's.
+enum class AttentionKernel { kFlash2, kCudnnFused };
 const char* AttentionKernelName(AttentionKernel k);
 
 // Number formats of weights, activations, KV cache and tensor math. The model module does not

@@ -71,7 +71,9 @@ const std::vector<std::string> kPrecisions = {"fp16", "bf16", "fp8"};
 const std::vector<std::string> kRecomputes = {"none", "selective", "full"};
 const std::vector<std::string> kGathers = {"per_block", "per_tensor"};
 const std::vector<std::string> kReduceDtypes = {"fp16", "bf16", "fp32"};
-const std::vector<std::string> kAttentionKernels = {"fa2", "hopper_fused"};
+// cudnn_fused: cuDNN's fused attention (TE FusedAttention) on Hopper and Blackwell; hopper_fused
+// is its older name (the stacks of 2026-11 said it when only Hopper had a calibration).
+const std::vector<std::string> kAttentionKernels = {"fa2", "cudnn_fused", "hopper_fused"};
 
 Status ParseTraining(const YamlMap& knobs, const YamlMap& traits, SoftwareStack* st) {
   StrategyKnobs& k = st->knobs;
@@ -171,8 +173,7 @@ Status ParseTraining(const YamlMap& knobs, const YamlMap& traits, SoftwareStack*
   st->tp_ub.rs_splits = static_cast<int>(std::min(splits, 1024.0));
   NDT_ASSIGN_OR_RETURN(std::string ak,
                        ChoiceEntry(traits, "traits", "attention_kernel", kAttentionKernels, st));
-  st->attention_kernel =
-      ak == "hopper_fused" ? AttentionKernel::kHopperFused : AttentionKernel::kFlash2;
+  st->attention_kernel = ak == "fa2" ? AttentionKernel::kFlash2 : AttentionKernel::kCudnnFused;
   if (traits.Has("elementwise_kernels")) {  // optional: absent means fused
     NDT_ASSIGN_OR_RETURN(std::string ew, ChoiceEntry(traits, "traits", "elementwise_kernels",
                                                      {"fused", "eager"}, st));

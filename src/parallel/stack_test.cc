@@ -76,9 +76,10 @@ TEST(Stacks, EveryFileLoadsAndTheNamedOnesExist) {
   for (const char* name : {"megatron-lm-2021", "megatron-lm-2022", "meta-llama3-2024"}) {
     EXPECT_FALSE(FindStack(*all, name)->knobs.overlap_param_gather.has_value()) << name;
   }
-  // Transformer Engine prefers cuDNN's fused attention on Hopper; torchtitan 2024 ran SDPA's
+  // Transformer Engine prefers cuDNN's fused attention on Hopper and Blackwell (compute
+  // capability >= 9.0); torchtitan 2024 ran SDPA's
   // FlashAttention-2 backend; the 2021-22 stacks have no fused attention (FA2 if forced on).
-  EXPECT_EQ(mc->attention_kernel, AttentionKernel::kHopperFused);
+  EXPECT_EQ(mc->attention_kernel, AttentionKernel::kCudnnFused);
   for (const char* name : {"torchtitan-fsdp2-2024", "megatron-lm-2021", "megatron-lm-2022"}) {
     EXPECT_EQ(FindStack(*all, name)->attention_kernel, AttentionKernel::kFlash2) << name;
   }
@@ -114,7 +115,7 @@ TEST(Stacks, EveryFileLoadsAndTheNamedOnesExist) {
   ApplyTrainStack(*mc, StrategyKnobs{}, &applied);
   EXPECT_FALSE(applied.eager_elementwise);
   EXPECT_EQ(applied.selective_recompute, SelectiveRecompute::kAttentionCore);
-  EXPECT_EQ(applied.attention_kernel, AttentionKernel::kHopperFused);
+  EXPECT_EQ(applied.attention_kernel, AttentionKernel::kCudnnFused);
   StrategyKnobs fa2;
   fa2.attention_kernel = AttentionKernel::kFlash2;  // --attention-kernel fa2 beats the stack
   ApplyTrainStack(*mc, fa2, &applied);
@@ -163,6 +164,20 @@ TEST(Stacks, GoodTextParses) {
   EXPECT_EQ(st->sources.size(), 22u);  // 9 knobs + 13 traits
 }
 
+// The trait's values: fa2, cudnn_fused, and hopper_fused, cudnn_fused's older name (stack files
+// written when only Hopper had a fused-attention calibration), read as cudnn_fused.
+TEST(Stacks, AttentionKernelTraitTakesTheOldHopperName) {
+  const std::string fa2 = "attention_kernel: {value: fa2,";
+  StatusOr<SoftwareStack> st = Parse(kGood);
+  ASSERT_TRUE(st.ok()) << st.status().message();
+  EXPECT_EQ(st->attention_kernel, AttentionKernel::kFlash2);
+  for (const char* fused : {"cudnn_fused", "hopper_fused"}) {
+    st = Parse(Replace(kGood, fa2, std::string("attention_kernel: {value: ") + fused + ","));
+    ASSERT_TRUE(st.ok()) << st.status().message();
+    EXPECT_EQ(st->attention_kernel, AttentionKernel::kCudnnFused) << fused;
+  }
+}
+
 TEST(Stacks, BadFilesErrWithFileAndLine) {
   struct Case {
     std::string from, to, want;
@@ -187,7 +202,7 @@ TEST(Stacks, BadFilesErrWithFileAndLine) {
       {"{value: \"2.8 us\", source: \"s\"}", "{value: 2.8, source: \"s\"}", "bad.yaml:21"},
       {"{value: \"2.8 us\", source: \"s\"}", "{value: \"5 ms\", source: \"s\"}",
        "between 0 and 1 ms"},
-      // an attention kernel that is not one of fa2, hopper_fused
+      // an attention kernel that is not one of fa2, cudnn_fused (hopper_fused)
       {"attention_kernel: {value: fa2", "attention_kernel: {value: fa3", "attention_kernel"},
       // element-wise kernels that are neither fused nor eager (the optional trait, when given)
       {"  attention_kernel: {value: fa2, source: \"s\"}",

@@ -151,8 +151,8 @@ struct Strategy {
   // QK^T, fused scale-mask-softmax, dropout, AV), which writes and reads the s x s scores.
   bool flash_attention = true;
   // Which fused kernel runs it when flash_attention is on (set by the software stack): FA2, or
-  // the Hopper-native cuDNN / FA3 kernels that Transformer Engine prefers on sm90 (compute/
-  // prices each; a GPU without a calibration for the latter runs FA2's numbers).
+  // cuDNN's arch-native fused kernels that Transformer Engine prefers on sm90 and newer
+  // (compute/ prices each; an arch without a calibration for the latter runs FA2's numbers).
   AttentionKernel attention_kernel = AttentionKernel::kFlash2;
   // Norms, RoPE and SwiGLU run as PyTorch's eager kernels (set by the software stack's trait
   // `elementwise_kernels: eager`; model/ops.h OpShape::eager_elementwise); false: fused passes.

@@ -105,7 +105,7 @@ class Lowering {
   // the ring waits each step for its slowest rank, and rank cp - 1 runs the first kind at every
   // step (the diagonal step is 2c^2 causal pairs, also c keys per query), so every step is priced
   // at c keys per query: same q_len, 1/cp of the FLOPs and bytes. A K/V-block-walking kernel
-  // (compute.yaml hopper fused_attention) is slower on the shorter walk; FA2's flat rate only
+  // (compute.yaml fused_attention) is slower on the shorter walk; FA2's flat rate only
   // pays cp launches. After the steps, the memory-bound kernels that merge them: the output
   // corrections (forward) and the dQ / dK-dV accumulations (backward).
   std::vector<Op> CpRingSteps(std::vector<Op> ops) const;

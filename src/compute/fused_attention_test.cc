@@ -1,0 +1,68 @@
+// cuDNN's fused attention (AttentionKernel::kCudnnFused) on the committed calibration: Hopper's
+// and Blackwell's own curves (compute.yaml `fused_attention`), FlashAttention-2 otherwise.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "compute/compute.h"
+#include "compute/testing.h"
+
+namespace ndt {
+namespace {
+
+using namespace compute_testing;
+
+// Llama 3 8B's attention core at micro-batch 2: 2 sequences x 32 heads x 8192 tokens, causal,
+// head_dim 128, bf16.
+Op Llama3Core(AttentionKernel kernel) {
+  Op op;
+  op.kind = OpKind::kAttention;
+  op.seqs = 2;
+  op.heads = 32;
+  op.q_len = op.kv_len = 8192;
+  op.head_dim_qk = op.head_dim_v = 128;
+  op.causal = true;
+  op.math = Dtype::kBf16;
+  op.attention_kernel = kernel;
+  // 8192 x 8193 / 2 = 33,558,528 causal pairs per sequence and head, 2 x (128 + 128) FLOPs each.
+  op.flop = 2.0 * 2 * 32 * 33558528.0 * 256;
+  return op;
+}
+
+// Efficiency = the op's FLOPs / (the 16-bit peak x its compute time) = the rate of the curve.
+// Mean keys per query 8193 / 2 = 4096.5, B = 4096.5 / 128 = 32.0039 blocks of 128 keys.
+//  - GB200 cudnn_fused (compute.yaml blackwell, from NVIDIA's B200 cuDNN 9.10.2 rows): forward
+//    0.675 x 32.0039 / (32.0039 + 6.44) = 0.561926, backward 0.525 x 32.0039 / 36.8739 = 0.455662.
+//  - GB200 fa2 (a stack that runs FlashAttention-2, e.g. torchtitan 2024): 0.1496 forward,
+//    0.1496 x 0.859 = 0.128506 backward, as before Blackwell had a fused curve.
+//  - H100 cudnn_fused (compute.yaml hopper): 0.596 x 32.0039 / 34.1039 = 0.559300, backward
+//    0.553 x 32.0039 / 37.1039 = 0.476989.
+//  - GB300 (blackwell_ultra, MUFU.EX2 32/clk/SM vs the fit GPU's 16) on Blackwell's curve: one
+//    exponential per 2 x 256 = 512 FLOPs forward takes 8192 / (512 x 16) = 1.0 x the MMA time at
+//    peak, half of it saved: 1 / (1 / 0.561926 - 0.5) = 0.781498; backward 2.5 x 512 FLOPs per
+//    exponential, 0.4 x the MMA time, 0.2 saved: 1 / (1 / 0.455662 - 0.2) = 0.501352.
+TEST(FusedAttention, BlackwellRunsCudnnCurveUnderTheTraitAndFa2Otherwise) {
+  const GpuSpec gb200 = Gpu("GB200"), gb300 = Gpu("GB300"), h100 = Gpu("H100-SXM5-80GB");
+  ASSERT_EQ(gb200.arch, "blackwell");
+  ASSERT_EQ(gb300.arch, "blackwell_ultra");
+  const Op fused = Llama3Core(AttentionKernel::kCudnnFused);
+  const Op fa2 = Llama3Core(AttentionKernel::kFlash2);
+  const Op fused_bwd = BackwardOps({fused})[0];
+  const Op fa2_bwd = BackwardOps({fa2})[0];
+  auto eff = [](const GpuSpec& g, const Op& op) { return OpTimeDetail(g, op, Cal()).efficiency; };
+  EXPECT_NEAR(eff(gb200, fused), 0.561926, 1e-6);
+  EXPECT_NEAR(eff(gb200, fused_bwd), 0.455662, 1e-6);
+  EXPECT_NEAR(eff(gb200, fa2), 0.1496, 1e-9);
+  EXPECT_NEAR(eff(gb200, fa2_bwd), 0.128506, 1e-6);
+  EXPECT_NEAR(eff(h100, fused), 0.559300, 1e-6);
+  EXPECT_NEAR(eff(h100, fused_bwd), 0.476989, 1e-6);
+  EXPECT_NEAR(eff(gb300, fused), 0.781498, 1e-6);
+  EXPECT_NEAR(eff(gb300, fused_bwd), 0.501352, 1e-6);
+  // Serving prices its attention with its own fraction (compute.yaml blackwell serving), not
+  // with training's curve: the fused kernel there runs at serving's 0.5479 flat.
+  const ComputeCalibration serving = ServingCalibration(Cal());
+  EXPECT_NEAR(OpTimeDetail(gb200, fa2, serving).efficiency, 0.5479, 1e-9);
+}
+
+}  // namespace
+}  // namespace ndt
