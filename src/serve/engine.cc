@@ -26,6 +26,7 @@ struct Pool {
   std::deque<int> waiting;   // assigned, not admitted (FIFO; preempted ones in front)
   std::vector<int> running;  // admission order
   int64_t free_blocks = 0;
+  int prefilling = 0;  // running requests in Phase::kPrefill
   int active() const { return static_cast<int>(waiting.size() + running.size()); }
 };
 
@@ -112,6 +113,7 @@ EngineResult RunEngine(const std::vector<Request>& requests, const EngineConfig&
     pool.running.pop_back();
     State& s = st[v];
     pool.free_blocks += s.blocks;
+    if (s.phase == Phase::kPrefill) --pool.prefilling;
     s.blocks = 0;
     s.computed = 0;
     s.prompt = requests[v].input_tokens + s.generated;
@@ -194,9 +196,12 @@ EngineResult RunEngine(const std::vector<Request>& requests, const EngineConfig&
       }
       load.decode_context_tokens = static_cast<double>(context_tokens);
       // 2. Prompt chunks of sequences already admitted (their blocks are reserved).
-      for (size_t k = 0; k < pool.running.size() && budget > 0; ++k) {
+      for (size_t k = 0, seen = 0;
+           k < pool.running.size() && seen < static_cast<size_t>(pool.prefilling) && budget > 0;
+           ++k) {
         State& s = st[pool.running[k]];
         if (s.phase != Phase::kPrefill) continue;
+        ++seen;
         s.chunk = std::min({budget, s.prompt - s.computed, max_chunk});
         budget -= s.chunk;
         prefillers.push_back(pool.running[k]);
@@ -221,6 +226,7 @@ EngineResult RunEngine(const std::vector<Request>& requests, const EngineConfig&
           continue;
         }
         s.phase = Phase::kPrefill;
+        ++pool.prefilling;
         s.chunk = std::min({budget, s.prompt, max_chunk});
         budget -= s.chunk;
         prefillers.push_back(i);
@@ -284,6 +290,7 @@ EngineResult RunEngine(const std::vector<Request>& requests, const EngineConfig&
       s.chunk = 0;
       if (s.computed == s.prompt) {
         s.phase = Phase::kDecode;
+        --pools[ranks > 1 ? rank_of[i] : 0].prefilling;
         emit(i);
       }
     }
