@@ -18,6 +18,7 @@ struct State {
   int generated = 0;   // output tokens produced so far
   int64_t blocks = 0;  // KV blocks held
   int chunk = 0;       // prompt tokens scheduled in the current iteration
+  int output = 0;      // output tokens to produce (the request's, kept here beside the rest)
 };
 
 // One scheduler with its own requests and KV cache: the engine, or one attention-DP rank.
@@ -25,6 +26,7 @@ struct Pool {
   std::deque<int> waiting;   // assigned, not admitted (FIFO; preempted ones in front)
   std::vector<int> running;  // admission order
   int64_t free_blocks = 0;
+  int prefilling = 0;  // running requests in Phase::kPrefill
   int active() const { return static_cast<int>(waiting.size() + running.size()); }
 };
 
@@ -89,6 +91,7 @@ EngineResult RunEngine(const std::vector<Request>& requests, const EngineConfig&
               "RunEngine: a request does not fit in the KV cache");
     res.requests[i] = {r.id, r.arrival_s, 0, 0, r.input_tokens, r.output_tokens, 0};
     st[i].prompt = r.input_tokens;
+    st[i].output = r.output_tokens;
   }
   std::vector<Pool> pools(ranks);
   for (Pool& p : pools) {
@@ -110,6 +113,7 @@ EngineResult RunEngine(const std::vector<Request>& requests, const EngineConfig&
     pool.running.pop_back();
     State& s = st[v];
     pool.free_blocks += s.blocks;
+    if (s.phase == Phase::kPrefill) --pool.prefilling;
     s.blocks = 0;
     s.computed = 0;
     s.prompt = requests[v].input_tokens + s.generated;
@@ -167,6 +171,7 @@ EngineResult RunEngine(const std::vector<Request>& requests, const EngineConfig&
       Pool& pool = pools[r];
       const size_t first_prefiller = prefillers.size();
       RankLoad load;
+      int64_t context_tokens = 0;  // exact in an integer; the double sum of the same is too
       int budget = rank_tokens;
       // 1. Decode steps of running sequences, oldest first; grow the cache, preempting the
       // newest.
@@ -174,7 +179,9 @@ EngineResult RunEngine(const std::vector<Request>& requests, const EngineConfig&
         int i = pool.running[k];
         State& s = st[i];
         if (s.phase != Phase::kDecode) continue;
-        int64_t need = std::max<int64_t>(0, BlocksFor(s.computed + 1, bt) - s.blocks);
+        // The cache grows only when the next token crosses a block boundary.
+        const int64_t need =
+            s.computed + 1 > s.blocks * bt ? BlocksFor(s.computed + 1, bt) - s.blocks : 0;
         while (need > pool.free_blocks && pool.running.back() != i) preempt_last(pool);
         if (need > pool.free_blocks) {  // only i itself is left to give back
           preempt_last(pool);
@@ -185,15 +192,19 @@ EngineResult RunEngine(const std::vector<Request>& requests, const EngineConfig&
         --budget;
         decoders.push_back(i);
         ++load.decode_seqs;
-        load.decode_context_tokens += s.computed + 1;
+        context_tokens += s.computed + 1;
       }
+      load.decode_context_tokens = static_cast<double>(context_tokens);
       // 2. Prompt chunks of sequences already admitted (their blocks are reserved).
-      for (int i : pool.running) {
-        State& s = st[i];
-        if (s.phase != Phase::kPrefill || budget == 0) continue;
+      for (size_t k = 0, seen = 0;
+           k < pool.running.size() && seen < static_cast<size_t>(pool.prefilling) && budget > 0;
+           ++k) {
+        State& s = st[pool.running[k]];
+        if (s.phase != Phase::kPrefill) continue;
+        ++seen;
         s.chunk = std::min({budget, s.prompt - s.computed, max_chunk});
         budget -= s.chunk;
-        prefillers.push_back(i);
+        prefillers.push_back(pool.running[k]);
       }
       // 3. Admit waiting requests: a batch slot, token budget, and blocks for the whole prompt.
       while (!pool.waiting.empty() && budget > 0 &&
@@ -215,6 +226,7 @@ EngineResult RunEngine(const std::vector<Request>& requests, const EngineConfig&
           continue;
         }
         s.phase = Phase::kPrefill;
+        ++pool.prefilling;
         s.chunk = std::min({budget, s.prompt, max_chunk});
         budget -= s.chunk;
         prefillers.push_back(i);
@@ -252,18 +264,20 @@ EngineResult RunEngine(const std::vector<Request>& requests, const EngineConfig&
     res.kv_used_time_weighted += static_cast<double>(used) * dur;
     res.kv_peak_blocks = std::max(res.kv_peak_blocks, used);
     // 4. Results of the iteration.
+    bool finished = false;
     auto emit = [&](int i) {
       State& s = st[i];
       ++s.generated;
       ++res.output_tokens;
       if (now > config.window_start_s && now <= config.window_end_s) ++res.window_tokens;
       if (s.generated == 1) res.requests[i].first_token_s = now;
-      if (s.generated >= requests[i].output_tokens) {
+      if (s.generated >= s.output) {
         s.phase = Phase::kDone;
         res.requests[i].finish_s = now;
         pools[ranks > 1 ? rank_of[i] : 0].free_blocks += s.blocks;
         s.blocks = 0;
         ++done;
+        finished = true;
       }
     };
     for (int i : decoders) {
@@ -276,6 +290,7 @@ EngineResult RunEngine(const std::vector<Request>& requests, const EngineConfig&
       s.chunk = 0;
       if (s.computed == s.prompt) {
         s.phase = Phase::kDecode;
+        --pools[ranks > 1 ? rank_of[i] : 0].prefilling;
         emit(i);
       }
     }
@@ -288,6 +303,7 @@ EngineResult RunEngine(const std::vector<Request>& requests, const EngineConfig&
       res.saturated_tokens = res.output_tokens;
     }
     for (Pool& p : pools) {
+      if (!finished) break;
       p.running.erase(std::remove_if(p.running.begin(), p.running.end(),
                                      [&](int i) { return st[i].phase == Phase::kDone; }),
                       p.running.end());
