@@ -14,7 +14,9 @@
 namespace ndt {
 namespace {
 
-constexpr double kWeightBytesPerParam = 2;  // bf16/fp16 weights (fp8 GEMMs keep bf16 copies)
+// bf16/fp16 weights; under TE's FP8 recipe the primary weights stay bf16 and TE adds its FP8
+// copies (kTeFp8WeightCacheBytesPerParam, memory.h).
+constexpr double kWeightBytesPerParam = 2;
 // NCCL channel buffers over the communicators a rank belongs to (assumption: ~4 MiB per
 // channel-peer, a few dozen of them).
 constexpr double kNcclBuffersBytes = 256.0 * 1024 * 1024;
@@ -65,7 +67,25 @@ MemoryBreakdown StageMemory(const TransformerSpec& m, const Strategy& s, int sta
   };
   b.weights_bytes = sharded(kWeightBytesPerParam, s.zero >= 3);
   b.expert_weights_bytes = kWeightBytesPerParam * expert / (s.zero >= 3 ? expert_shards : 1.0);
-  b.gradients_bytes = sharded(GradBytesPerParam(s.precision), s.zero >= 2);
+  if (TeFp8(s)) {
+    // TE's FP8 copies of the layers' linear weights (not norms, embedding, output layer); with
+    // ZeRO-3 TE scatters them over the sharding group after the forward like the weights.
+    const ParamCounts pc = CountParams(m);
+    double norms = 0;
+    for (int c = 0; c < s.vpp; ++c) norms += pc.norms_per_layer * StageChunk(m, s, stage, c).count;
+    double linear = params - norms;
+    if (stage == 0) linear -= pc.embedding / s.tp;
+    if (stage == s.pp - 1) {
+      linear -=
+          pc.final_norm + (m.tied_embeddings ? (s.pp > 1 ? pc.embedding : 0.0) : pc.lm_head) / s.tp;
+    }
+    const double dense_linear = std::max(0.0, linear - expert);
+    b.fp8_weight_cache_bytes =
+        kTeFp8WeightCacheBytesPerParam *
+        (s.zero >= 3 ? dense_linear / shards + expert / expert_shards : dense_linear + expert);
+    b.weights_bytes += b.fp8_weight_cache_bytes;
+  }
+  b.gradients_bytes = sharded(GradBytesPerParam(s), s.zero >= 2);
   b.optimizer_bytes = sharded(OptimizerStateBytesPerParam(s.precision), s.zero >= 1);
 
   const double seq = static_cast<double>(m.seq_len) / s.cp;
@@ -139,13 +159,32 @@ double AlternateMatmulsActivationBytes(const TransformerSpec& m, int64_t layer, 
   return bytes;
 }
 
+bool TeFp8(const Strategy& s) { return s.precision == Dtype::kFp8 && !s.eager_elementwise; }
+
+double TeFp8ActivationDelta(const TransformerSpec& m, const Strategy& s, int64_t layer, double b,
+                            double seq, Recompute r) {
+  if (!TeFp8(s) || r == Recompute::kFull || m.attention == AttentionKind::kMla) return 0.0;
+  const double t = s.tp > 0 ? s.tp : 1;
+  const double sb = seq * b;
+  const double h = static_cast<double>(m.hidden);
+  const double o_dim = static_cast<double>(m.heads) * m.head_dim;
+  double delta = -sb * h / (s.sp ? t : 1.0);                       // QKV ln_out: 1 B, not 2
+  delta += (r == Recompute::kNone ? 1.0 : -1.0) * sb * o_dim / t;  // out projection's FP8 input
+  if (!m.IsMoeLayer(layer)) {
+    delta -= sb * h / (s.sp ? t : 1.0);                   // FC1 ln_out
+    delta -= sb * static_cast<double>(m.ffn_hidden) / t;  // FC2's input
+  }
+  return delta;
+}
+
 double LayerActivationBytes(const TransformerSpec& m, const Strategy& s, int64_t layer, double b,
                             double seq, Recompute r) {
   if (r == Recompute::kSelective &&
       s.selective_recompute == SelectiveRecompute::kAlternateMatmuls) {
     return AlternateMatmulsActivationBytes(m, layer, b, seq, s.tp, s.sp, s.flash_attention);
   }
-  return ActivationBytesPerLayer(m, layer, b, seq, s.tp, s.sp, r, s.flash_attention);
+  return ActivationBytesPerLayer(m, layer, b, seq, s.tp, s.sp, r, s.flash_attention) +
+         TeFp8ActivationDelta(m, s, layer, b, seq, r);
 }
 
 double UserbufferBytes(const TransformerSpec& m, const Strategy& s) {
@@ -158,6 +197,13 @@ double UserbufferBytes(const TransformerSpec& m, const Strategy& s) {
 }
 
 double GradBytesPerParam(Dtype precision) { return precision == Dtype::kFp16 ? 2.0 : 4.0; }
+
+double GradBytesPerParam(const Strategy& s) {
+  if (s.precision == Dtype::kFp16 || s.grad_bytes_per_param <= 0) {
+    return GradBytesPerParam(s.precision);
+  }
+  return s.grad_bytes_per_param;
+}
 
 double OptimizerStateBytesPerParam(Dtype precision) {
   return precision == Dtype::kFp16 ? 16.0 : 12.0;

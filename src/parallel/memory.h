@@ -1,6 +1,8 @@
 // File: parallel/memory.h
 // Memory per GPU of one training job: weights, gradients and optimizer states (mixed-precision
-// Adam: 16-bit weights 2 B/param, gradients 2 B/param (fp16) or 4 (fp32 main_grad, bf16/fp8),
+// Adam: 16-bit weights 2 B/param (+ 2 for TE's cached FP8 copies and transposes of the layers'
+// linear weights under its FP8 recipe), gradients 2 B/param (fp16, or a stack whose grad_dtype is
+// bf16) or 4 (fp32 main_grad, bf16/fp8),
 // fp32 master weights + two moments 12 B/param (16 for fp16: + an fp32 gradient copy); ZeRO 1
 // divides the optimizer by DP x CP (experts: by DP x CP / EP), 2 also the gradients, 3 also the
 // weights), activations (Korthikanti
@@ -51,23 +53,62 @@ double UserbufferBytes(const TransformerSpec& model, const Strategy& s);
 // forces accumulate_allreduce_grads_in_fp32 for bf16; Llama 3 also accumulates and
 // reduce-scatters gradients in fp32, Llama 3 paper section 3.3.4).
 double GradBytesPerParam(Dtype precision);
+// The same for strategy `s`: its stack's `grad_dtype` trait where it states one
+// (Strategy::grad_bytes_per_param: NeMo's 2024 performance recipes keep and reduce bf16
+// gradients), else GradBytesPerParam(s.precision). fp16 training keeps fp16 gradients either way.
+double GradBytesPerParam(const Strategy& s);
+
+// Transformer Engine's FP8 recipe: fp8 training whose stack runs TE modules (fused element-wise
+// kernels; an eager stack's float8 is torchao's, not TE). The same test as model/ops.cc
+// LayerForwardOps (Builder::te_fp8).
+bool TeFp8(const Strategy& s);
+// TE keeps an FP8 copy of every weight of its linear modules and the copy's transpose (the
+// backward's dgrad GEMM needs W^T, and Hopper FP8 GEMMs take only the TN layout), cached across
+// micro-batches and steps: Megatron-Core's TE wrappers pass is_first_microbatch, so
+// TransformerEngineBaseModule.get_fp8_workspace(cache_name="weight") keeps one uint8 buffer of
+// the weight's shape and, with grad enabled, a uint8 transpose (TE 1.9-1.12 module/base.py,
+// linear.py / layernorm_linear.py / layernorm_mlp.py; grouped_linear.py per expert). 1 + 1 B per
+// parameter of the layers' linear weights (not norms, embedding or the output layer, which are
+// not TE FP8 modules), on top of the 16-bit weights.
+inline constexpr double kTeFp8WeightCacheBytesPerParam = 2;
+// What a layer saves for its backward under TE's FP8 recipe, less what ActivationBytesPerLayer
+// counts (16-bit everywhere), per micro-batch b, sequence s (per CP rank), TP t (TE 1.11):
+//   - sbh / (SP ? t : 1)  QKV's LayerNormLinear saves its norm output ln_out in FP8 (uint8 when
+//                         it does not return it), not 2 B; its norm input stays 16-bit
+//   - sbh / (SP ? t : 1)  the same for the MLP's FC1 LayerNormLinear (or LayerNormMLP's ln_out)
+//   - sb ffn / t          FC2's input (the activation's output) is saved in FP8: te.Linear casts
+//                         its input and keeps the FP8 transpose (or, with SP, the FP8 input);
+//                         LayerNormMLP keeps gelu_out in FP8. The activation's own input (FC1's
+//                         output) stays 16-bit
+//   ± sb o_dim / t        the output projection's te.Linear keeps its FP8 input the same way,
+//                         while cuDNN's fused attention (FusedAttnFunc, and the CP ring's
+//                         AttnFuncWithCPAndKVP2P) keeps its 16-bit q, k, v and out and the fp32
+//                         softmax stats (not FP8 without fp8_dot_product_attention): + 1 B per
+//                         element without recompute; under selective recompute the attention
+//                         core is re-run and nothing keeps its 16-bit output: - 1 B.
+// Dense MLPs only for the MLP terms (MoE experts, their dispatch and MLA keep the 16-bit
+// count); 0 under full recompute (the layer input only, 16-bit) or without TE FP8.
+// Llama 3 8B, t = 1, no recompute: -4096 - 4096 - 14336 + 4096 = -18,432 B per token of 139,392.
+double TeFp8ActivationDelta(const TransformerSpec& model, const Strategy& s, int64_t layer,
+                            double b, double seq, Recompute r);
 // Bytes per parameter of the optimizer states: fp32 master weights, Adam m and v (12), plus for
 // fp16 the fp32 copy of the gradients the optimizer makes (16). Megatron's distributed-optimizer
 // table: fp16 4 + 16/d, bf16 6 + 12/d bytes per parameter.
 double OptimizerStateBytesPerParam(Dtype precision);
 
 struct MemoryBreakdown {
-  double weights_bytes = 0;
+  double weights_bytes = 0;  // 16-bit weights, plus TE's cached FP8 copies under its FP8 recipe
   double gradients_bytes = 0;
   double optimizer_bytes = 0;
   double activations_bytes = 0;  // stored activations of in-flight micro-batches + working set
   double comm_buffers_bytes = 0;
   double workspace_bytes = 0;
-  double expert_weights_bytes = 0;   // the experts' part of weights_bytes (MoE; ZeRO shards it
-                                     // over DP x CP / EP ranks, the rest over DP x CP)
-  double params_per_gpu = 0;         // parameters this GPU holds (before ZeRO-3 sharding)
-  double inflight_microbatches = 0;  // in micro-batch units of a whole stage
-  int peak_stage = 0;                // pipeline stage with the largest total
+  double expert_weights_bytes = 0;    // the experts' part of weights_bytes (MoE; ZeRO shards it
+                                      // over DP x CP / EP ranks, the rest over DP x CP)
+  double params_per_gpu = 0;          // parameters this GPU holds (before ZeRO-3 sharding)
+  double fp8_weight_cache_bytes = 0;  // the part of weights_bytes in TE's FP8 weight copies
+  double inflight_microbatches = 0;   // in micro-batch units of a whole stage
+  int peak_stage = 0;                 // pipeline stage with the largest total
   double total_bytes() const {
     return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes +
            comm_buffers_bytes + workspace_bytes;
@@ -93,7 +134,8 @@ struct MemoryBreakdown {
 double AlternateMatmulsActivationBytes(const TransformerSpec& model, int64_t layer, double b,
                                        double s, int tp, bool sp, bool flash_attention);
 // Activation bytes one layer keeps under strategy `s` (its recompute and, for selective, which
-// selective recompute): ActivationBytesPerLayer, or AlternateMatmulsActivationBytes.
+// selective recompute): ActivationBytesPerLayer, or AlternateMatmulsActivationBytes, plus
+// TeFp8ActivationDelta under TE's FP8 recipe.
 double LayerActivationBytes(const TransformerSpec& model, const Strategy& s, int64_t layer,
                             double b, double seq, Recompute r);
 // Parameters held by pipeline stage `stage` per GPU (TP/EP split; embeddings on the first

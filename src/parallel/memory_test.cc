@@ -175,6 +175,84 @@ TEST(Memory, AlternateMatmulCheckpointingKeepsTheSavedOpsOutputs) {
                    ActivationBytesPerLayer(m, 0, 2, 8192, 1, false, Recompute::kSelective, true));
 }
 
+TEST(Memory, TeFp8SavesTheGemmInputsItCastsInOneByte) {
+  // Transformer Engine's FP8 recipe (TE 1.11): QKV's and FC1's LayerNormLinear save ln_out in FP8,
+  // FC2's te.Linear its FP8 input, the output projection's te.Linear an FP8 copy of the attention
+  // output that cuDNN's fused attention also keeps in 16-bit. Llama 3 8B shape, no TP, per token
+  // (s = b = 1), no recompute, from the 16-bit 139,392 B:
+  //   - 4096 (QKV ln_out) - 4096 (FC1 ln_out) - 14336 (FC2 input) + 4096 (proj FP8 input)
+  //   = 139,392 - 18,432 = 120,960 B.
+  const TransformerSpec m = Llama3_8bShape(2);
+  Strategy s;
+  s.precision = Dtype::kFp8;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, s, 0, 1, 1, Recompute::kNone), 120960.0);
+  // Selective recompute re-runs the attention core, which then keeps nothing: the projection's
+  // input is its FP8 copy only, 1 B instead of 2. 16-bit selective: 139,392 - 128 (lse) =
+  // 139,264; FP8: 139,264 - 4096 - 4096 - 14336 - 4096 = 112,640 B.
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, s, 0, 1, 1, Recompute::kSelective), 112640.0);
+  // Full recompute keeps the 16-bit layer input only: 2h = 8,192 B either way.
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, s, 0, 1, 1, Recompute::kFull), 8192.0);
+  // TP 2 with SP: the norm outputs are sequence-split, the rest TP-split:
+  //   -4096/2 + 4096/2 - 4096/2 - 14336/2 = -9,216 B against the 16-bit count.
+  s.tp = 2;
+  s.sp = true;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, s, 0, 1, 1, Recompute::kNone) -
+                       ActivationBytesPerLayer(m, 0, 1, 1, 2, true, Recompute::kNone, true),
+                   -9216.0);
+  // Not TE: bf16, or fp8 through an eager stack (torchao float8): the 16-bit count.
+  s.eager_elementwise = true;
+  EXPECT_DOUBLE_EQ(TeFp8ActivationDelta(m, s, 0, 1, 1, Recompute::kNone), 0.0);
+  s.eager_elementwise = false;
+  s.precision = Dtype::kBf16;
+  EXPECT_DOUBLE_EQ(TeFp8ActivationDelta(m, s, 0, 1, 1, Recompute::kNone), 0.0);
+}
+
+TEST(Memory, TeFp8CachesFp8WeightsAndTheirTransposes) {
+  // TE keeps a uint8 copy and a uint8 transpose of each linear weight across micro-batches: 2 B
+  // per parameter of the layers' linear weights. Llama 3 8B shape, per layer:
+  //   attention 4096 * (4096 + 1024 + 1024 + 4096) = 41,943,040
+  //   + MLP 3 * 4096 * 14336 = 176,160,768  -> 218,103,808 parameters, 436,207,616 B;
+  // not the norms, the embedding or the output layer. Two layers on one GPU: 872,415,232 B.
+  const TransformerSpec m = Llama3_8bShape(2);
+  Strategy s;
+  s.gbs = 1;
+  s.precision = Dtype::kFp8;
+  s = Resolve(m, s, 1);
+  MemoryBreakdown fp8 = EstimateMemory(m, s);
+  EXPECT_DOUBLE_EQ(fp8.fp8_weight_cache_bytes, 872415232.0);
+  EXPECT_DOUBLE_EQ(fp8.weights_bytes, 2 * fp8.params_per_gpu + 872415232.0);
+  // pp 2: each stage holds one layer (and the embedding or the output layer, not cached).
+  Strategy p = s;
+  p.gbs = 2;
+  p.pp = 2;
+  p = Resolve(m, p, 2);
+  EXPECT_DOUBLE_EQ(StageMemoryOf(m, p, 0).fp8_weight_cache_bytes, 436207616.0);
+  EXPECT_DOUBLE_EQ(StageMemoryOf(m, p, 1).fp8_weight_cache_bytes, 436207616.0);
+  // bf16: none.
+  s.precision = Dtype::kBf16;
+  EXPECT_DOUBLE_EQ(EstimateMemory(m, s).fp8_weight_cache_bytes, 0.0);
+}
+
+TEST(Memory, GradientsFollowTheStacksGradDtype) {
+  // A stack whose grad_dtype is bf16 (Strategy::grad_bytes_per_param 2) keeps 2 B per parameter
+  // of gradients for bf16 and fp8 training instead of the fp32 main_grad's 4; fp16 keeps its fp16
+  // gradients (2) whatever the trait says.
+  TransformerSpec m = SmallGpt();
+  Strategy s;
+  s.gbs = 8;
+  s = Resolve(m, s, 8);
+  const double p = CountParams(m).total;
+  EXPECT_DOUBLE_EQ(GradBytesPerParam(s), 4.0);
+  s.grad_bytes_per_param = 2;
+  EXPECT_DOUBLE_EQ(GradBytesPerParam(s), 2.0);
+  EXPECT_NEAR(EstimateMemory(m, s).gradients_bytes, 2 * p, 1e-6 * p);
+  s.precision = Dtype::kFp8;
+  EXPECT_NEAR(EstimateMemory(m, s).gradients_bytes, 2 * p, 1e-6 * p);
+  s.precision = Dtype::kFp16;
+  s.grad_bytes_per_param = 4;
+  EXPECT_DOUBLE_EQ(GradBytesPerParam(s), 2.0);
+}
+
 TEST(Memory, AnOutOfPlaceFp32LossCopyCostsOneMoreFp32Logits) {
   // torchtitan's loss (Strategy::loss_fp32_copy) holds three fp32 logits tensors at its peak
   // against two otherwise, on the last stage only. Llama 3 8B at torchtitan's 2024 config

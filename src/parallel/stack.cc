@@ -190,6 +190,11 @@ Status ParseTraining(const YamlMap& knobs, const YamlMap& traits, SoftwareStack*
                                                      {"in_place", "fp32_copy"}, st));
     st->loss_fp32_copy = ll == "fp32_copy";
   }
+  if (traits.Has("grad_dtype")) {  // optional: absent means the precision's default
+    NDT_ASSIGN_OR_RETURN(std::string gd,
+                         ChoiceEntry(traits, "traits", "grad_dtype", {"bf16", "fp32"}, st));
+    st->grad_bytes_per_param = gd == "bf16" ? 2.0 : 4.0;
+  }
   if (traits.Has("host_issue_per_kernel")) {  // optional: absent means 0
     NDT_ASSIGN_OR_RETURN(Sourced issue, traits.Quantity("host_issue_per_kernel", Dim::kTime));
     if (issue.source.empty()) {
@@ -363,6 +368,7 @@ void ApplyTrainStack(const SoftwareStack& stack, const StrategyKnobs& user, Stra
   s->selective_recompute = stack.selective_recompute;
   s->host_issue_per_kernel_s = stack.host_issue_per_kernel_s;
   s->loss_fp32_copy = stack.loss_fp32_copy;
+  s->grad_bytes_per_param = stack.grad_bytes_per_param;
 }
 
 Status CheckTrainPrecision(const GpuSpec& gpu, Dtype precision) {

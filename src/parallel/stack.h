@@ -83,6 +83,9 @@ struct SoftwareStack {
   // training trait `loss_logits` (optional, default in_place): fp32_copy when the loss upcasts
   // the logits out of place before an eager cross-entropy (Strategy::loss_fp32_copy).
   bool loss_fp32_copy = false;
+  // training trait `grad_dtype` (optional, default: the precision's, fp32 main_grad for bf16/fp8):
+  // Strategy::grad_bytes_per_param (bf16: 2, fp32: 4).
+  double grad_bytes_per_param = 0;
   ServeKnobs serve;  // serving
   // Serving traits the engine model must have (serve/engine.h models both, always).
   bool in_flight_batching = true;

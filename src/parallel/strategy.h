@@ -170,6 +170,10 @@ struct Strategy {
   // computed in place (parallel/memory.h counts one more fp32 logits tensor). false: a fused or
   // in-place vocabulary cross-entropy (Megatron's).
   bool loss_fp32_copy = false;
+  // Bytes per parameter of the gradient buffer and its data-parallel reduction where the software
+  // stack's trait `grad_dtype` states it (2: bf16, as NeMo's 2024 performance recipes ran; 4:
+  // fp32 main_grad). 0: the precision's default (parallel/memory.h GradBytesPerParam).
+  double grad_bytes_per_param = 0;
   // Weight gradients accumulate across micro-batches inside the wgrad GEMM (Megatron-LM's
   // gradient_accumulation_fusion, 2022+: the GEMM adds into the fp32 main_grad in its epilogue).
   // false: a separate memory-bound add per micro-batch over the stage's gradients, as PyTorch's

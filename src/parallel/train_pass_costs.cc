@@ -64,7 +64,7 @@ void Lowering::PickStraddlingGroups() {
             [&](const std::vector<int>& g) { return Comm(CommKind::kAllToAll, bytes, g); });
   }
   const CommKind grad = s_.zero >= 1 ? CommKind::kReduceScatter : CommKind::kAllReduce;
-  const double bucket = o_.dp_bucket_params * GradBytesPerParam(s_.precision);
+  const double bucket = o_.dp_bucket_params * GradBytesPerParam(s_);
   slowest(CommGroup::kDp, &dp_group_,
           [&](const std::vector<int>& g) { return Comm(grad, bucket, g); });
   if (const std::optional<std::array<int, 4>> c = StraddlingPipelineSend(s_, domain)) {

@@ -53,7 +53,7 @@ StatusOr<TrainSimResult> Lowering::Run() {
 StatusOr<TrainSimResult> Lowering::EstimateClosedForm(const Chunks& chunks, double p2p_s) {
   const int pp = s_.pp;
   // Gradients reduce in their buffer's type (fp32 main_grad for bf16); weights gather in 16-bit.
-  const double grad_bytes = GradBytesPerParam(s_.precision);
+  const double grad_bytes = GradBytesPerParam(s_);
   std::vector<StageTail> tails(pp);
   const CommKind kind = s_.zero >= 1 ? CommKind::kReduceScatter : CommKind::kAllReduce;
   for (int st = 0; st < pp; ++st) {
@@ -200,7 +200,7 @@ void Lowering::AddPipelineSends(double p2p_s, Graph* lg) {
 std::vector<TaskId> Lowering::AddGradBuckets(const std::vector<ChunkCost>& stage_chunks, int st,
                                              Graph* lg, double* stage_params) {
   // Gradients reduce in their buffer's type (fp32 main_grad for bf16).
-  const double grad_bytes = GradBytesPerParam(s_.precision);
+  const double grad_bytes = GradBytesPerParam(s_);
   const CommKind grad_kind = s_.zero >= 1 ? CommKind::kReduceScatter : CommKind::kAllReduce;
   std::vector<TaskId> dp_tasks;
   // Chunks finish their last backward in reverse chunk order.

@@ -147,9 +147,11 @@ TEST(ChooseTrainStrategy, KeepsGivenKnobsAndWidensZeroOnlyWhenTheStacksDoesNotFi
   // 13B on tp 1, pp 1 (given): weights, gradients and the stack's ZeRO-1 states are
   // 13e9 x (2 + 4 + 12/8) B = 97.6 GB per GPU > 80 GB, so ZeRO 3 (13e9 x 18 / 8 = 29 GB) is
   // chosen, and said to depart from the stack: megatron-core-2024 runs ZeRO 0 and 1 only
-  // (traits.zero_stages), so the choice also says the stack cannot run it.
+  // (traits.zero_stages), so the choice also says the stack cannot run it. (fp32 gradients, as
+  // Megatron-LM keeps them: the stack's own grad_dtype is bf16.)
   const TransformerSpec m = Llama(40, 5120, 40);
-  const SoftwareStack stack = Stack("megatron-core-2024");
+  SoftwareStack stack = Stack("megatron-core-2024");
+  stack.grad_bytes_per_param = 4;
   auto vm = MakeVm(m, 64, stack);
   TrainSearchSpace space;
   space.tp = 1;
@@ -174,9 +176,11 @@ TEST(ChooseTrainStrategy, WidensRecomputeWithinTheStacksZeroStagesBeforeLeavingT
   // as this test printed while written). ZeRO 1 without recompute: ~83 > 75.2 usable; ZeRO 2:
   // ~61 fits; ZeRO 1 with full recompute (one layer's activations and the layer inputs) fits.
   // megatron-core-2024 runs ZeRO 0 and 1 only (traits.zero_stages): the choice must keep ZeRO 1
-  // and recompute, as a Megatron-Core 0.9 user would (the search used to take ZeRO 2).
+  // and recompute, as a Megatron-Core 0.9 user would (the search used to take ZeRO 2). (fp32
+  // gradients, as Megatron-LM keeps them: the stack's own grad_dtype is bf16.)
   const TransformerSpec m = Llama(32, 4096, 32);
-  const SoftwareStack stack = Stack("megatron-core-2024");
+  SoftwareStack stack = Stack("megatron-core-2024");
+  stack.grad_bytes_per_param = 4;
   auto vm = MakeVm(m, 64, stack);
   vm->job.strategy.mbs = 2;
   vm->job.mbs_given = true;
