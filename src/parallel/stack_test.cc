@@ -57,7 +57,7 @@ TEST(Stacks, EveryFileLoadsAndTheNamedOnesExist) {
   for (const char* name :
        {"megatron-lm-2021", "megatron-lm-2022", "megatron-core-2024", "torchtitan-fsdp2-2024",
         "deepspeed-zero3-2021", "meta-llama3-2024", "tensorrt-llm-2024", "tensorrt-llm-2025",
-        "llm-foundry-2023", kDefaultTrainStack}) {
+        "llm-foundry-2023", "nemo-2024", kDefaultTrainStack}) {
     StatusOr<SoftwareStack> st = FindStack(*all, name);
     ASSERT_TRUE(st.ok()) << st.status().message();
     EXPECT_FALSE(st->sources.empty()) << name;
@@ -76,6 +76,14 @@ TEST(Stacks, EveryFileLoadsAndTheNamedOnesExist) {
   for (const char* name : {"megatron-lm-2021", "megatron-lm-2022", "meta-llama3-2024"}) {
     EXPECT_FALSE(FindStack(*all, name)->knobs.overlap_param_gather.has_value()) << name;
   }
+  // Megatron-LM's scripts keep fp32 gradients with bf16 (4 B per parameter); NeMo's 2024
+  // performance recipes keep and reduce them in bf16 (2 B), the one trait nemo-2024 changes.
+  EXPECT_DOUBLE_EQ(mc->grad_bytes_per_param, 4.0);
+  StatusOr<SoftwareStack> nemo = FindStack(*all, "nemo-2024", StackKind::kTraining);
+  ASSERT_TRUE(nemo.ok());
+  EXPECT_DOUBLE_EQ(nemo->grad_bytes_per_param, 2.0);
+  EXPECT_EQ(nemo->knobs.zero, mc->knobs.zero);
+  EXPECT_EQ(nemo->attention_kernel, mc->attention_kernel);
   // Transformer Engine prefers cuDNN's fused attention on Hopper and Blackwell (compute
   // capability >= 9.0); torchtitan 2024 ran SDPA's
   // FlashAttention-2 backend; the 2021-22 stacks have no fused attention (FA2 if forced on).
