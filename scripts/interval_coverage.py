@@ -121,6 +121,26 @@ def cases():
     out.append(("training", "torchtitan Llama 3 70B, 64 A100, full AC", 331, "tok/s/GPU",
                 titan + ["--model", "llama3-70b", "--recompute", "full"], train_tokens_per_gpu))
 
+    # NeMo performance summaries, FP8 (24.09 DGX-H100, 25.04 DGX-GB200), tokens/s per GPU, with
+    # NeMo's own stack (bf16 gradients; VALIDATION.md Training, fp8mem). GB200: 4 GPUs per VM.
+    nemo = [  # (sku, vms, model, flags, measured tok/s/GPU)
+        (H100, 1, "llama3-8b", "--gbs 128 --tp 1 --pp 1 --cp 2 --mbs 1", 12273),
+        (H100, 8, "llama3-70b", "--gbs 128 --tp 4 --pp 4 --cp 2 --vpp 5 --mbs 1", 1524),
+        (H100, 1, "llama2-7b", "--gbs 128 --tp 1 --pp 1 --mbs 1", 16934),
+        (H100, 8, "llama2-70b", "--gbs 128 --tp 4 --pp 4 --vpp 20 --mbs 1", 1728),
+        (H100, 64, "gpt3-175b", "--gbs 2048 --tp 4 --pp 8 --vpp 6 --mbs 2", 825),
+        (GB200, 2, "llama3-8b", "--gbs 128 --tp 1 --pp 1 --mbs 2", 33099),
+        (GB200, 32, "llama3-405b",
+         "--gbs 64 --tp 4 --pp 8 --cp 2 --vpp 8 --mbs 1 --uneven-stages", 665),
+        (GB200, 32, "gpt3-175b", "--gbs 256 --tp 4 --pp 4 --vpp 12 --mbs 2", 1804),
+    ]
+    for sku, vms, model, flags, meas in nemo:
+        out.append(("training", "NeMo FP8 %s, %d %s" % (
+            model, vms * (4 if sku == GB200 else 8), "GB200" if sku == GB200 else "H100"), meas,
+            "tok/s/GPU", ["train", "--stack", "nemo-2024", "--precision", "fp8", "--sku", sku,
+                          "--vms", str(vms), "--model", model] + flags.split(),
+            train_tokens_per_gpu))
+
     # --- Serving: TensorRT-LLM v1.0 perf-overview, Hopper rows (src/serve/spot_checks.py's runs;
     # the GB200 FP4 rows are calibration data now). Output tokens/s per TP group.
     req = {(128, 128): 30000, (128, 2048): 3000, (500, 2000): 3000, (1000, 1000): 3000,
