@@ -25,20 +25,9 @@ std::string SplitArch(const std::string& extra) {
          "    kernel_overhead: 0 us\n    how: h\n";
 }
 
-// One causal attention core of 2 sequences x 32 heads x 2048 tokens, head_dim 128.
-Op CausalAttention(AttentionKernel kernel) {
-  Op op;
-  op.kind = OpKind::kAttention;
-  op.seqs = 2;
-  op.heads = 32;
-  op.q_len = op.kv_len = 2048;
-  op.head_dim_qk = op.head_dim_v = 128;
-  op.causal = true;
-  op.attention_kernel = kernel;
-  // pairs = 2048 * 2049 / 2 = 2,098,176 per sequence and head.
-  op.flop = 2.0 * 2 * 32 * 2098176.0 * 256;
-  return op;
-}
+// One causal attention core of 2 sequences x 32 heads x 2048 tokens, head_dim 128:
+// 2048 * 2049 / 2 = 2,098,176 causal pairs per sequence and head.
+Op CausalAttention(AttentionKernel kernel) { return CausalAttentionCore(2, 32, 2048, kernel); }
 
 // The attention backward is its own mechanism. On the synthetic GPU (100 TFLOP/s 16-bit):
 //  - FA2 forward at 0.5 of peak: flop / 50e12; FA2 backward (2.5x the FLOPs) at 0.5 x 0.8 = 0.4:

@@ -14,20 +14,8 @@ using namespace compute_testing;
 
 // Llama 3 8B's attention core at micro-batch 2: 2 sequences x 32 heads x 8192 tokens, causal,
 // head_dim 128, bf16.
-Op Llama3Core(AttentionKernel kernel) {
-  Op op;
-  op.kind = OpKind::kAttention;
-  op.seqs = 2;
-  op.heads = 32;
-  op.q_len = op.kv_len = 8192;
-  op.head_dim_qk = op.head_dim_v = 128;
-  op.causal = true;
-  op.math = Dtype::kBf16;
-  op.attention_kernel = kernel;
-  // 8192 x 8193 / 2 = 33,558,528 causal pairs per sequence and head, 2 x (128 + 128) FLOPs each.
-  op.flop = 2.0 * 2 * 32 * 33558528.0 * 256;
-  return op;
-}
+// 8192 x 8193 / 2 = 33,558,528 causal pairs per sequence and head.
+Op Llama3Core(AttentionKernel kernel) { return CausalAttentionCore(2, 32, 8192, kernel); }
 
 // Efficiency = the op's FLOPs / (the 16-bit peak x its compute time) = the rate of the curve.
 // Mean keys per query 8193 / 2 = 4096.5, B = 4096.5 / 128 = 32.0039 blocks of 128 keys.

@@ -1,6 +1,6 @@
-// Shared fixtures of the compute tests (compute_test.cc, attention_tiles_test.cc): the committed
-// calibration and catalog, a synthetic GPU with round numbers, a GEMM op, and one-arch
-// calibrations for hand derivations.
+// Shared fixtures of the compute tests (compute_test.cc, attention_tiles_test.cc,
+// fused_attention_test.cc): the committed calibration and catalog, a synthetic GPU with round
+// numbers, a GEMM op, a causal attention core, and one-arch calibrations for hand derivations.
 #ifndef NDT_COMPUTE_TESTING_H_
 #define NDT_COMPUTE_TESTING_H_
 
@@ -49,6 +49,22 @@ inline GpuSpec Synthetic() {
   g.fp16_flops = g.bf16_flops = 100e12;
   g.fp32_flops = 10e12;
   return g;
+}
+
+// One causal bf16 attention core: `seqs` sequences x `heads` heads x `len` tokens, head_dim 128,
+// run by `kernel`. FLOPs: len (len + 1) / 2 causal pairs per sequence and head, 2 x (128 + 128)
+// each (QK^T and PV).
+inline Op CausalAttentionCore(int seqs, int heads, int64_t len, AttentionKernel kernel) {
+  Op op;
+  op.kind = OpKind::kAttention;
+  op.seqs = seqs;
+  op.heads = heads;
+  op.q_len = op.kv_len = len;
+  op.head_dim_qk = op.head_dim_v = 128;
+  op.causal = true;
+  op.attention_kernel = kernel;
+  op.flop = 2.0 * seqs * heads * (static_cast<double>(len) * (len + 1) / 2) * 256;
+  return op;
 }
 
 inline Op Gemm(int64_t m, int64_t n, int64_t k, Dtype d = Dtype::kBf16) {
