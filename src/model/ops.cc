@@ -186,8 +186,12 @@ void PostAttention(Builder& b, int64_t layer, double tokens, bool absorbed) {
     // the grouped GEMM reads; Megatron-Core's token permutation sorts by expert the same way).
     // Two kernels over 4-byte indices, whatever the activation dtype: the sort reads and writes
     // keys and values (16 bytes per pair), the offsets read the sorted keys (4 bytes per pair).
-    b.Index("moe_sort", tokens * e.top_k, 16);
-    b.Index("moe_expert_offsets", tokens * e.top_k, 4);
+    // With the ranks' tokens all-gathered (OpShape::moe_all_gathered) the fused op sorts every
+    // gathered token's pairs (runMoe's num_rows is the gathered rows: fused_moe_cutlass.py
+    // forward_chunk passes the all-gathered x and token_selected_experts to fused_moe).
+    const double gathered = b.shape.moe_all_gathered && ep > 1 && !in_tp ? tokens * ep : tokens;
+    b.Index("moe_sort", gathered * e.top_k, 16);
+    b.Index("moe_expert_offsets", gathered * e.top_k, 4);
     // Token-expert pairs landing on this GPU's experts (uniform routing), and how many of its
     // experts receive at least one token. EP over DP: the ep ranks' tokens meet on each GPU, which
     // gets as many pairs as its own tokens make. EP inside TP: the group's one set of tokens is
@@ -216,7 +220,11 @@ void PostAttention(Builder& b, int64_t layer, double tokens, bool absorbed) {
           e.shared_experts * e.expert_ffn_hidden, 1, -1, t);
     }
     b.Elementwise("moe_combine", OpKind::kElementwise, pairs * hd, 1, 0, 2);
-    b.Elementwise("moe_combine_out", OpKind::kElementwise, tokens * hd, 0, 1, 0);
+    // The unpermute-and-reduce (finalizeMoeRouting) writes one row per token it was given: with
+    // the tokens all-gathered, every gathered token ("If all-gather reduce-scatter is used,
+    // finalizeMoeRouting must fill invalid output tokens with zeros", moe_kernels.cu; blocks =
+    // num_rows).
+    b.Elementwise("moe_combine_out", OpKind::kElementwise, gathered * hd, 0, 1, 0);
   }
   b.Elementwise("residual_mlp", OpKind::kElementwise, b.NormTokens(tokens) * hd, 2, 1, 1);
 }

@@ -93,6 +93,13 @@ struct OpShape {
   // routing): serving prices the rank the MoE collectives wait for (serve/cost.h,
   // BusiestRankLoad). Training leaves it at 1.
   double moe_rank_load = 1;
+  // EP over DP with the ranks' tokens all-gathered before the experts (serving with attention
+  // data parallelism: TensorRT-LLM's CUTLASS MoE under enable_attention_dp, serve/cost.h): the
+  // fused MoE op receives every EP rank's tokens, sorts all of their token-expert pairs and
+  // writes one output row per gathered token (zeros where no local expert was chosen), the
+  // reduce-scatter's input. false (training's all-to-all, EP inside TP): the GPU's own tokens.
+  // Only with ep > 1 and !ep_within_tp.
+  bool moe_all_gathered = false;
   bool sequence_parallel = false;  // norms / element-wise on tokens / t
   bool fused_attention = true;     // false: unfused attention core (see the file comment)
   // Element-wise ops as PyTorch's eager kernels, one per tensor op of the model code (torchtitan

@@ -293,6 +293,37 @@ TEST(MoeOps, ExpertGemmsAreGroupedOverTheirRows) {
   EXPECT_GT(Find(LayerTokenOps(ds, 10, 16, one), "q_absorb").batch, 1);
 }
 
+// Attention-DP serving (OpShape::moe_all_gathered): the fused MoE op is given every EP rank's
+// tokens, so it sorts all of their pairs and writes a row for each of them; by hand for
+// DeepSeek-V3 (top 8, hidden 7168, bf16), 100 tokens per rank, EP 8 over DP: 800 gathered tokens,
+// 6,400 pairs: sort 6,400 x 16 = 102,400 bytes, offsets 6,400 x 4 = 25,600, output rows 800 x
+// 7168 x 2 = 11,468,800 (the reduce-scatter's input). The GPU's own tokens without the flag
+// (training's all-to-all): 12,800, 3,200, 1,433,600; and with EP inside TP the flag changes
+// nothing (the group's one set of tokens). The expert GEMMs' pairs do not depend on it.
+TEST(MoeOps, AllGatheredTokensAreSortedAndWrittenByHand) {
+  const TransformerSpec s = Preset("deepseek-v3");
+  OpShape dp;
+  dp.ep = 8;
+  OpShape gathered = dp;
+  gathered.moe_all_gathered = true;
+  const std::vector<Op> own = LayerTokenOps(s, 10, 100, dp);
+  const std::vector<Op> all = LayerTokenOps(s, 10, 100, gathered);
+  EXPECT_DOUBLE_EQ(Find(all, "moe_sort").bytes, 102400);
+  EXPECT_DOUBLE_EQ(Find(all, "moe_expert_offsets").bytes, 25600);
+  EXPECT_DOUBLE_EQ(Find(all, "moe_combine_out").bytes, 11468800);
+  EXPECT_DOUBLE_EQ(Find(own, "moe_sort").bytes, 12800);
+  EXPECT_DOUBLE_EQ(Find(own, "moe_expert_offsets").bytes, 3200);
+  EXPECT_DOUBLE_EQ(Find(own, "moe_combine_out").bytes, 1433600);
+  EXPECT_DOUBLE_EQ(Find(all, "experts_gate_up").flop, Find(own, "experts_gate_up").flop);
+  OpShape in_tp;
+  in_tp.tp = in_tp.ep = 8;
+  in_tp.ep_within_tp = true;
+  OpShape in_tp_flag = in_tp;
+  in_tp_flag.moe_all_gathered = true;
+  EXPECT_DOUBLE_EQ(Find(LayerTokenOps(s, 10, 100, in_tp_flag), "moe_combine_out").bytes,
+                   Find(LayerTokenOps(s, 10, 100, in_tp), "moe_combine_out").bytes);
+}
+
 // The expert grouping TensorRT-LLM's runMoe launches before the grouped GEMM (radix sort of the
 // pairs, then the per-expert offsets), by hand for Mixtral (top 2), 1000 tokens: 2000 int32
 // (expert, row) pairs; the sort reads and writes keys and values, 2000 x 4 x 2 x 2 = 32,000

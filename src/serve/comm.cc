@@ -93,8 +93,17 @@ CommFns MakeCommFns(const Cluster& cluster, const NcclCalibrationSet& nccl) {
       return Collective(*c, *cal, memo.get(), op, group, bytes);
     };
   };
-  f.allgather_s = first_n(CollOp::kAllGather);
-  f.reducescatter_s = first_n(CollOp::kReduceScatter);
+  // Attention-DP's MoE dispatch and combine. TensorRT-LLM passes every rank's token count
+  // (fused_moe_cutlass.py: allgather(..., sizes=all_rank_num_tokens), reducescatter(...,
+  // sizes=...)), and with sizes its ops are not NCCL's all-gather and reduce-scatter but one
+  // ncclGroupStart/End of an ncclBroadcast (allgatherOp.cpp) or an ncclReduce
+  // (reducescatterOp.cpp) rooted at each rank in turn. NCCL aggregates a group's collectives of
+  // one function and type (2.27 enqueue.cc ncclPrepareTasks: tasks within 4x of each other's
+  // size are summed before getAlgoInfo picks algorithm and protocol; Broadcast and Reduce have
+  // the Ring only) and spreads their traffic over its channels in one kernel
+  // (scheduleCollTasksToPlan): the group costs one Broadcast (Reduce) of all ranks' bytes.
+  f.moe_dispatch_s = first_n(CollOp::kBroadcast);
+  f.moe_combine_s = first_n(CollOp::kReduce);
   f.kv_transfer_s = [c, cal, memo](int src, int dst, double bytes) {
     const int n = c->num_gpus();
     if (bytes <= 0 || src == dst || src < 0 || dst < 0 || src >= n || dst >= n) return 0.0;

@@ -1,7 +1,8 @@
 // File: serve/comm.h
 // Communication a serving replica needs, priced on the cluster graph: the TP all-reduce of each
 // layer (over the replica's first TP GPUs), the activation send between pipeline stages, and
-// the KV-cache transfer from a prefill replica to a decode replica (disaggregation). Times come
+// the KV-cache transfer from a prefill replica to a decode replica (disaggregation), and
+// attention-DP's MoE dispatch and combine (grouped NCCL broadcasts and reduces). Times come
 // from coll/TimeCollective (NCCL's algorithms and protocols, NVLS where the size has it); if it
 // reports an error, a ring over the cluster's routes stands in. Memoized by (op, group, bytes).
 // Bytes in, seconds out.

@@ -28,6 +28,9 @@ IterationCostModel::IterationCostModel(CostSpec spec) : spec_(std::move(spec)) {
     shape_.tp = 1;
     shape_.ep = spec_.attention_dp;
     shape_.ep_within_tp = false;
+    // The MoE dispatch is an all-gather of the ranks' tokens, so the fused MoE op sorts and
+    // writes rows for all of them (model/ops.h OpShape::moe_all_gathered).
+    shape_.moe_all_gathered = true;
   }
   // Skewed routing: the MoE layers wait for the busiest EP rank (model/ops.h BusiestRankLoad;
   // 1 without a measured imbalance or without EP).

@@ -36,8 +36,10 @@
 // attention DP, the MLP also uses DP instead of TP"; the shared experts likewise), so no TP
 // all-reduce. The routed experts are split over the group (EP = ranks): each MoE layer
 // all-gathers every rank's tokens (dispatch), each GPU computes its experts' token-expert pairs,
-// and a reduce-scatter returns each rank its tokens' sums (combine), both NCCL collectives on
-// the group's GPUs (moe_comm_s; bytes in serve/deployment.h MoeDispatchBytesPerToken). The
+// and a reduce-scatter returns each rank its tokens' sums (combine), on the group's GPUs
+// (moe_comm_s: NCCL groups of per-rank broadcasts and reduces, serve/comm.cc; bytes in
+// serve/deployment.h MoeDispatchBytesPerToken); the fused MoE op between them sorts the pairs of,
+// and writes an output row for, every gathered token (OpShape::moe_all_gathered). The
 // engine schedules each rank's own requests (serve/engine.h: a request stays on the rank it was
 // assigned to, BatchShape::ranks); an iteration is priced on its busiest rank (BusiestRank: the
 // rank with the most tokens): the ranks step together, held by the MoE collectives, so the step

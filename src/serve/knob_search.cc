@@ -97,15 +97,16 @@ StatusOr<DeploymentPlan> MakeDeploymentPlan(const InferContext& ctx, const Infer
     p.cost.graph_launch_s = launch_s;
     if (o.cuda_graph_padding) p.cost.cuda_graph_padded_sizes = ctx.params.cuda_graph_padded_sizes;
   }
-  if (dp > 1 && ctx.comm.allgather_s && ctx.comm.reducescatter_s) {
-    // The all-gather before each MoE layer and the reduce-scatter after it, over the group's
-    // GPUs, at NCCL's in-engine efficiency of the arch (as the TP all-reduce's NCCL path); every
-    // rank's share padded to the busiest rank's tokens (use_dp_padding).
+  if (dp > 1 && ctx.comm.moe_dispatch_s && ctx.comm.moe_combine_s) {
+    // The dispatch before each MoE layer and the combine after it (the grouped NCCL broadcasts
+    // and reduces of serve/comm.cc), over the group's GPUs, at NCCL's in-engine efficiency of
+    // the arch (as the TP all-reduce's NCCL path); every rank's share padded to the busiest
+    // rank's tokens (use_dp_padding).
     const double dispatch =
         MoeDispatchBytesPerToken(*ctx.model, o.weights, Dtype::kFp16, ctx.params);
     const double combine = MoeCombineBytesPerToken(*ctx.model, Dtype::kFp16);
     const double nccl_eff = ctx.params.NcclInEngineEfficiency(ctx.gpu->arch);
-    auto ag = ctx.comm.allgather_s, rs = ctx.comm.reducescatter_s;
+    auto ag = ctx.comm.moe_dispatch_s, rs = ctx.comm.moe_combine_s;
     p.cost.moe_comm_s = [ag, rs, dp, dispatch, combine, nccl_eff](int rank_tokens) {
       const double all = static_cast<double>(rank_tokens) * dp;
       return (ag(dp, all * dispatch) + rs(dp, all * combine)) / nccl_eff;

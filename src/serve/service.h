@@ -53,9 +53,11 @@ struct CommFns {
       pp_sends_s;
   // Prefill replica's GPU `src` -> decode replica's GPU `dst` (cluster GPU indices).
   std::function<double(int src, int dst, double bytes)> kv_transfer_s;
-  // NCCL all-gather (bytes: the gathered output) and reduce-scatter (bytes: the input) over the
-  // first n GPUs, one replica's group: attention-DP's MoE dispatch and combine (serve/cost.h).
-  std::function<double(int n, double bytes)> allgather_s, reducescatter_s;
+  // Attention-DP's MoE dispatch and combine over the first n GPUs, one replica's group
+  // (serve/cost.h): bytes are the gathered output (dispatch) and the reduced input (combine),
+  // summed over the ranks. TensorRT-LLM runs them as NCCL groups of one broadcast and one reduce
+  // per rank (serve/comm.cc).
+  std::function<double(int n, double bytes)> moe_dispatch_s, moe_combine_s;
   // The NVLink path between two GPUs of a TP group, for the engine's own all-reduce kernels
   // (serve/allreduce.h; launch_s unset here). bw_Bps 0: none (one GPU).
   NvlinkPath tp_path;
