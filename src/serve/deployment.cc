@@ -189,6 +189,21 @@ double ServedWeightBytes(const TransformerSpec& model, Dtype weights) {
   return bytes;
 }
 
+std::vector<int> CapturedGraphSizes(const std::vector<int>& sizes, int max_batch,
+                                    int max_num_tokens) {
+  const int cap = std::min(max_batch, max_num_tokens);
+  std::vector<int> out;
+  for (int s : sizes) {
+    if (s <= cap) {
+      out.push_back(s);
+      continue;
+    }
+    if (cap >= 1 && (out.empty() || out.back() != cap)) out.push_back(cap);
+    break;
+  }
+  return out;
+}
+
 StatusOr<MemoryPlan> PlanMemory(const TransformerSpec& model, const GpuSpec& gpu,
                                 const DeploymentRequest& req, const EngineParams& params) {
   MemoryPlan p;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 #include "hw/spec.h"
@@ -110,6 +111,16 @@ bool TpSplitsHeads(const TransformerSpec& model, int tp);
 // experts of expert_ffn_hidden.
 double WorkspaceBytes(const TransformerSpec& model, const DeploymentRequest& req,
                       const EngineParams& params);
+
+// The batch sizes a padded CUDA-graph config captures for an engine of `max_batch` sequences and
+// `max_num_tokens` tokens per iteration, as TensorRT-LLM's PyTorch backend filters them
+// (_torch/pyexecutor/model_engine.py _filter_cuda_graph_batch_sizes, 1.0): the configured sizes
+// (ascending) up to min(max_batch, max_num_tokens) (a decode sequence is one token), and, when a
+// configured size exceeds that cap, the cap itself ("We will pad batches to max_cuda_graph_bs").
+// A decode batch then pads to the next of these, never past the engine's max batch (an engine of
+// max batch 224 pads 196 sequences to 224, not to the configured 256).
+std::vector<int> CapturedGraphSizes(const std::vector<int>& sizes, int max_batch,
+                                    int max_num_tokens);
 
 // Memory of one replica on `gpu`. kInfeasible when weights and workspace exceed the memory,
 // or the cache cannot hold one request of max_seq_tokens; the message gives the numbers and a

@@ -323,5 +323,24 @@ TEST(Deployment, AttentionDpReplicatesAllButTheRoutedExperts) {
   EXPECT_EQ(adp->kv_blocks_per_replica, 8 * (rank_tokens / 32));
 }
 
+TEST(Deployment, CapturedGraphSizesStopAtTheEnginesMaxBatch) {
+  // TensorRT-LLM's perf-overview sizes (data/serve/engine.yaml cuda_graph_padded_batch_sizes).
+  const std::vector<int> sizes = {1,   2,   4,   8,    16,   32,   64,  128,
+                                  256, 384, 512, 1024, 2048, 4096, 8192};
+  // trtllm-bench's B200 2048/2048 engine: max batch 224, 2272 tokens. Cap min(224, 2272) = 224:
+  // the sizes up to 128, then 256 > 224 adds the cap itself, 224.
+  EXPECT_EQ(CapturedGraphSizes(sizes, 224, 2272),
+            (std::vector<int>{1, 2, 4, 8, 16, 32, 64, 128, 224}));
+  // Max batch 512, 2048 tokens: 512 is a configured size, so nothing is added after it.
+  EXPECT_EQ(CapturedGraphSizes(sizes, 512, 2048),
+            (std::vector<int>{1, 2, 4, 8, 16, 32, 64, 128, 256, 384, 512}));
+  // The token budget binds when it is below the max batch: min(512, 300) = 300.
+  EXPECT_EQ(CapturedGraphSizes(sizes, 512, 300),
+            (std::vector<int>{1, 2, 4, 8, 16, 32, 64, 128, 256, 300}));
+  // Every configured size fits: unchanged.
+  EXPECT_EQ(CapturedGraphSizes({1, 8, 64}, 4096, 8192), (std::vector<int>{1, 8, 64}));
+  EXPECT_TRUE(CapturedGraphSizes({}, 224, 2272).empty());
+}
+
 }  // namespace
 }  // namespace ndt

@@ -95,7 +95,10 @@ StatusOr<DeploymentPlan> MakeDeploymentPlan(const InferContext& ctx, const Infer
   if (o.cuda_graphs) {
     p.cost.cuda_graph_max_batch = ctx.params.cuda_graph_max_batch;
     p.cost.graph_launch_s = launch_s;
-    if (o.cuda_graph_padding) p.cost.cuda_graph_padded_sizes = ctx.params.cuda_graph_padded_sizes;
+    if (o.cuda_graph_padding) {
+      p.cost.cuda_graph_padded_sizes =
+          CapturedGraphSizes(ctx.params.cuda_graph_padded_sizes, k.max_batch, k.max_num_tokens);
+    }
   }
   if (dp > 1 && ctx.comm.moe_dispatch_s && ctx.comm.moe_combine_s) {
     // The dispatch before each MoE layer and the combine after it (the grouped NCCL broadcasts
