@@ -107,6 +107,41 @@ StatusOr<ServingFit> ParseServing(const YamlMap& y, const ArchCalibration& a) {
   return s;
 }
 
+StatusOr<AttentionRateFit> ParseRateFit(const YamlMap& d, const char* fraction_key,
+                                        const char* blocks_key) {
+  AttentionRateFit fit;
+  NDT_ASSIGN_OR_RETURN(fit.fraction, d.Number(fraction_key));
+  NDT_ASSIGN_OR_RETURN(fit.overhead_blocks, d.Number(blocks_key));
+  if (fit.fraction <= 0 || fit.fraction > 1) return d.Error(fraction_key, "must be in (0, 1]");
+  if (fit.overhead_blocks < 0 || fit.overhead_blocks > 1e3) {
+    return d.Error(blocks_key, "must be in [0, 1000]");
+  }
+  return fit;
+}
+
+// A fallback arch's optional `fused_attention_ratio` (compute.h AttentionRateRatio): forward and
+// backward, each {fraction, overhead_blocks} of this arch's GPU and {fallback_fraction,
+// fallback_overhead_blocks} of the fallback's, with unit, source, residuals and how.
+Status ParseFusedAttentionRatio(const YamlMap& y, ArchCalibration* a) {
+  NDT_ASSIGN_OR_RETURN(std::optional<YamlMap> r, y.OptionalMap("fused_attention_ratio"));
+  if (!r) return Status::Ok();
+  for (const char* dir : {"forward", "backward"}) {
+    NDT_ASSIGN_OR_RETURN(YamlMap d, r->Map(dir));
+    AttentionRateRatio ratio;
+    NDT_ASSIGN_OR_RETURN(ratio.gpu, ParseRateFit(d, "fraction", "overhead_blocks"));
+    NDT_ASSIGN_OR_RETURN(ratio.fallback,
+                         ParseRateFit(d, "fallback_fraction", "fallback_overhead_blocks"));
+    NDT_RETURN_IF_ERROR(d.Finish());
+    (std::string(dir) == "forward" ? a->fused_attention_ratio_forward
+                                   : a->fused_attention_ratio_backward) = ratio;
+  }
+  for (const char* key : {"unit", "source", "residuals", "how"}) {
+    NDT_ASSIGN_OR_RETURN(std::string text, r->String(key));
+    (void)text;
+  }
+  return r->Finish();
+}
+
 StatusOr<ArchCalibration> ParseArch(const YamlMap& y) {
   ArchCalibration a;
   NDT_ASSIGN_OR_RETURN(a.arch, y.String("arch"));
@@ -116,6 +151,7 @@ StatusOr<ArchCalibration> ParseArch(const YamlMap& y) {
   NDT_ASSIGN_OR_RETURN(std::optional<std::string> fb, y.OptionalString("fallback"));
   if (fb) {
     a.fallback = *fb;
+    NDT_RETURN_IF_ERROR(ParseFusedAttentionRatio(y, &a));
     NDT_RETURN_IF_ERROR(y.Finish());
     return a;
   }
@@ -182,14 +218,6 @@ StatusOr<ArchCalibration> ParseArch(const YamlMap& y) {
       return y.Error("attention_backward_ratio", "must be in (0, 2]");
     }
   }
-  if (y.Has("attention_fit_sfu_exp_per_clk_per_sm")) {
-    NDT_ASSIGN_OR_RETURN(a.attention_fit_sfu_exp_per_clk_per_sm,
-                         y.Number("attention_fit_sfu_exp_per_clk_per_sm"));
-    if (a.attention_fit_sfu_exp_per_clk_per_sm <= 0 ||
-        a.attention_fit_sfu_exp_per_clk_per_sm > 1024) {
-      return y.Error("attention_fit_sfu_exp_per_clk_per_sm", "must be in (0, 1024]");
-    }
-  }
   NDT_ASSIGN_OR_RETURN(std::optional<YamlMap> fused, y.OptionalMap("fused_attention"));
   if (fused) {
     NDT_ASSIGN_OR_RETURN(int64_t block, fused->Int("kv_block"));
@@ -197,13 +225,7 @@ StatusOr<ArchCalibration> ParseArch(const YamlMap& y) {
     a.fused_attention_kv_block = static_cast<int>(block);
     for (const char* dir : {"forward", "backward"}) {
       NDT_ASSIGN_OR_RETURN(YamlMap d, fused->Map(dir));
-      AttentionRateFit fit;
-      NDT_ASSIGN_OR_RETURN(fit.fraction, d.Number("fraction"));
-      NDT_ASSIGN_OR_RETURN(fit.overhead_blocks, d.Number("overhead_blocks"));
-      if (fit.fraction <= 0 || fit.fraction > 1) return d.Error("fraction", "must be in (0, 1]");
-      if (fit.overhead_blocks < 0 || fit.overhead_blocks > 1e3) {
-        return d.Error("overhead_blocks", "must be in [0, 1000]");
-      }
+      NDT_ASSIGN_OR_RETURN(AttentionRateFit fit, ParseRateFit(d, "fraction", "overhead_blocks"));
       NDT_RETURN_IF_ERROR(d.Finish());
       (std::string(dir) == "forward" ? a.fused_attention_forward : a.fused_attention_backward) =
           fit;
@@ -355,6 +377,8 @@ StatusOr<ComputeCalibration> FromYaml(const YamlMap& y) {
     resolved.fallback = a.fallback;
     resolved.how = a.how;
     if (!a.serving_caveat.empty()) resolved.serving_caveat = a.serving_caveat;
+    resolved.fused_attention_ratio_forward = a.fused_attention_ratio_forward;
+    resolved.fused_attention_ratio_backward = a.fused_attention_ratio_backward;
     a = resolved;
   }
   if (!c.archs.count("default")) {

@@ -210,23 +210,6 @@ std::string PrecisionNote(const GpuSpec& gpu, Dtype d) {
   return note;
 }
 
-double ExpScaledAttentionTime(const GpuSpec& gpu, const ArchCalibration& cal, const Op& op,
-                              double peak16, double fitted_s) {
-  const double r_fit = cal.attention_fit_sfu_exp_per_clk_per_sm;
-  const double r = gpu.sfu_exp_per_clk_per_sm;
-  const double d = static_cast<double>(op.head_dim_qk + op.head_dim_v);
-  if (r_fit <= 0 || r <= r_fit || gpu.tensor_16bit_flops_per_clk_per_sm <= 0 || d <= 0 ||
-      op.flop <= 0 || peak16 <= 0 || fitted_s <= 0) {
-    return fitted_s;
-  }
-  const double tensor_s = op.flop / peak16;  // the MMAs at the dense peak
-  const double flop_per_exp = 2.0 * d * (op.pass == Pass::kBackward ? 2.5 : 1.0);
-  const double exp_fit_s =
-      tensor_s * gpu.tensor_16bit_flops_per_clk_per_sm / (flop_per_exp * r_fit);
-  const double wait_s = std::max(0.0, fitted_s - tensor_s);
-  return fitted_s - std::min(exp_fit_s * (1.0 - r_fit / r), wait_s);
-}
-
 OpTiming OpTimeDetail(const GpuSpec& gpu, const Op& op, const ComputeCalibration& calib) {
   const ArchCalibration& cal = calib.For(gpu.arch);
   OpTiming t;
@@ -248,19 +231,24 @@ OpTiming OpTimeDetail(const GpuSpec& gpu, const Op& op, const ComputeCalibration
       double fraction = cal.attention_fraction * (backward ? cal.attention_backward_ratio : 1.0);
       const std::optional<AttentionRateFit>& fused =
           backward ? cal.fused_attention_backward : cal.fused_attention_forward;
-      if (op.attention_kernel == AttentionKernel::kCudnnFused && fused) {
-        // K/V blocks a query block walks: the mean keys per query (causal: about half the
-        // keys) over the kernel's block.
-        const double pairs =
-            op.q_len > 0 ? op.flop / (2.0 * op.seqs * op.heads * (op.head_dim_qk + op.head_dim_v) *
-                                      (backward ? 2.5 : 1.0))
-                         : 0;
-        const double keys = op.q_len > 0 && op.seqs > 0 && op.heads > 0 ? pairs / op.q_len : 0;
-        fraction = fused->Rate(keys / cal.fused_attention_kv_block);
-      }
+      const std::optional<AttentionRateRatio>& ratio =
+          backward ? cal.fused_attention_ratio_backward : cal.fused_attention_ratio_forward;
+      const bool cudnn = op.attention_kernel == AttentionKernel::kCudnnFused && fused;
+      // K/V blocks a query block walks: the mean keys per query (causal: about half the keys)
+      // over the kernel's block.
+      const double dims = static_cast<double>(op.head_dim_qk + op.head_dim_v);
+      const double pairs =
+          op.q_len > 0 && op.seqs > 0 && op.heads > 0 && dims > 0
+              ? op.flop / (2.0 * op.seqs * op.heads * dims * (backward ? 2.5 : 1.0))
+              : 0;
+      const double blocks = op.q_len > 0 ? pairs / op.q_len / cal.fused_attention_kv_block : 0;
+      if (cudnn) fraction = fused->Rate(blocks);
+      // The arch-native fused kernels (training's cuDNN, serving's engine kernels) at this
+      // GPU's measured speed over its fallback's; FlashAttention-2 (sm80 code, the same on both)
+      // keeps the fallback's fraction.
+      if ((cudnn || cal.serving_kernels) && ratio) fraction *= ratio->At(blocks);
       const double peak = Peak(gpu, p16) * fraction;
       t.compute_s = op.flop > 0 ? op.flop / peak : 0;
-      t.compute_s = ExpScaledAttentionTime(gpu, cal, op, Peak(gpu, p16), t.compute_s);
       t.launch_s = cal.kernel_overhead_s;
       break;
     }
@@ -302,6 +290,7 @@ ComputeCalibration ServingCalibration(const ComputeCalibration& cal) {
       auto it = a.gemm.find(p);
       if (it != a.gemm.end()) it->second.fraction = fraction;
     }
+    a.serving_kernels = true;
     if (a.serving->attention_fraction > 0) a.attention_fraction = a.serving->attention_fraction;
     if (a.serving->attention_hbm_fraction > 0) {
       a.attention_hbm_fraction = a.serving->attention_hbm_fraction;

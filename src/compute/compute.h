@@ -71,6 +71,18 @@ struct AttentionRateFit {
   }
 };
 
+// An arch-native fused attention kernel's speed on a GPU of one arch over a GPU of its fallback
+// arch, measured with the same software on both (compute.yaml `fused_attention_ratio`; GB300 over
+// GB200 at cuDNN 9.17): each GPU's rows fitted in AttentionRateFit's form, each of its own 16-bit
+// peak, so At(B) = gpu.Rate(B) / fallback.Rate(B) multiplies the fallback arch's fitted rate.
+struct AttentionRateRatio {
+  AttentionRateFit gpu, fallback;
+  double At(double blocks) const {
+    const double f = fallback.Rate(blocks);
+    return f > 0 ? gpu.Rate(blocks) / f : 1.0;
+  }
+};
+
 // Fitted per-architecture parameters (data/calibration/compute.yaml).
 struct ArchCalibration {
   std::string arch;                // "ampere", "hopper", "blackwell", ... or "default"
@@ -99,11 +111,14 @@ struct ArchCalibration {
   // forward and backward; absent: kernels asking for it run FlashAttention-2's fractions.
   std::optional<AttentionRateFit> fused_attention_forward, fused_attention_backward;
   int fused_attention_kv_block = 128;  // keys per K/V block of those kernels
-  // MUFU.EX2 rate (exponentials per clock per SM) of the GPUs the attention fractions above were
-  // fitted on; 0: none stated. On a GPU whose GpuSpec::sfu_exp_per_clk_per_sm is higher, a fused
-  // attention kernel saves the softmax exponential time the faster unit removes (see
-  // ExpScaledAttentionTime in compute.cc); at that rate or below, the fitted time stands.
-  double attention_fit_sfu_exp_per_clk_per_sm = 0;
+  // A fallback arch's own measured speed of the arch-native fused attention kernels over its
+  // fallback's (compute.yaml `fused_attention_ratio`; blackwell_ultra: GB300 / GB200), by
+  // direction; the fused rate (training's cudnn_fused curve, serving's attention fraction) is
+  // multiplied by At(B). Absent: the fallback's rates stand (FlashAttention-2 always does).
+  std::optional<AttentionRateRatio> fused_attention_ratio_forward, fused_attention_ratio_backward;
+  // Set by ServingCalibration: every attention op is the serving engine's arch-native fused
+  // kernel (FMHA/XQA), priced at `attention_fraction` x fused_attention_ratio_*.
+  bool serving_kernels = false;
   double hbm_fraction = 0.85;  // achievable fraction of memory_Bps (STREAM)
   // Achievable fraction of memory_Bps for attention ops; 0: hbm_fraction.
   double attention_hbm_fraction = 0;
@@ -172,7 +187,7 @@ struct ComputeCalibration {
 // fractions, attention fraction and attention memory fraction (the microbenchmark fit stays for
 // the rest: launch and wave costs, element-wise bandwidth), and the GEMM tile model it was fitted
 // with (more_tiles and small_m_tiles cleared: the serving fractions were fitted on one tile
-// shape). Idempotent.
+// shape); its attention ops are the engine's fused kernels (serving_kernels). Idempotent.
 ComputeCalibration ServingCalibration(const ComputeCalibration& cal);
 
 // Loads data/calibration/compute.yaml strictly ("" data_dir = NDT_DATA_DIR).
@@ -201,20 +216,6 @@ struct OpTiming {
 };
 
 OpTiming OpTimeDetail(const GpuSpec& gpu, const Op& op, const ComputeCalibration& cal);
-// A fused attention kernel's compute time `fitted_s` (its fitted fraction of the 16-bit dense
-// peak `peak16`) on `gpu`, with the softmax exponentials re-priced at the GPU's own
-// special-function-unit rate. Per score element the kernel does 2 (d_qk + d_v) FLOPs of MMA
-// (backward: 2.5x) and one exponential, so at the fit GPUs' rate r_fit the exponentials take
-// E = (flop / peak16) x tensor_16bit_flops_per_clk_per_sm / (flop per exp x r_fit) (the same
-// clock and SMs as the peak; d = 128 forward on Blackwell: E = the MMAs' time at peak, FA4's
-// 'exp 1024 cycles = BF16 MMA 1024 cycles' per tile). The fitted time is the MMAs at peak plus
-// the time the tensor cores wait; that wait is softmax's (the NVIDIA Blackwell Ultra blog:
-// BMM2 waits for the SFU's exponentials on GB200) up to E. A unit r > r_fit saves
-// E (1 - r_fit / r) of it, never more than the wait: t = fitted - min(E (1 - r_fit / r),
-// fitted - flop / peak16). Returns fitted_s unchanged where r <= r_fit, where the arch states
-// no r_fit, or where the GPU or the op lacks the numbers.
-double ExpScaledAttentionTime(const GpuSpec& gpu, const ArchCalibration& cal, const Op& op,
-                              double peak16, double fitted_s);
 double OpTime(const GpuSpec& gpu, const Op& op, const ComputeCalibration& cal);
 // Sum over ops (kernels run back to back on one stream).
 double OpsTime(const GpuSpec& gpu, const std::vector<Op>& ops, const ComputeCalibration& cal);

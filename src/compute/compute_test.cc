@@ -171,57 +171,43 @@ TEST(Calibration, BlackwellUltraFollowsBlackwell) {
   EXPECT_EQ(&Cal().For("some-future-arch"), &Cal().For("default"));
 }
 
-// Softmax's exponentials on Blackwell Ultra (compute.h ExpScaledAttentionTime). A forward
-// attention op of 1e12 FLOPs, head dims 128 + 128; GB200 and GB300 both 2500 TFLOP/s bf16 dense,
-// 8192 FLOP/clk/SM of MMA; MUFU.EX2 16/clk/SM on GB200 (the fit's rate), 32 on GB300.
-//  - MMAs at peak: 1e12 / 2.5e15 = 0.4 ms. One exp per 2 x (128 + 128) = 512 FLOPs: at the fit's
-//    rate the exps take 0.4 ms x 8192 / (512 x 16) = 0.4 ms (FA4: exp = MMA at d = 128).
-//  - training (FA2 fraction 0.1496): fitted 0.4 / 0.1496 = 2.673797 ms; GB300 saves
-//    0.4 x (1 - 16/32) = 0.2 ms of the 2.273797 ms wait -> 2.473797 ms (1.0808x).
-//  - serving (fused fraction 0.5479): fitted 0.4 / 0.5479 = 0.730060 ms; wait 0.330060 ms; saves
-//    0.2 -> 0.530060 ms (1.3773x).
-//  - backward (fraction 0.1496 x 0.859 = 0.1285064, 2.5 x 512 = 1280 FLOPs per exp): fitted
-//    3.1126854 ms, exps 0.4 x 8192 / (1280 x 16) = 0.16 ms, saves 0.08 -> 3.0326854 ms.
-//  - head dims 64 + 64 serving: exps 0.8 ms, would save 0.4, capped at the 0.330060 ms wait ->
-//    0.4 ms, the MMAs at peak.
-// GB200 and B200 (rate 16 = the fit's) and H100 (Hopper states no fit rate) keep the fitted time.
-TEST(Attention, BlackwellUltraSavesHalfTheExponentialTime) {
-  const GpuSpec gb200 = Gpu("GB200"), gb300 = Gpu("GB300"), b200 = Gpu("B200"),
-                h100 = Gpu("H100-SXM5-80GB");
-  ASSERT_EQ(gb200.sfu_exp_per_clk_per_sm, 16);
-  ASSERT_EQ(gb300.sfu_exp_per_clk_per_sm, 32);
-  ASSERT_EQ(gb300.tensor_16bit_flops_per_clk_per_sm, 8192);
-  const ArchCalibration& bw = Cal().For("blackwell");
-  const ArchCalibration& bu = Cal().For("blackwell_ultra");
-  EXPECT_DOUBLE_EQ(bu.attention_fit_sfu_exp_per_clk_per_sm, 16);
-  Op attn;
-  attn.kind = OpKind::kAttention;
-  attn.flop = 1e12;
-  attn.math = Dtype::kBf16;
-  attn.head_dim_qk = attn.head_dim_v = 128;
-  const double peak = 2.5e15;
-  EXPECT_NEAR(OpTimeDetail(gb200, attn, Cal()).compute_s, 2.673797e-3, 1e-9);
-  EXPECT_NEAR(OpTimeDetail(gb300, attn, Cal()).compute_s, 2.473797e-3, 1e-9);
-  const ComputeCalibration serving = ServingCalibration(Cal());
-  EXPECT_NEAR(OpTimeDetail(gb200, attn, serving).compute_s, 0.730060e-3, 1e-9);
-  EXPECT_NEAR(OpTimeDetail(gb300, attn, serving).compute_s, 0.530060e-3, 1e-9);
-  Op bwd = attn;
-  bwd.pass = Pass::kBackward;
-  EXPECT_NEAR(OpTimeDetail(gb200, bwd, Cal()).compute_s, 3.1126854e-3, 1e-9);
-  EXPECT_NEAR(OpTimeDetail(gb300, bwd, Cal()).compute_s, 3.0326854e-3, 1e-9);
-  Op small = attn;
-  small.head_dim_qk = small.head_dim_v = 64;
-  EXPECT_NEAR(OpTimeDetail(gb300, small, serving).compute_s, 0.4e-3, 1e-12);
-  // The fit's own GPUs and other arches: exactly the fitted time.
-  for (const GpuSpec* g : {&gb200, &b200}) {
-    EXPECT_EQ(ExpScaledAttentionTime(*g, bw, attn, peak, 1e-3), 1e-3) << g->name;
-  }
-  EXPECT_EQ(ExpScaledAttentionTime(h100, Cal().For("hopper"), attn, 989e12, 1e-3), 1e-3);
-  EXPECT_EQ(ExpScaledAttentionTime(gb300, Cal().For("hopper"), attn, peak, 1e-3), 1e-3);
-  // No head dims (an op built without a shape): nothing to price, the fitted time stands.
-  Op bare = attn;
-  bare.head_dim_qk = bare.head_dim_v = 0;
-  EXPECT_EQ(ExpScaledAttentionTime(gb300, bu, bare, peak, 1e-3), 1e-3);
+// fused_attention_ratio (compute.h AttentionRateRatio) is a fallback arch's own: carried through
+// the fallback's resolution, At(B) = gpu.Rate(B) / fallback.Rate(B). Here gpu 0.8 x B / (B + 2),
+// fallback 0.5 x B / (B + 4): At(4) = (0.8 x 4 / 6) / (0.5 x 4 / 8) = 0.533333 / 0.25 = 2.133333;
+// At(0) (no shape) = 0.8 / 0.5 = 1.6. The fitted arch itself may not state one (an unknown key),
+// nor a fraction outside (0, 1].
+TEST(Calibration, FusedAttentionRatioBelongsToFallbackArchs) {
+  const std::string fit =
+      "    tile: [128, 128]\n    gemm: {fp16: {fraction: 0.8, launch: 1 us, wave_overhead: 1 "
+      "us, residuals: r}}\n    attention_fraction: 0.5\n    hbm_fraction: 0.9\n"
+      "    unfused_attention_efficiency: 0.7\n    kernel_overhead: 2 us\n    how: h\n";
+  auto ratio = [](const std::string& fraction) {
+    return "    fused_attention_ratio:\n      forward: {fraction: " + fraction +
+           ", overhead_blocks: 2, fallback_fraction: 0.5, fallback_overhead_blocks: 4}\n"
+           "      backward: {fraction: 0.6, overhead_blocks: 0, fallback_fraction: 0.6, "
+           "fallback_overhead_blocks: 0}\n      unit: u\n      source: s\n      residuals: r\n"
+           "      how: h\n";
+  };
+  StatusOr<ComputeCalibration> c = ParseComputeCalibration(
+      "how: x\narchs:\n  - arch: a\n" + fit + "  - arch: b\n    fallback: a\n" + ratio("0.8") +
+          "    how: y\n  - arch: default\n    fallback: a\n    how: z\n",
+      "c.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_TRUE(c->For("b").fused_attention_ratio_forward.has_value());
+  EXPECT_NEAR(c->For("b").fused_attention_ratio_forward->At(4), 2.133333, 1e-6);
+  EXPECT_DOUBLE_EQ(c->For("b").fused_attention_ratio_forward->At(0), 1.6);
+  EXPECT_DOUBLE_EQ(c->For("b").fused_attention_ratio_backward->At(7), 1.0);
+  EXPECT_FALSE(c->For("a").fused_attention_ratio_forward.has_value());
+  EXPECT_FALSE(c->For("default").fused_attention_ratio_forward.has_value());
+  StatusOr<ComputeCalibration> own =
+      ParseComputeCalibration("how: x\narchs:\n  - arch: default\n" + fit + ratio("0.8"), "c.yaml");
+  EXPECT_FALSE(own.ok());
+  StatusOr<ComputeCalibration> bad = ParseComputeCalibration(
+      "how: x\narchs:\n  - arch: a\n" + fit + "  - arch: default\n    fallback: a\n" +
+          ratio("1.5") + "    how: z\n",
+      "c.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("fraction"), std::string::npos) << bad.status().message();
 }
 
 // serving_caveat is optional: Blackwell states one, GB300 (a fallback) inherits it, Hopper has

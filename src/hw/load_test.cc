@@ -102,8 +102,8 @@ TEST(LoadTest, PcieSwitchesMustCoverTheGpus) {
               "must equal gpus (8)");
 }
 
-// The exponential rate prices softmax against the MMAs (compute.h ExpScaledAttentionTime): one
-// without the other is an error naming the missing key (at the map's line, 1).
+// The exponential rate is stated beside the MMA rate it compares with: one without the other is
+// an error naming the missing key (at the map's line, 1).
 TEST(LoadTest, ExpRateNeedsTheTensorRate) {
   ExpectError(GpuFileError("gpu_sfu_without_mma.yaml"), "bad/gpu_sfu_without_mma.yaml", 1,
               "tensor_16bit_flops_per_clk_per_sm: tensor_16bit_flops_per_clk_per_sm and "

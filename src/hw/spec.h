@@ -28,8 +28,8 @@ struct GpuSpec {
   int sm_version = 0;                // compute capability x10: 61, 70, 80, 90, 100, 103
   int sms = 0;                       // streaming multiprocessors (0 if unknown)
   // Per SM per clock: 16-bit dense tensor-core FLOPs and special-function-unit exponentials
-  // (MUFU.EX2); 0 if unknown. Their ratio prices softmax's exponentials against the MMAs of a
-  // fused attention kernel (compute/compute.cc), whatever the clock.
+  // (MUFU.EX2); 0 if unknown. Hardware facts shown by `sku show`; fused attention is not priced
+  // from them (GB300's is measured against GB200's: compute.yaml fused_attention_ratio).
   int tensor_16bit_flops_per_clk_per_sm = 0;
   int sfu_exp_per_clk_per_sm = 0;
   std::string form_factor;  // "SXM4", "PCIe", "Superchip"
