@@ -47,7 +47,12 @@ struct Iteration {
     r.memory.optimizer_bytes = 20 * kGiB;
     r.memory.activations_bytes = 5 * kGiB;
     r.memory.comm_buffers_bytes = 1 * kGiB;
-    r.memory.workspace_bytes = 1 * kGiB;
+    r.reserve.cuda_context_bytes = 0.5 * kGiB;
+    r.reserve.cublas_workspace_bytes = 0.25 * kGiB;
+    r.reserve.nccl_buffers_bytes = 1 * kGiB;
+    r.reserve.nccl_communicators = 4;
+    r.reserve.allocator_fragmentation_bytes = 3.25 * kGiB;
+    r.usable_bytes = 75 * kGiB;
     r.tokens_per_s = 8 * 2048 / 2.0;
     r.mfu = 0.5;
     r.peak_flops = 989e12;
@@ -89,8 +94,13 @@ TEST(TrainRender, TextLines) {
                   "(p10\u2013p90 45.0\u201355.0% MFU; 4 cases, Hopper training)\n"))
       << t;
   EXPECT_TRUE(Has(t,
-                  "Memory/GPU:    47.0 GiB of 80.0 GiB (stage 0): weights 10.0, grads 10.0, "
-                  "optimizer 20.0, activations 5.0, comm 1.0, workspace 1.0\n"))
+                  "Memory/GPU:    46.0 GiB of 75.0 GiB usable (stage 0): weights 10.0, grads "
+                  "10.0, optimizer 20.0, activations 5.0, comm 1.0\n"))
+      << t;
+  // The reserve: 0.5 + 0.25 + 1 + 0 + 3.25 = 5.0 GiB of the 80.
+  EXPECT_TRUE(Has(t,
+                  "Reserve/GPU:   5.0 GiB of 80.0 GiB: CUDA context 0.50, cuBLAS 0.25, NCCL 1.00 "
+                  "(4 communicators), userbuffers 0.00, allocator fragmentation 3.25\n"))
       << t;
   // Shares of the 2 s step: 1.5 s = 75%, 0.2 s = 10%, 0.3 s = 15%.
   EXPECT_TRUE(Has(t,
