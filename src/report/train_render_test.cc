@@ -133,7 +133,12 @@ TEST(TrainRender, JsonFieldsAndPlacementOnlyWithAFabric) {
   EXPECT_DOUBLE_EQ(j["step_time_s"].get<double>(), 2.0);
   EXPECT_NEAR(j["step_time_s_interval"]["p10"].get<double>(), 2 / 1.1, 1e-12);
   EXPECT_NEAR(j["step_time_s_interval"]["p90"].get<double>(), 2 / 0.9, 1e-12);
-  EXPECT_DOUBLE_EQ(j["memory"]["peak_bytes_per_gpu"].get<double>(), 47 * kGiB);
+  // 10 + 10 + 20 + 5 + 1 GiB; usable 75 of 80; the reserve 0.5 + 0.25 + 1 + 3.25 = 5 GiB.
+  EXPECT_DOUBLE_EQ(j["memory"]["peak_bytes_per_gpu"].get<double>(), 46 * kGiB);
+  EXPECT_DOUBLE_EQ(j["memory"]["usable_bytes"].get<double>(), 75 * kGiB);
+  EXPECT_DOUBLE_EQ(j["memory"]["reserve"]["total_bytes"].get<double>(), 5 * kGiB);
+  EXPECT_EQ(j["memory"]["reserve"]["nccl_communicators"], 4);
+  EXPECT_FALSE(j["memory"].contains("workspace_bytes"));
   EXPECT_EQ(j["strategy"]["micro_batches"], 8);
   EXPECT_DOUBLE_EQ(j["cost_usd"].get<double>(), 1000);
   ASSERT_TRUE(j.contains("placement"));
