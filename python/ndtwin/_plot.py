@@ -49,14 +49,18 @@ def _train(doc, **_):
 
     mem = doc["memory"]
     stack = [(k[:-6].replace("_", " "), v / _GIB) for k, v in mem.items()
-             if k.endswith("_bytes") and k != "capacity_bytes" and isinstance(v, (int, float))]
+             if k.endswith("_bytes") and k not in ("capacity_bytes", "usable_bytes")
+             and isinstance(v, (int, float))]
     bottom = 0.0
     for name, gib in stack:
         ax_m.bar(["pipeline stage %s" % mem.get("peak_stage", "")], [gib], bottom=bottom,
                  label=name)
         bottom += gib
-    ax_m.axhline(mem["capacity_bytes"] / _GIB, color="r", ls="--", lw=1,
-                 label="capacity %.0f GiB" % (mem["capacity_bytes"] / _GIB))
+    # The bars (model state, activations, pipeline buffers) must stay under the capacity less
+    # the reserve (CUDA context, cuBLAS, NCCL, userbuffers, fragmentation: memory.reserve).
+    line = mem.get("usable_bytes", mem["capacity_bytes"])
+    ax_m.axhline(line / _GIB, color="r", ls="--", lw=1,
+                 label="usable %.0f of %.0f GiB" % (line / _GIB, mem["capacity_bytes"] / _GIB))
     ax_m.set_ylabel("GiB per GPU (peak stage)")
     ax_m.set_title("Memory (peak %.1f GiB)" % (mem["peak_bytes_per_gpu"] / _GIB))
     ax_m.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))

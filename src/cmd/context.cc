@@ -15,6 +15,7 @@ StatusOr<Context> Context::Load(const std::string& data_dir) {
   NDT_ASSIGN_OR_RETURN(ctx.fleet, LoadFleetData(ctx.data_dir));
   NDT_ASSIGN_OR_RETURN(ctx.hpc, LoadHpcParams(ctx.data_dir));
   NDT_ASSIGN_OR_RETURN(ctx.variability, LoadGpuVariability(ctx.data_dir));
+  NDT_ASSIGN_OR_RETURN(ctx.memory_reserve, LoadMemoryReserve(ctx.data_dir));
   return ctx;
 }
 

@@ -16,6 +16,7 @@
 #include "fleet/fleet.h"
 #include "hpc/params.h"
 #include "hw/catalog.h"
+#include "parallel/memory_reserve.h"
 #include "parallel/stack.h"
 #include "parallel/variability.h"
 #include "report/intervals.h"
@@ -36,6 +37,7 @@ struct Context {
   FleetData fleet;                    // data/reliability.yaml, storage.yaml, placement.yaml
   HpcParams hpc;                      // data/hpc.yaml
   GpuVariabilityTable variability;    // data/variability.yaml
+  MemoryReserveTable memory_reserve;  // data/memory_reserve.yaml
 
   // Loads everything from `data_dir` ("" = Catalog::DefaultDataDir(): the built-in data/ or
   // $NDTWIN_DATA). Errors carry file:line.

@@ -116,6 +116,7 @@ StatusOr<PlanTrainRequest> BuildRequest(const PlanTrainFlags& f, const Context& 
   req.threads = f.threads;
   req.fabric = f.fabric.ToSpec();
   if (f.gpu_variability) req.variability = &ctx.variability;
+  req.memory_reserve = &ctx.memory_reserve;
   if (!ParsePlanObjective(f.objective, &req.objective)) {
     return Status::InvalidInput("--objective '" + f.objective + "'; use throughput, cost or time");
   }

@@ -392,6 +392,7 @@ StatusOr<SimulatedTrainJob> SimulateTrainJob(const Context& ctx, const TrainJobA
   job.gpus_per_vm = cluster.gpus_per_vm();
   job.nvlink_domain_gpus = cluster.nvlink_domain_gpus();
   job.gpu_memory_bytes = gpu.memory_bytes;  // what CUDA can allocate (data/gpus)
+  NDT_ASSIGN_OR_RETURN(job.memory_reserve, ctx.memory_reserve.For(gpu.arch));
   job.vm_usd_per_hour = sku->price ? sku->price->usd_per_hour : 0;
   if (f.gpu_variability) job.gpu_variability = ctx.variability.For(gpu.arch);
   SimulatedTrainJob out;

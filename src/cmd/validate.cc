@@ -70,7 +70,7 @@ StatusOr<std::vector<ValidationRow>> RunSuite(const std::string& suite, const Co
     return ValidateCollectives(ctx.catalog, ctx.fabric, ctx.nccl, shared_dir);
   if (suite == "training") {
     return ValidateTraining(ctx.catalog, ctx.fabric, ctx.compute, ctx.nccl, ctx.stacks, shared_dir,
-                            &ctx.variability);
+                            ctx.memory_reserve, &ctx.variability);
   }
   const ServeData data{&catalog, &ctx.fabric, &ctx.compute, &ctx.engine, &ctx.nccl, ctx.data_dir};
   std::map<std::string, ServingTraits> traits;  // each serving stack's engine traits

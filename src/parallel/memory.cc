@@ -17,9 +17,6 @@ namespace {
 // bf16/fp16 weights; under TE's FP8 recipe the primary weights stay bf16 and TE adds its FP8
 // copies (kTeFp8WeightCacheBytesPerParam, memory.h).
 constexpr double kWeightBytesPerParam = 2;
-// NCCL channel buffers over the communicators a rank belongs to (assumption: ~4 MiB per
-// channel-peer, a few dozen of them).
-constexpr double kNcclBuffersBytes = 256.0 * 1024 * 1024;
 
 double LayerParamsPerGpu(const TransformerSpec& m, const ParamCounts& pc, int64_t layer,
                          const Strategy& s) {
@@ -119,16 +116,15 @@ MemoryBreakdown StageMemory(const TransformerSpec& m, const Strategy& s, int sta
     const double fp32_logits = 4.0 * b_mb * seq * static_cast<double>(m.vocab) / s.tp;
     b.activations_bytes += (s.loss_fp32_copy ? 3.0 : 2.0) * fp32_logits;
   }
-  // PP send/recv buffers (two directions, double-buffered), NCCL channel buffers, and TP
-  // overlap's userbuffers.
+  // PP send/recv buffers (two directions, double-buffered). NCCL's and TP overlap's buffers are
+  // in the reserve (memory_reserve.h).
   const double msg = b_mb * seq * static_cast<double>(m.hidden) * 2.0 / (s.sp ? s.tp : 1);
-  b.comm_buffers_bytes = kNcclBuffersBytes + (s.pp > 1 ? 4.0 * msg : 0.0) + UserbufferBytes(m, s);
+  b.comm_buffers_bytes = s.pp > 1 ? 4.0 * msg : 0.0;
   if (s.zero >= 3) {
     // Prefetched full weights of two layers (the one running and the next).
     const ParamCounts pc = CountParams(m);
     b.comm_buffers_bytes += 2.0 * kWeightBytesPerParam * LayerParamsPerGpu(m, pc, 0, s);
   }
-  b.workspace_bytes = kFrameworkWorkspaceBytes;
   return b;
 }
 
@@ -250,20 +246,22 @@ MemoryBreakdown EstimateMemory(const TransformerSpec& m, const Strategy& s) {
   return best;
 }
 
-Status CheckFits(const MemoryBreakdown& m, double capacity_bytes, const Strategy& s,
-                 std::span<const int> zero_stages) {
-  const double usable = capacity_bytes * kUsableMemoryFrac;
+Status CheckFits(const MemoryBreakdown& m, const ReserveBreakdown& reserve, double capacity_bytes,
+                 const Strategy& s, std::span<const int> zero_stages) {
+  const double usable = capacity_bytes - reserve.total_bytes();
   if (m.total_bytes() <= usable) return Status::Ok();
-  std::vector<std::pair<double, std::string>> parts = {
-      {m.weights_bytes, "weights"},           {m.gradients_bytes, "gradients"},
-      {m.optimizer_bytes, "optimizer"},       {m.activations_bytes, "activations"},
-      {m.comm_buffers_bytes, "comm buffers"}, {m.workspace_bytes, "workspace"}};
+  std::vector<std::pair<double, std::string>> parts = {{m.weights_bytes, "weights"},
+                                                       {m.gradients_bytes, "gradients"},
+                                                       {m.optimizer_bytes, "optimizer"},
+                                                       {m.activations_bytes, "activations"},
+                                                       {m.comm_buffers_bytes, "comm buffers"}};
   std::stable_sort(parts.begin(), parts.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
-  std::string msg = "does not fit: " + GiB(m.total_bytes()) + " per GPU (stage " +
-                    std::to_string(m.peak_stage) + ") > " + GiB(usable) +
-                    " usable; largest: " + parts[0].second + " " + GiB(parts[0].first) + ", " +
-                    parts[1].second + " " + GiB(parts[1].first) + "; try ";
+  std::string msg =
+      "does not fit: " + GiB(m.total_bytes()) + " per GPU (stage " + std::to_string(m.peak_stage) +
+      ") > " + GiB(usable) + " usable (" + GiB(capacity_bytes) + " less a reserve of " +
+      GiB(reserve.total_bytes()) + ", data/memory_reserve.yaml); largest: " + parts[0].second +
+      " " + GiB(parts[0].first) + ", " + parts[1].second + " " + GiB(parts[1].first) + "; try ";
   std::vector<std::string> fixes;
   const double states = m.weights_bytes + m.gradients_bytes + m.optimizer_bytes;
   if (states >= m.activations_bytes) {

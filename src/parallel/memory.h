@@ -12,9 +12,10 @@
 // - 1) * 2 + (vpp - 1) * pp + 1 chunk passes, GPipe's m; unequal chunks count what each really
 // holds), plus the recompute working set of one layer, the output logits (fp32 and their fp32
 // gradient on the last stage; one more fp32 copy where the stack's loss upcasts out of place,
-// Strategy::loss_fp32_copy), communication buffers (NCCL, pipeline messages, TP overlap's
-// userbuffers: UserbufferBytes) and a fixed workspace. Framework allowances
-// (CUDA context, allocator slack) are assumptions named below. Bytes.
+// Strategy::loss_fp32_copy) and the pipeline's message buffers (and ZeRO-3's prefetched layers).
+// What the process holds besides (CUDA context, cuBLAS workspace, NCCL's buffers, TP overlap's
+// userbuffers, the allocator's fragmentation) is its reserve, parallel/memory_reserve.h, from
+// data/memory_reserve.yaml: CheckFits compares the total with the capacity less that. Bytes.
 #ifndef NDTWIN_PARALLEL_MEMORY_H_
 #define NDTWIN_PARALLEL_MEMORY_H_
 
@@ -23,14 +24,10 @@
 
 #include "core/status.h"
 #include "model/transformer.h"
+#include "parallel/memory_reserve.h"
 #include "parallel/strategy.h"
 
 namespace ndt {
-
-// Assumptions (not hardware facts): CUDA context + cuBLAS/NCCL workspaces per GPU, and the
-// fraction of HBM the caching allocator can use before fragmentation bites.
-inline constexpr double kFrameworkWorkspaceBytes = 2.0 * 1024 * 1024 * 1024;  // 2 GiB
-inline constexpr double kUsableMemoryFrac = 0.95;
 
 // Transformer Engine's userbuffers for TP communication overlap (Strategy::tp_overlap), allocated
 // outside PyTorch's caching allocator (cuMemCreate / cudaMalloc in register_user_buffer_collective,
@@ -100,9 +97,8 @@ struct MemoryBreakdown {
   double weights_bytes = 0;  // 16-bit weights, plus TE's cached FP8 copies under its FP8 recipe
   double gradients_bytes = 0;
   double optimizer_bytes = 0;
-  double activations_bytes = 0;  // stored activations of in-flight micro-batches + working set
-  double comm_buffers_bytes = 0;
-  double workspace_bytes = 0;
+  double activations_bytes = 0;       // stored activations of in-flight micro-batches + working set
+  double comm_buffers_bytes = 0;      // pipeline send/recv buffers, ZeRO-3's prefetched layers
   double expert_weights_bytes = 0;    // the experts' part of weights_bytes (MoE; ZeRO shards it
                                       // over DP x CP / EP ranks, the rest over DP x CP)
   double params_per_gpu = 0;          // parameters this GPU holds (before ZeRO-3 sharding)
@@ -111,7 +107,7 @@ struct MemoryBreakdown {
   int peak_stage = 0;                 // pipeline stage with the largest total
   double total_bytes() const {
     return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes +
-           comm_buffers_bytes + workspace_bytes;
+           comm_buffers_bytes;
   }
 };
 
@@ -150,12 +146,12 @@ MemoryBreakdown EstimateMemory(const TransformerSpec& model, const Strategy& s);
 // Memory of pipeline stage `stage` (0 .. pp - 1). REQUIRES: s resolved.
 MemoryBreakdown StageMemoryOf(const TransformerSpec& model, const Strategy& s, int stage);
 
-// OK if `m` fits in `capacity_bytes` * kUsableMemoryFrac; otherwise kInfeasible naming the
-// largest parts and what would make it fit (more TP/PP, recompute, ZeRO, smaller mbs). A ZeRO
-// stage outside `zero_stages` (the stack's runnable stages; empty: any) is suggested with "a
-// --stack that runs it".
-Status CheckFits(const MemoryBreakdown& m, double capacity_bytes, const Strategy& s,
-                 std::span<const int> zero_stages = {});
+// OK if `m` fits in `capacity_bytes` less `reserve` (memory_reserve.h UsableBytes); otherwise
+// kInfeasible naming the largest parts and what would make it fit (more TP/PP, recompute, ZeRO,
+// smaller mbs). A ZeRO stage outside `zero_stages` (the stack's runnable stages; empty: any) is
+// suggested with "a --stack that runs it".
+Status CheckFits(const MemoryBreakdown& m, const ReserveBreakdown& reserve, double capacity_bytes,
+                 const Strategy& s, std::span<const int> zero_stages = {});
 
 }  // namespace ndt
 

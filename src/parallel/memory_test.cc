@@ -295,11 +295,14 @@ TEST(Memory, TpOverlapHoldsTenUserbuffersOfTheGatheredActivation) {
     s.precision = precision;
     s = Resolve(m, s, 4 * cp);
     EXPECT_EQ(s.tp_overlap, overlap);
-    return StageMemoryOf(m, s, 0).comm_buffers_bytes;
+    // Allocated outside PyTorch's caching allocator: in the reserve, not the breakdown.
+    EXPECT_EQ(StageMemoryOf(m, s, 0).comm_buffers_bytes, 0.0);
+    return UserbufferBytes(m, s);
   };
-  EXPECT_DOUBLE_EQ(comm(true, Dtype::kBf16, 1) - comm(false, Dtype::kBf16, 1), 1342177280.0);
-  EXPECT_DOUBLE_EQ(comm(true, Dtype::kFp8, 1) - comm(false, Dtype::kFp8, 1), 1073741824.0);
-  EXPECT_DOUBLE_EQ(comm(true, Dtype::kBf16, 2) - comm(false, Dtype::kBf16, 2), 1342177280.0 / 2);
+  EXPECT_DOUBLE_EQ(comm(false, Dtype::kBf16, 1), 0.0);
+  EXPECT_DOUBLE_EQ(comm(true, Dtype::kBf16, 1), 1342177280.0);
+  EXPECT_DOUBLE_EQ(comm(true, Dtype::kFp8, 1), 1073741824.0);
+  EXPECT_DOUBLE_EQ(comm(true, Dtype::kBf16, 2), 1342177280.0 / 2);
 }
 
 TEST(Memory, InterleavedInFlightFollowsTheSchedule) {
@@ -367,9 +370,18 @@ TEST(Memory, DoesNotFitNamesTheLargestPart) {
   s.gbs = 1;
   s = Resolve(m, s, 1);
   MemoryBreakdown b = EstimateMemory(m, s);
-  Status st = CheckFits(b, 1e9, s);
+  ReserveBreakdown r;
+  r.cuda_context_bytes = 0.25e9;
+  Status st = CheckFits(b, r, 1e9, s);
   EXPECT_EQ(st.code(), StatusCode::kDoesNotFit);
   EXPECT_NE(st.message().find("does not fit"), std::string::npos);
+  // 1e9 - 0.25e9 = 0.75e9 B = 0.7 GiB usable, 1e9 B = 0.9 GiB less a reserve of 0.2 GiB.
+  EXPECT_NE(st.message().find("> 0.7 GiB usable (0.9 GiB less a reserve of 0.2 GiB"),
+            std::string::npos)
+      << st.message();
+  // The breakdown fits exactly in the capacity less the reserve, and not a byte less.
+  EXPECT_TRUE(CheckFits(b, r, b.total_bytes() + 0.25e9, s).ok());
+  EXPECT_FALSE(CheckFits(b, r, b.total_bytes() + 0.25e9 - 1, s).ok());
 }
 
 // Weights and optimizer state dominate (a tiny batch) with dp 8 and ZeRO 1: the error suggests
@@ -385,11 +397,12 @@ TEST(Memory, DoesNotFitSuggestsZeroTheStackRuns) {
   const MemoryBreakdown b = EstimateMemory(m, s);
   ASSERT_GE(b.weights_bytes + b.gradients_bytes + b.optimizer_bytes, b.activations_bytes);
   const double cap = b.total_bytes() / 2;  // far too small
+  const ReserveBreakdown r;                // none
   const std::vector<int> core = {0, 1}, fsdp = {0, 2, 3};
-  EXPECT_NE(CheckFits(b, cap, s).message().find("--zero 2"), std::string::npos);
-  EXPECT_EQ(CheckFits(b, cap, s).message().find("with a --stack"), std::string::npos);
-  EXPECT_EQ(CheckFits(b, cap, s, fsdp).message().find("with a --stack"), std::string::npos);
-  EXPECT_NE(CheckFits(b, cap, s, core).message().find("--zero 2 with a --stack that runs it"),
+  EXPECT_NE(CheckFits(b, r, cap, s).message().find("--zero 2"), std::string::npos);
+  EXPECT_EQ(CheckFits(b, r, cap, s).message().find("with a --stack"), std::string::npos);
+  EXPECT_EQ(CheckFits(b, r, cap, s, fsdp).message().find("with a --stack"), std::string::npos);
+  EXPECT_NE(CheckFits(b, r, cap, s, core).message().find("--zero 2 with a --stack that runs it"),
             std::string::npos);
 }
 

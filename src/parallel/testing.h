@@ -80,10 +80,11 @@ inline TransformerSpec TinyMoe(int64_t vocab) {
 // An MoE whose experts fit only when split by EP (plan and choose tests): one layer (pp 1 only),
 // 3 heads of 128 (tp 1 only: tp is a power of two dividing the heads), hidden 384, 8 SwiGLU
 // experts of 2^21, top 2, sequence 256: expert parameters 8 x 3 x 384 x 2^21 = 19.33e9. On one
-// 8 x H100 VM (dp 8, 75.2 GiB = 80.7 GB usable), bf16 (2 B weights, 4 B fp32 main grads, 12 B
-// fp32 master and Adam) with ZeRO <= 1, weights and gradients split only by EP while the
-// optimizer shards over dp = 8 either way: ep 1: 19.33e9 x (6 + 1.5) = 145 GB; ep 2:
-// 19.33e9 x (3 + 1.5) = 87 GB, neither fits before any activation; ep 4: 58 GB, ep 8: 43.5 GB.
+// 8 x H100 VM (dp 8, ~74 GiB = ~80 GB usable: 79.11 GiB less data/memory_reserve.yaml's
+// reserve), bf16 (2 B weights, 4 B fp32 main grads, 12 B fp32 master and Adam) with ZeRO <= 1,
+// weights and gradients split only by EP while the optimizer shards over dp = 8 either way: ep
+// 1: 19.33e9 x (6 + 1.5) = 145 GB; ep 2: 19.33e9 x (3 + 1.5) = 87 GB, neither fits before any
+// activation; ep 4: 58 GB, ep 8: 43.5 GB.
 inline TransformerSpec MoeFitsOnlySplit() {
   return InlineMoe(1, 384, 3, 3, int64_t{1} << 21, 32000, 256);
 }

@@ -13,12 +13,18 @@ namespace {
 struct Candidate {
   Strategy s;
   MemoryBreakdown mem;
+  ReserveBreakdown reserve;
 };
 
 }  // namespace
 
 StatusOr<TrainReport> RunTraining(const TrainJob& job, const TrainCosts& costs) {
   const TransformerSpec& m = job.model;
+  if (!job.memory_reserve.loaded()) {
+    return Status::InvalidInput(
+        "training job has no memory reserve; set TrainJob::memory_reserve from "
+        "data/memory_reserve.yaml (LoadMemoryReserve, MemoryReserveTable::For the GPU's arch)");
+  }
   // Candidate values for what was left out.
   std::vector<int64_t> mbs_list = {job.strategy.mbs};
   if (!job.mbs_given) mbs_list = {1, 2, 4, 8, 16};
@@ -55,7 +61,8 @@ StatusOr<TrainReport> RunTraining(const TrainJob& job, const TrainCosts& costs) 
         continue;
       }
       MemoryBreakdown mem = EstimateMemory(m, s);
-      st = CheckFits(mem, job.gpu_memory_bytes, s, job.zero_stages);
+      const ReserveBreakdown reserve = ReserveOf(job.memory_reserve, job.gpu_memory_bytes, m, s);
+      st = CheckFits(mem, reserve, job.gpu_memory_bytes, s, job.zero_stages);
       if (!st.ok()) {
         if (first_memory_error.ok()) first_memory_error = st;
         continue;
@@ -65,7 +72,7 @@ StatusOr<TrainReport> RunTraining(const TrainJob& job, const TrainCosts& costs) 
       o.nvlink_domain_gpus = job.nvlink_domain_gpus;
       NDT_ASSIGN_OR_RETURN(TrainSimResult r, SimulateTrainingStep(m, s, costs, o));
       if (!best_sim || r.step_time_s < best_sim->step_time_s) {
-        best = Candidate{s, mem};
+        best = Candidate{s, mem, reserve};
         best_sim = std::move(r);
         warnings = w;
       }
@@ -78,6 +85,8 @@ StatusOr<TrainReport> RunTraining(const TrainJob& job, const TrainCosts& costs) 
   TrainReport rep;
   rep.strategy = best->s;
   rep.memory = best->mem;
+  rep.reserve = best->reserve;
+  rep.usable_bytes = job.gpu_memory_bytes - best->reserve.total_bytes();
   rep.warnings = warnings;
   if (!job.mbs_given) rep.chosen.push_back("mbs " + std::to_string(best->s.mbs));
   if (!job.vpp_given) rep.chosen.push_back("vpp " + std::to_string(best->s.vpp));

@@ -30,6 +30,9 @@ struct TrainJob {
   int num_gpus = 1;
   int nvlink_domain_gpus = 8;
   double gpu_memory_bytes = 0;
+  // What the process holds besides model state and activations on this GPU's architecture
+  // (data/memory_reserve.yaml; parallel/memory_reserve.h). RunTraining refuses a job without it.
+  MemoryReserve memory_reserve;
   int gpus_per_vm = 8;
   double vm_usd_per_hour = 0;  // 0: no price known
   double tokens = 0;           // 0: no time-to-train
@@ -50,6 +53,8 @@ struct TrainReport {
   std::vector<std::string> chosen;  // "mbs 2", "vpp 4": what was chosen
   std::vector<std::string> warnings;
   MemoryBreakdown memory;
+  ReserveBreakdown reserve;  // of the chosen strategy on job.gpu_memory_bytes
+  double usable_bytes = 0;   // job.gpu_memory_bytes less reserve: what memory may reach
   TrainSimResult sim;
   double tokens_per_s = 0;
   double model_tflops_per_gpu = 0;  // 1e12 FLOP/s

@@ -59,7 +59,8 @@ struct Env {
   const FabricParams& fabric;
   const ComputeCalibration& cal;
   const NcclCalibrationSet& nccl;
-  GpuVariability variability;  // the A100's spread (none without a table)
+  GpuVariability variability;    // the A100's spread (none without a table)
+  MemoryReserve memory_reserve;  // the A100's reserve (data/memory_reserve.yaml)
 };
 
 // How each Table 1 row was run: Megatron-LM's examples/sc21/run_table_1.sh (the paper's own
@@ -107,6 +108,7 @@ StatusOr<ValidationRow> RunCase(const Env& env, InlineModelArgs a, Strategy s, i
   job.num_gpus = gpus;
   job.nvlink_domain_gpus = env.sku->nvlink_domain_gpus;
   job.gpu_memory_bytes = env.gpu->memory_bytes;
+  job.memory_reserve = env.memory_reserve;
   job.gpus_per_vm = env.sku->gpus;
   job.gpu_variability = env.variability;
   StatusOr<TrainReport> run = RunTraining(job, costs);
@@ -149,12 +151,14 @@ StatusOr<ValidationRow> RunCase(const Env& env, InlineModelArgs a, Strategy s, i
 StatusOr<std::vector<ValidationRow>> ValidateTraining(
     const Catalog& catalog, const FabricParams& fabric, const ComputeCalibration& cal,
     const NcclCalibrationSet& nccl, const std::vector<SoftwareStack>& stacks,
-    const std::string& shared_dir, const GpuVariabilityTable* variability) {
+    const std::string& shared_dir, const MemoryReserveTable& memory_reserve,
+    const GpuVariabilityTable* variability) {
   NDT_ASSIGN_OR_RETURN(const SkuSpec* sku, catalog.FindSku(kSku));
   const GpuSpec* gpu = &catalog.GpuOf(*sku);
   const GpuVariability spread =
       variability != nullptr ? variability->For(gpu->arch) : GpuVariability{};
-  const Env env{sku, gpu, fabric, cal, nccl, spread};
+  NDT_ASSIGN_OR_RETURN(MemoryReserve reserve, memory_reserve.For(gpu->arch));
+  const Env env{sku, gpu, fabric, cal, nccl, spread, reserve};
   // Every published case runs with the software stack of its year (data/stacks/).
   NDT_ASSIGN_OR_RETURN(SoftwareStack megatron_2021,
                        FindStack(stacks, "megatron-lm-2021", StackKind::kTraining));

@@ -16,6 +16,7 @@
 #include "core/status.h"
 #include "core/validation.h"
 #include "hw/catalog.h"
+#include "parallel/memory_reserve.h"
 #include "parallel/stack.h"
 #include "parallel/variability.h"
 #include "topo/fabric_params.h"
@@ -28,7 +29,8 @@ namespace ndt {
 StatusOr<std::vector<ValidationRow>> ValidateTraining(
     const Catalog& catalog, const FabricParams& fabric, const ComputeCalibration& cal,
     const NcclCalibrationSet& nccl, const std::vector<SoftwareStack>& stacks,
-    const std::string& shared_dir, const GpuVariabilityTable* variability = nullptr);
+    const std::string& shared_dir, const MemoryReserveTable& memory_reserve,
+    const GpuVariabilityTable* variability = nullptr);
 
 }  // namespace ndt
 

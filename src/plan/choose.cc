@@ -98,6 +98,7 @@ std::optional<size_t> Best(const TrainJob& job, const TrainCosts& costs,
     j.num_gpus = job.num_gpus;
     j.nvlink_domain_gpus = job.nvlink_domain_gpus;
     j.gpu_memory_bytes = job.gpu_memory_bytes;
+    j.memory_reserve = job.memory_reserve;
     j.gpus_per_vm = job.gpus_per_vm;
     // The slowest GPU's wait, as the job will run and as plan ranks (plan/plan.cc): it weighs
     // compute and the bubble, so it can reorder candidates.
@@ -168,7 +169,9 @@ std::string SmallestFootprint(const TrainJob& job, const std::vector<Strategy>& 
     const MemoryBreakdown m = EstimateMemory(job.model, s);
     if (m.total_bytes() < least) {
       least = m.total_bytes();
-      const Status st = CheckFits(m, job.gpu_memory_bytes, s, job.zero_stages);
+      const Status st =
+          CheckFits(m, ReserveOf(job.memory_reserve, job.gpu_memory_bytes, job.model, s),
+                    job.gpu_memory_bytes, s, job.zero_stages);
       msg = st.ok() ? "" : st.message();
       if (!msg.empty()) {
         msg += " (tp " + std::to_string(s.tp) + ", pp " + std::to_string(s.pp) +

@@ -21,6 +21,7 @@ struct Env {
   Catalog cat;
   ComputeCalibration cal;
   std::vector<SoftwareStack> stacks;
+  MemoryReserveTable reserve;
 };
 
 const Env& TheEnv() {
@@ -29,8 +30,9 @@ const Env& TheEnv() {
     StatusOr<Catalog> cat = Catalog::Load(dir);
     StatusOr<ComputeCalibration> cal = LoadComputeCalibration(dir);
     StatusOr<std::vector<SoftwareStack>> stacks = LoadStacks(dir);
-    EXPECT_TRUE(cat.ok() && cal.ok() && stacks.ok());
-    return new Env{*cat, *cal, *stacks};
+    StatusOr<MemoryReserveTable> reserve = LoadMemoryReserve(dir);
+    EXPECT_TRUE(cat.ok() && cal.ok() && stacks.ok() && reserve.ok());
+    return new Env{*cat, *cal, *stacks, *reserve};
   }();
   return *env;
 }
@@ -67,6 +69,7 @@ std::unique_ptr<OneVm> MakeVm(const TransformerSpec& m, int64_t gbs, const Softw
   vm->job.gpus_per_vm = 8;
   vm->job.nvlink_domain_gpus = 8;
   vm->job.gpu_memory_bytes = cs.gpu->memory_bytes;
+  vm->job.memory_reserve = *env.reserve.For(cs.gpu->arch);
   ApplyTrainStack(stack, {}, &vm->job.strategy);
   return vm;
 }
@@ -172,12 +175,14 @@ TEST(ChooseTrainStrategy, KeepsGivenKnobsAndWidensZeroOnlyWhenTheStacksDoesNotFi
 TEST(ChooseTrainStrategy, WidensRecomputeWithinTheStacksZeroStagesBeforeLeavingThem) {
   // A 6.4B Llama (32 x 4096) on tp 1, pp 1, dp 8 at mbs 2 (this test's model: 4,096 tokens).
   // GiB per GPU: weights 12.4, fp32 gradients 24.8 (ZeRO 1) or 3.1 (ZeRO 2: sharded over 8),
-  // optimizer 9.3, workspace and buffers ~2.2, activations without recompute ~34 (68.2 at mbs 4,
-  // as this test printed while written). ZeRO 1 without recompute: ~83 > 75.2 usable; ZeRO 2:
-  // ~61 fits; ZeRO 1 with full recompute (one layer's activations and the layer inputs) fits.
-  // megatron-core-2024 runs ZeRO 0 and 1 only (traits.zero_stages): the choice must keep ZeRO 1
-  // and recompute, as a Megatron-Core 0.9 user would (the search used to take ZeRO 2). (fp32
-  // gradients, as Megatron-LM keeps them: the stack's own grad_dtype is bf16.)
+  // optimizer 9.3, activations without recompute ~34 (68.2 at mbs 4, as this test printed while
+  // written). Usable: 79.11 GiB less the reserve (data/memory_reserve.yaml, one communicator:
+  // context 0.60, cuBLAS 0.03, NCCL 0.14, 5% of the 78.37 GiB pool 3.92) = 74.4 GiB. ZeRO 1
+  // without recompute: ~81 > 74.4; ZeRO 2: ~59 fits; ZeRO 1 with full recompute (one layer's
+  // activations and the layer inputs) fits. megatron-core-2024 runs ZeRO 0 and 1 only
+  // (traits.zero_stages): the choice must keep ZeRO 1 and recompute, as a Megatron-Core 0.9 user
+  // would (the search used to take ZeRO 2). (fp32 gradients, as Megatron-LM keeps them: the stack's
+  // own grad_dtype is bf16.)
   const TransformerSpec m = Llama(32, 4096, 32);
   SoftwareStack stack = Stack("megatron-core-2024");
   stack.grad_bytes_per_param = 4;

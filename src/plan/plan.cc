@@ -31,6 +31,7 @@ struct SizeContext {
   std::unique_ptr<ClusterCosts> full;  // request fidelity, built for sizes in the top K only
   int tiers = 0, radix = 0;            // the fat tree assumed (0: no scale-out fabric)
   GpuVariability variability;          // the GPU's spread (none: the step at the median's speed)
+  MemoryReserve memory_reserve;        // the GPU's reserve (data/memory_reserve.yaml)
 };
 
 struct Candidate {
@@ -107,6 +108,7 @@ Evaluation Evaluate(TrainJob& job, const SizeContext& c, const Strategy& s, doub
   job.gpus_per_vm = c.sku->gpus;
   job.nvlink_domain_gpus = c.cluster->nvlink_domain_gpus();
   job.gpu_memory_bytes = c.gpu_memory_bytes;
+  job.memory_reserve = c.memory_reserve;
   job.vm_usd_per_hour = c.sku->price ? c.sku->price->usd_per_hour : 0;
   job.tokens = tokens;
   job.gpu_variability = c.variability;  // RunTraining adds the slowest GPU's wait, as for train
@@ -183,7 +185,16 @@ std::vector<SizeContext> BuildContexts(const Catalog& cat, const FabricParams& f
     if (const std::string n = PrecisionNote(gpu, req.precision); !n.empty()) {
       notes->push_back(sku->name + ": " + n);
     }
+    StatusOr<MemoryReserve> reserve =
+        req.memory_reserve != nullptr ? req.memory_reserve->For(gpu.arch)
+                                      : StatusOr<MemoryReserve>(Status::InvalidInput(
+                                            "no memory reserve table (data/memory_reserve.yaml)"));
+    if (!reserve.ok()) {
+      notes->push_back(sku->name + ": " + reserve.status().message() + "; skipped");
+      continue;
+    }
     SizeContext c;
+    c.memory_reserve = *reserve;
     c.sku = sku;
     c.vms = cs.vms;
     c.gpus = cluster->num_gpus();

@@ -29,6 +29,7 @@
 #include "core/status.h"
 #include "hw/catalog.h"
 #include "model/transformer.h"
+#include "parallel/memory_reserve.h"
 #include "parallel/stack.h"
 #include "parallel/strategy.h"
 #include "parallel/variability.h"
@@ -67,6 +68,10 @@ struct PlanTrainRequest {
   // for the slowest of its GPUs, as RunTraining adds it for `train`. nullptr: every GPU at the
   // median's speed (--gpu-variability=false).
   const GpuVariabilityTable* variability = nullptr;
+  // What each size's GPUs reserve besides model state and activations (parallel/memory_reserve.h,
+  // data/memory_reserve.yaml). Required: a size whose architecture has no entry is skipped with
+  // a note.
+  const MemoryReserveTable* memory_reserve = nullptr;
   // Skip a whole size when even its GPUs at dense peak (MFU 1) cannot reach the current top K.
   // Never changes the results; false scores every configuration.
   bool prune_by_bound = true;

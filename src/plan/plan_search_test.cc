@@ -53,6 +53,7 @@ TEST(PlanTraining, BestThroughputEqualsBestOfRunTrainingOnEachCandidate) {
     job.gpus_per_vm = 8;
     job.nvlink_domain_gpus = 8;
     job.gpu_memory_bytes = cs.gpu->memory_bytes;
+    job.memory_reserve = *TheEnv().reserve.For(cs.gpu->arch);
     StatusOr<TrainReport> r = RunTraining(job, costs);
     if (r.ok()) {
       best = std::max(best, r->tokens_per_s);
@@ -146,6 +147,7 @@ TEST(PlanTraining, EachResultWaitsForItsSizesSlowestGpuAsRunTrainingDoes) {
     job.gpus_per_vm = 8;
     job.nvlink_domain_gpus = 8;
     job.gpu_memory_bytes = cs.gpu->memory_bytes;
+    job.memory_reserve = *TheEnv().reserve.For(cs.gpu->arch);
     job.gpu_variability = spread.For(cs.gpu->arch);
     StatusOr<TrainReport> t = RunTraining(job, costs);
     ASSERT_TRUE(t.ok()) << t.status().message();

@@ -44,6 +44,7 @@ inline TransformerSpec Llama(int64_t layers, int64_t hidden, int64_t heads) {
 struct Env {
   Catalog cat;
   ComputeCalibration cal;
+  MemoryReserveTable reserve;  // data/memory_reserve.yaml
 };
 
 inline const Env& TheEnv() {
@@ -51,8 +52,9 @@ inline const Env& TheEnv() {
     const std::string dir = Catalog::DefaultDataDir();
     StatusOr<Catalog> cat = Catalog::Load(dir);
     StatusOr<ComputeCalibration> cal = LoadComputeCalibration(dir);
-    EXPECT_TRUE(cat.ok() && cal.ok());
-    return new Env{*cat, *cal};
+    StatusOr<MemoryReserveTable> reserve = LoadMemoryReserve(dir);
+    EXPECT_TRUE(cat.ok() && cal.ok() && reserve.ok());
+    return new Env{*cat, *cal, *reserve};
   }();
   return *env;
 }
@@ -65,6 +67,7 @@ inline PlanTrainRequest Request(const TransformerSpec& m, int64_t gbs,
   for (const std::string& s : skus) req.skus.push_back(*TheEnv().cat.FindSku(s));
   req.vms = 1;
   req.fidelity = Fidelity::kAnalytical;
+  req.memory_reserve = &TheEnv().reserve;
   return req;
 }
 

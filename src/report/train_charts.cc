@@ -128,7 +128,8 @@ std::vector<ChartSpec> TrainCharts(const Json& doc) {
     for (const auto& [k, v] : m.items()) {
       const std::string suffix = "_bytes";
       if (!v.is_number() || k.size() <= suffix.size() ||
-          k.substr(k.size() - suffix.size()) != suffix || k == "capacity_bytes") {
+          k.substr(k.size() - suffix.size()) != suffix || k == "capacity_bytes" ||
+          k == "usable_bytes") {
         continue;
       }
       rows.push_back({{"part", Label(k.substr(0, k.size() - suffix.size()))},
@@ -152,11 +153,14 @@ std::vector<ChartSpec> TrainCharts(const Json& doc) {
            Json::array({Field("part", "nominal", "memory"),
                         {{"field", "GiB"}, {"type", "quantitative"}, {"format", ".2f"}}})}}}};
     Json layers = Json::array({bar});
-    if (m.contains("capacity_bytes")) {
+    // The line the bars must stay under: the capacity less the reserve (parallel/memory_reserve.h)
+    // where the document states it, else the capacity.
+    const char* cap_key = m.contains("usable_bytes") ? "usable_bytes" : "capacity_bytes";
+    if (m.contains(cap_key)) {
       Json cap = {
           {"data",
-           {{"values", Json::array({{{"capacity_GiB",
-                                      Num(m, "capacity_bytes") / (1024.0 * 1024 * 1024)}}})}}},
+           {{"values",
+             Json::array({{{"capacity_GiB", Num(m, cap_key) / (1024.0 * 1024 * 1024)}}})}}},
           {"mark", {{"type", "rule"}, {"color", "black"}, {"strokeWidth", 2}, {"tooltip", true}}},
           {"encoding",
            {{"x", {{"field", "capacity_GiB"}, {"type", "quantitative"}}},

@@ -61,11 +61,17 @@ std::string TrainTextOf(const TrainJob& job, const std::string& stack, const Sku
   p("Hardware:      %.1f TFLOP/s per GPU executed (recompute in, masked half of causal "
     "attention out)\n",
     r.hardware_tflops_per_gpu);
-  p("Memory/GPU:    %.1f GiB of %.1f GiB (stage %d): weights %.1f, grads %.1f, "
-    "optimizer %.1f, activations %.1f, comm %.1f, workspace %.1f\n",
-    GiB(m.total_bytes()), GiB(job.gpu_memory_bytes), m.peak_stage, GiB(m.weights_bytes),
+  p("Memory/GPU:    %.1f GiB of %.1f GiB usable (stage %d): weights %.1f, grads %.1f, "
+    "optimizer %.1f, activations %.1f, comm %.1f\n",
+    GiB(m.total_bytes()), GiB(r.usable_bytes), m.peak_stage, GiB(m.weights_bytes),
     GiB(m.gradients_bytes), GiB(m.optimizer_bytes), GiB(m.activations_bytes),
-    GiB(m.comm_buffers_bytes), GiB(m.workspace_bytes));
+    GiB(m.comm_buffers_bytes));
+  const ReserveBreakdown& rs = r.reserve;
+  p("Reserve/GPU:   %.1f GiB of %.1f GiB: CUDA context %.2f, cuBLAS %.2f, NCCL %.2f (%d "
+    "communicators), userbuffers %.2f, allocator fragmentation %.2f\n",
+    GiB(rs.total_bytes()), GiB(job.gpu_memory_bytes), GiB(rs.cuda_context_bytes),
+    GiB(rs.cublas_workspace_bytes), GiB(rs.nccl_buffers_bytes), rs.nccl_communicators,
+    GiB(rs.userbuffers_bytes), GiB(rs.allocator_fragmentation_bytes));
   auto pct = [&](double x) { return t > 0 ? 100 * x / t : 0.0; };
   p("Breakdown:     compute %.4f s (%.1f%%), TP %.4f s (%.1f%%), CP %.4f s (%.1f%%), "
     "EP %.4f s (%.1f%%), bubble %.4f s (%.1f%%), DP %.4f s (%.1f%%), optimizer "
@@ -113,16 +119,25 @@ nlohmann::ordered_json ToJson(const TrainJob& job, const std::string& stack, con
   j["mfu"] = r.mfu;
   j["mfu_interval"] = IntervalJson(iv, iv.OfRate(r.mfu));
   j["peak_tflops_per_gpu"] = r.peak_flops / 1e12;
-  j["memory"] = Json{{"peak_bytes_per_gpu", m.total_bytes()},
-                     {"capacity_bytes", job.gpu_memory_bytes},
-                     {"peak_stage", m.peak_stage},
-                     {"weights_bytes", m.weights_bytes},
-                     {"gradients_bytes", m.gradients_bytes},
-                     {"optimizer_bytes", m.optimizer_bytes},
-                     {"activations_bytes", m.activations_bytes},
-                     {"comm_buffers_bytes", m.comm_buffers_bytes},
-                     {"workspace_bytes", m.workspace_bytes},
-                     {"inflight_microbatches", m.inflight_microbatches}};
+  j["memory"] =
+      Json{{"peak_bytes_per_gpu", m.total_bytes()},
+           {"capacity_bytes", job.gpu_memory_bytes},
+           {"usable_bytes", r.usable_bytes},
+           {"peak_stage", m.peak_stage},
+           {"weights_bytes", m.weights_bytes},
+           {"gradients_bytes", m.gradients_bytes},
+           {"optimizer_bytes", m.optimizer_bytes},
+           {"activations_bytes", m.activations_bytes},
+           {"comm_buffers_bytes", m.comm_buffers_bytes},
+           {"inflight_microbatches", m.inflight_microbatches},
+           {"reserve",
+            Json{{"total_bytes", r.reserve.total_bytes()},
+                 {"cuda_context_bytes", r.reserve.cuda_context_bytes},
+                 {"cublas_workspace_bytes", r.reserve.cublas_workspace_bytes},
+                 {"nccl_buffers_bytes", r.reserve.nccl_buffers_bytes},
+                 {"nccl_communicators", r.reserve.nccl_communicators},
+                 {"userbuffers_bytes", r.reserve.userbuffers_bytes},
+                 {"allocator_fragmentation_bytes", r.reserve.allocator_fragmentation_bytes}}}};
   j["breakdown"] = Json{{"compute_s", b.compute_s},     {"tp_comm_s", b.tp_comm_s},
                         {"cp_comm_s", b.cp_comm_s},     {"ep_comm_s", b.ep_comm_s},
                         {"pp_bubble_s", b.pp_bubble_s}, {"dp_comm_s", b.dp_comm_s},

@@ -47,7 +47,12 @@ struct Iteration {
     r.memory.optimizer_bytes = 20 * kGiB;
     r.memory.activations_bytes = 5 * kGiB;
     r.memory.comm_buffers_bytes = 1 * kGiB;
-    r.memory.workspace_bytes = 1 * kGiB;
+    r.reserve.cuda_context_bytes = 0.5 * kGiB;
+    r.reserve.cublas_workspace_bytes = 0.25 * kGiB;
+    r.reserve.nccl_buffers_bytes = 1 * kGiB;
+    r.reserve.nccl_communicators = 4;
+    r.reserve.allocator_fragmentation_bytes = 3.25 * kGiB;
+    r.usable_bytes = 75 * kGiB;
     r.tokens_per_s = 8 * 2048 / 2.0;
     r.mfu = 0.5;
     r.peak_flops = 989e12;
@@ -89,8 +94,13 @@ TEST(TrainRender, TextLines) {
                   "(p10\u2013p90 45.0\u201355.0% MFU; 4 cases, Hopper training)\n"))
       << t;
   EXPECT_TRUE(Has(t,
-                  "Memory/GPU:    47.0 GiB of 80.0 GiB (stage 0): weights 10.0, grads 10.0, "
-                  "optimizer 20.0, activations 5.0, comm 1.0, workspace 1.0\n"))
+                  "Memory/GPU:    46.0 GiB of 75.0 GiB usable (stage 0): weights 10.0, grads "
+                  "10.0, optimizer 20.0, activations 5.0, comm 1.0\n"))
+      << t;
+  // The reserve: 0.5 + 0.25 + 1 + 0 + 3.25 = 5.0 GiB of the 80.
+  EXPECT_TRUE(Has(t,
+                  "Reserve/GPU:   5.0 GiB of 80.0 GiB: CUDA context 0.50, cuBLAS 0.25, NCCL 1.00 "
+                  "(4 communicators), userbuffers 0.00, allocator fragmentation 3.25\n"))
       << t;
   // Shares of the 2 s step: 1.5 s = 75%, 0.2 s = 10%, 0.3 s = 15%.
   EXPECT_TRUE(Has(t,
@@ -123,7 +133,12 @@ TEST(TrainRender, JsonFieldsAndPlacementOnlyWithAFabric) {
   EXPECT_DOUBLE_EQ(j["step_time_s"].get<double>(), 2.0);
   EXPECT_NEAR(j["step_time_s_interval"]["p10"].get<double>(), 2 / 1.1, 1e-12);
   EXPECT_NEAR(j["step_time_s_interval"]["p90"].get<double>(), 2 / 0.9, 1e-12);
-  EXPECT_DOUBLE_EQ(j["memory"]["peak_bytes_per_gpu"].get<double>(), 47 * kGiB);
+  // 10 + 10 + 20 + 5 + 1 GiB; usable 75 of 80; the reserve 0.5 + 0.25 + 1 + 3.25 = 5 GiB.
+  EXPECT_DOUBLE_EQ(j["memory"]["peak_bytes_per_gpu"].get<double>(), 46 * kGiB);
+  EXPECT_DOUBLE_EQ(j["memory"]["usable_bytes"].get<double>(), 75 * kGiB);
+  EXPECT_DOUBLE_EQ(j["memory"]["reserve"]["total_bytes"].get<double>(), 5 * kGiB);
+  EXPECT_EQ(j["memory"]["reserve"]["nccl_communicators"], 4);
+  EXPECT_FALSE(j["memory"].contains("workspace_bytes"));
   EXPECT_EQ(j["strategy"]["micro_batches"], 8);
   EXPECT_DOUBLE_EQ(j["cost_usd"].get<double>(), 1000);
   ASSERT_TRUE(j.contains("placement"));
