@@ -21,8 +21,14 @@ void RunPlan(benchmark::State& state, Fidelity fidelity) {
   NDT_CHECK(cal.ok(), cal.status().message());
   StatusOr<TransformerSpec> model = LoadModel("gpt3-175b", ModelsDir(""));
   NDT_CHECK(model.ok(), model.status().message());
+  static const MemoryReserveTable reserve = [] {
+    StatusOr<MemoryReserveTable> t = LoadMemoryReserve(Catalog::DefaultDataDir());
+    NDT_CHECK(t.ok(), t.status().message());
+    return std::move(t).value();
+  }();
   PlanTrainRequest req;
   req.model = *model;
+  req.memory_reserve = &reserve;
   req.gbs = 1536;
   req.gpus = 1024;
   req.fidelity = fidelity;

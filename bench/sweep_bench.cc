@@ -140,6 +140,9 @@ void BM_SweepClosedForm(benchmark::State& state) {
   job.gpus_per_vm = c->gpus_per_vm();
   job.nvlink_domain_gpus = c->nvlink_domain_gpus();
   job.gpu_memory_bytes = cs.gpu->memory_bytes;
+  StatusOr<MemoryReserve> reserve = Ctx().memory_reserve.For(cs.gpu->arch);
+  NDT_CHECK(reserve.ok(), reserve.status().message());
+  job.memory_reserve = *reserve;
   for (auto _ : state) {
     StatusOr<TrainReport> r = RunTraining(job, costs);
     NDT_CHECK(r.ok(), r.status().message());

@@ -11,6 +11,7 @@
 #include "core/check.h"
 #include "hw/catalog.h"
 #include "parallel/cluster_costs.h"
+#include "parallel/memory_reserve.h"
 #include "parallel/train.h"
 #include "topo/builders.h"
 #include "topo/testing.h"
@@ -21,6 +22,7 @@ namespace {
 struct Setup {
   Catalog catalog;
   ComputeCalibration cal;
+  MemoryReserveTable reserve;  // data/memory_reserve.yaml
 };
 
 const Setup& Data() {
@@ -29,7 +31,9 @@ const Setup& Data() {
     NDT_CHECK(c.ok(), c.status().message());
     StatusOr<ComputeCalibration> cal = LoadComputeCalibration("");
     NDT_CHECK(cal.ok(), cal.status().message());
-    return Setup{std::move(c).value(), std::move(cal).value()};
+    StatusOr<MemoryReserveTable> reserve = LoadMemoryReserve(Catalog::DefaultDataDir());
+    NDT_CHECK(reserve.ok(), reserve.status().message());
+    return Setup{std::move(c).value(), std::move(cal).value(), std::move(reserve).value()};
   }();
   return s;
 }
@@ -63,6 +67,9 @@ void RunJob(benchmark::State& state, const char* sku_name, int vms, const char* 
   job.gpus_per_vm = cluster->gpus_per_vm();
   job.nvlink_domain_gpus = cluster->nvlink_domain_gpus();
   job.gpu_memory_bytes = cs.gpu->memory_bytes;
+  StatusOr<MemoryReserve> reserve = d.reserve.For(cs.gpu->arch);
+  NDT_CHECK(reserve.ok(), reserve.status().message());
+  job.memory_reserve = *reserve;
   int64_t tasks = 0, events = 0;
   for (auto _ : state) {
     ClusterCosts costs(*cluster, d.cal, testing::BuiltinNcclCalibration(), Dtype::kBf16,
