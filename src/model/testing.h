@@ -1,5 +1,6 @@
-// Helpers shared by model/'s tests (ops_test.cc, ops_fp8_test.cc, transformer_test.cc): a preset
-// model from data/models and an op of a list by name.
+// Helpers shared by model/'s tests (ops_test.cc, moe_ops_test.cc, ops_fp8_test.cc,
+// transformer_test.cc): a preset model from data/models, an op of a list by name, and the FLOPs of
+// a list's GEMMs.
 #ifndef NDTWIN_MODEL_TESTING_H_
 #define NDTWIN_MODEL_TESTING_H_
 
@@ -25,6 +26,14 @@ inline const Op& Find(const std::vector<Op>& ops, const std::string& name) {
   }
   ADD_FAILURE() << "no op " << name;
   return ops.front();
+}
+
+inline double GemmFlop(const std::vector<Op>& ops) {
+  double f = 0;
+  for (const Op& o : ops) {
+    if (o.kind == OpKind::kGemm) f += o.flop;
+  }
+  return f;
 }
 
 }  // namespace ndt::model_testing
