@@ -248,7 +248,7 @@ MemoryBreakdown EstimateMemory(const TransformerSpec& m, const Strategy& s) {
 
 Status CheckFits(const MemoryBreakdown& m, const ReserveBreakdown& reserve, double capacity_bytes,
                  const Strategy& s, std::span<const int> zero_stages) {
-  const double usable = capacity_bytes - reserve.total_bytes();
+  const double usable = reserve.usable_bytes(capacity_bytes);
   if (m.total_bytes() <= usable) return Status::Ok();
   std::vector<std::pair<double, std::string>> parts = {{m.weights_bytes, "weights"},
                                                        {m.gradients_bytes, "gradients"},

@@ -146,10 +146,10 @@ MemoryBreakdown EstimateMemory(const TransformerSpec& model, const Strategy& s);
 // Memory of pipeline stage `stage` (0 .. pp - 1). REQUIRES: s resolved.
 MemoryBreakdown StageMemoryOf(const TransformerSpec& model, const Strategy& s, int stage);
 
-// OK if `m` fits in `capacity_bytes` less `reserve` (memory_reserve.h UsableBytes); otherwise
-// kInfeasible naming the largest parts and what would make it fit (more TP/PP, recompute, ZeRO,
-// smaller mbs). A ZeRO stage outside `zero_stages` (the stack's runnable stages; empty: any) is
-// suggested with "a --stack that runs it".
+// OK if `m` fits in `capacity_bytes` less `reserve` (memory_reserve.h
+// ReserveBreakdown::usable_bytes); otherwise kInfeasible naming the largest parts and what would
+// make it fit (more TP/PP, recompute, ZeRO, smaller mbs). A ZeRO stage outside `zero_stages` (the
+// stack's runnable stages; empty: any) is suggested with "a --stack that runs it".
 Status CheckFits(const MemoryBreakdown& m, const ReserveBreakdown& reserve, double capacity_bytes,
                  const Strategy& s, std::span<const int> zero_stages = {});
 

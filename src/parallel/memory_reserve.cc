@@ -117,7 +117,7 @@ ReserveBreakdown ReserveOf(const MemoryReserve& r, double capacity_bytes,
 
 double UsableBytes(const MemoryReserve& r, double capacity_bytes, const TransformerSpec& model,
                    const Strategy& s) {
-  return capacity_bytes - ReserveOf(r, capacity_bytes, model, s).total_bytes();
+  return ReserveOf(r, capacity_bytes, model, s).usable_bytes(capacity_bytes);
 }
 
 }  // namespace ndt

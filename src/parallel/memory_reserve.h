@@ -65,6 +65,9 @@ struct ReserveBreakdown {
     return cuda_context_bytes + cublas_workspace_bytes + nccl_buffers_bytes + userbuffers_bytes +
            allocator_fragmentation_bytes;
   }
+  // What the weights, gradients, optimizer states, activations and pipeline buffers may take on a
+  // GPU of `capacity_bytes`.
+  double usable_bytes(double capacity_bytes) const { return capacity_bytes - total_bytes(); }
 };
 ReserveBreakdown ReserveOf(const MemoryReserve& r, double capacity_bytes,
                            const TransformerSpec& model, const Strategy& s);

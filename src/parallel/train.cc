@@ -86,7 +86,7 @@ StatusOr<TrainReport> RunTraining(const TrainJob& job, const TrainCosts& costs) 
   rep.strategy = best->s;
   rep.memory = best->mem;
   rep.reserve = best->reserve;
-  rep.usable_bytes = job.gpu_memory_bytes - best->reserve.total_bytes();
+  rep.usable_bytes = best->reserve.usable_bytes(job.gpu_memory_bytes);
   rep.warnings = warnings;
   if (!job.mbs_given) rep.chosen.push_back("mbs " + std::to_string(best->s.mbs));
   if (!job.vpp_given) rep.chosen.push_back("vpp " + std::to_string(best->s.vpp));
