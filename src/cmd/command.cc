@@ -10,8 +10,7 @@ const std::vector<Command>& Registry() {
       SkuListCommand(),   SkuShowCommand(),   TopoCommand(),  CollectiveCommand(),
       ModelListCommand(), ModelShowCommand(), TrainCommand(), InferCommand(),
       PlanTrainCommand(), PlanInferCommand(), FleetCommand(), ValidateCommand(),
-      SweepCommand(),
-      HpcCommand(),
+      SweepCommand(),     HpcCommand(),
   };
   return kRegistry;
 }

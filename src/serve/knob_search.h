@@ -3,8 +3,8 @@
 // (memory plan, engine configuration, the iteration cost model with its communication and the
 // serving stack's traits) and chooses TP, PP, the batch and the token budget not given (a search
 // over powers of two; PP only when nothing fits with fewer stages; for an MoE model whose TP is
-// searched, attention data parallelism over 2-8 GPUs too, serve/cost.h). Offline ranks candidates by a
-// quick run and re-runs the best few in full; server/interactive without a rate ranks them by
+// searched, attention data parallelism over 2-8 GPUs too, serve/cost.h). Offline ranks candidates
+// by a quick run and re-runs the best few in full; server/interactive without a rate ranks them by
 // their throughput at the highest rate within the p99 limits.
 #ifndef NDTWIN_SERVE_KNOB_SEARCH_H_
 #define NDTWIN_SERVE_KNOB_SEARCH_H_
