@@ -122,7 +122,8 @@ def cases():
                 titan + ["--model", "llama3-70b", "--recompute", "full"], train_tokens_per_gpu))
 
     # NeMo performance summaries, FP8 (24.09 DGX-H100, 25.04 DGX-GB200), tokens/s per GPU, with
-    # NeMo's own stack (bf16 gradients; VALIDATION.md Training, fp8mem). GB200: 4 GPUs per VM.
+    # NeMo's own stack of each release (bf16 gradients; VALIDATION.md Training, fp8mem; 25.04's
+    # FP8 current scaling: nemo-2025, VALIDATION.md gb405). GB200: 4 GPUs per VM.
     nemo = [  # (sku, vms, model, flags, measured tok/s/GPU)
         (H100, 1, "llama3-8b", "--gbs 128 --tp 1 --pp 1 --cp 2 --mbs 1", 12273),
         (H100, 8, "llama3-70b", "--gbs 128 --tp 4 --pp 4 --cp 2 --vpp 5 --mbs 1", 1524),
@@ -137,7 +138,8 @@ def cases():
     for sku, vms, model, flags, meas in nemo:
         out.append(("training", "NeMo FP8 %s, %d %s" % (
             model, vms * (4 if sku == GB200 else 8), "GB200" if sku == GB200 else "H100"), meas,
-            "tok/s/GPU", ["train", "--stack", "nemo-2024", "--precision", "fp8", "--sku", sku,
+            "tok/s/GPU", ["train", "--stack", "nemo-2025" if sku == GB200 else "nemo-2024",
+                          "--precision", "fp8", "--sku", sku,
                           "--vms", str(vms), "--model", model] + flags.split(),
             train_tokens_per_gpu))
 

@@ -47,17 +47,38 @@ struct Builder {
   // weights' FP8 cast (once per step with Megatron-Core's is_first_microbatch caching) are not
   // per-micro-batch operators. Batched GEMMs over activations (unfused attention's QK^T, PV) are
   // not linear layers and keep their 16-bit path.
+  //
+  // Current scaling (OpShape::fp8_current_scaling; TE 2.2 pytorch/csrc/extensions cast.cpp,
+  // normalization.cpp, activation.cpp): every cast first reads its 16-bit input once more for the
+  // tensor's amax (`nvte_compute_amax`, a bytes per element) before it quantizes, and a norm or
+  // activation can no longer write FP8 itself (normalization.cpp forces the unfused kernel for
+  // Float8CurrentScalingQuantizer; activation.cpp computes the activation in 16-bit, then amax,
+  // then quantize): the producer writes 16-bit and a quantize kernel reads it twice (amax, cast)
+  // and writes FP8, 3a bytes per element more than the fused FP8 output. GELU's backward loses
+  // its fused dgelu-cast (layernorm_mlp.py _get_act_func_supported_list: "Per-tensor current
+  // scaling: []"), so FC1's output gradient is cast by a kernel of its own, as SwiGLU's is. The
+  // one-thread `nvte_compute_scale_from_amax` kernel after each amax is not priced.
   bool te_fp8 = false;
+  bool current_scaling() const { return te_fp8 && shape.fp8_current_scaling; }
   // The next GEMM reads an FP8 input its producer wrote (Fp8Output).
   bool fp8_input_fused = false;
   // The last op (a norm or activation feeding the next GEMM) writes its `elems` outputs in FP8
-  // (1 byte instead of a); its backward keeps the 16-bit bytes it had.
+  // (1 byte instead of a); its backward keeps the 16-bit bytes it had. Under current scaling it
+  // writes them at a and a separate kernel "<op>_fp8_quantize" reads them for the amax and again
+  // for the cast (2a) and writes FP8 (1 byte); no backward (the GEMM's backward reads the FP8
+  // copy, as it does after a fused FP8 output).
   void Fp8Output(double elems) {
     if (!te_fp8) return;
+    fp8_input_fused = true;
+    if (current_scaling()) {
+      const std::string name = out->back().name + "_fp8_quantize";
+      Memory(name, OpKind::kElementwise, 2 * elems, elems * (2 * a() + DtypeBytes(Dtype::kFp8)), 0)
+          .no_backward = true;
+      return;
+    }
     Op& op = out->back();
     if (op.backward_bytes <= 0) op.backward_bytes = 2 * op.bytes;
     op.bytes -= elems * (a() - DtypeBytes(Dtype::kFp8));
-    fp8_input_fused = true;
   }
   // Dynamic NVFP4 quantization of `elems` activations feeding a GEMM whose producer does not
   // quantize (attention output, MLP activation): reads them at the activation dtype, writes
@@ -78,9 +99,11 @@ struct Builder {
     // A linear layer under the FP8 recipe (te_fp8): one weight, or grouped experts.
     const bool fp8_linear = te_fp8 && (batch == 1 || rows_total >= 0);
     const double x_elems = rows * static_cast<double>(k);
+    // Current scaling reads each cast's 16-bit input once more for its amax (a per element).
+    const double amax_read = current_scaling() ? a() : 0.0;
     if (fp8_linear && !fp8_input_fused) {
       Memory(std::string(name) + "_x_fp8_cast_transpose", OpKind::kElementwise, 3 * x_elems,
-             x_elems * (a() + 2 * DtypeBytes(Dtype::kFp8)), 0)
+             x_elems * (amax_read + a() + 2 * DtypeBytes(Dtype::kFp8)), 0)
           .no_backward = true;
     }
     Op op;
@@ -100,7 +123,8 @@ struct Builder {
         rows * (static_cast<double>(k) * x_bytes + static_cast<double>(n) * a()) + op.weight_bytes;
     op.math = shape.math;
     if (fp8_linear) {
-      op.fp8_dy_cast_bytes = rows * static_cast<double>(n) * (a() + 2 * DtypeBytes(Dtype::kFp8));
+      op.fp8_dy_cast_bytes =
+          rows * static_cast<double>(n) * (amax_read + a() + 2 * DtypeBytes(Dtype::kFp8));
       if (fp8_input_fused) op.fp8_x_transpose_bytes = x_elems * 2 * DtypeBytes(Dtype::kFp8);
     }
     fp8_input_fused = false;

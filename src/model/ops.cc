@@ -164,9 +164,10 @@ void PostAttention(Builder& b, int64_t layer, double tokens, bool absorbed) {
     if (layernorm_mlp) {
       // LayerNormMLP's activation writes FC2's input in FP8; GELU's backward casts and
       // transposes FC1's output gradient in the same kernel (fp8_cast_transpose_bgrad_dgelu_
-      // fused), SwiGLU's (dswiglu, then fp8_cast_transpose_bgrad_fused) in a kernel of its own.
+      // fused), SwiGLU's (dswiglu, then fp8_cast_transpose_bgrad_fused) in a kernel of its own,
+      // and GELU's too under current scaling (no fused dgelu-cast there: op_builder.h).
       b.Fp8Output(act_rows * static_cast<double>(f));
-      if (!swiglu) (*b.out)[up_op].fp8_dy_cast_bytes = 0;
+      if (!swiglu && !b.current_scaling()) (*b.out)[up_op].fp8_dy_cast_bytes = 0;
     }
     b.Quantize("act_quant", act_rows * f);
     b.Gemm(down, rows, h, f, batch, rows_total);

@@ -110,10 +110,14 @@ struct OpShape {
   // one kernel either way.
   bool eager_elementwise = false;
   AttentionKernel attention_kernel = AttentionKernel::kFlash2;  // which fused kernel
-  Dtype math = Dtype::kBf16;                                    // GEMM and attention precision
-  Dtype weights = Dtype::kBf16;                                 // weight storage
-  Dtype activations = Dtype::kBf16;                             // activation storage
-  Dtype kv = Dtype::kBf16;                                      // K/V storage read by attention
+  // Transformer Engine's FP8 recipe scales each tensor by its own amax of this pass (TE 2.x
+  // Float8CurrentScaling, "tensorwise"; the software stack's trait `fp8_scaling: current`) instead
+  // of the amax history (delayed scaling). model/op_builder.h Builder::te_fp8 says what it adds.
+  bool fp8_current_scaling = false;
+  Dtype math = Dtype::kBf16;         // GEMM and attention precision
+  Dtype weights = Dtype::kBf16;      // weight storage
+  Dtype activations = Dtype::kBf16;  // activation storage
+  Dtype kv = Dtype::kBf16;           // K/V storage read by attention
   // The attention block's linear layers (QKV or MLA's latent projections and absorbed BMMs, the
   // output projection, and the norm that feeds them) run at the activations' precision with
   // 16-bit weights while the other GEMMs run at `math`: a checkpoint that leaves self-attention

@@ -89,6 +89,61 @@ TEST(Fp8Recipe, GeluBackwardFusesFc1GradientCast) {
   EXPECT_DOUBLE_EQ(Find(fwd, "mlp_down").fp8_dy_cast_bytes, 1000.0 * 4096 * 4);
 }
 
+// Current scaling (OpShape::fp8_current_scaling, TE 2.2) on the same Llama 2 7B layer, 1000
+// tokens, tp 1, a = 2 B:
+//   norm_attn keeps its bf16 write: 1000 x 4096 x 4 + 8192 (as at 16-bit), and a kernel of its
+//     own reads that output twice (amax, cast) and writes FP8: 1000 x 4096 x (2 + 2 + 1), no
+//     backward; the GEMM still reads FP8 and its backward still transposes the FP8 input.
+//   mlp_act (SwiGLU) writes bf16: 1000 x 11008 x (2 x 2 + 2); mlp_act_fp8_quantize
+//     1000 x 11008 x 5.
+//   out_proj's own cast reads its input once more for the amax: 1000 x 4096 x (2 + 2 + 1 + 1).
+//   every output-gradient cast likewise: qkv 1000 x 12288 x (2 + 4), mlp_down 1000 x 4096 x 6.
+// Over delayed scaling that is 3a = 6 B per element of each fused FP8 output and a = 2 B per
+// element of each cast.
+TEST(Fp8Recipe, CurrentScalingReadsEachCastInputForItsAmax) {
+  const TransformerSpec s = Preset("llama2-7b");
+  OpShape shape;
+  shape.seq_len = 1000;
+  shape.math = Dtype::kFp8;
+  shape.fp8_current_scaling = true;
+  const std::vector<Op> fwd = LayerForwardOps(s, 0, shape);
+  EXPECT_DOUBLE_EQ(Find(fwd, "norm_attn").bytes, 1000.0 * 4096 * 4 + 8192);
+  const Op& q = Find(fwd, "norm_attn_fp8_quantize");
+  EXPECT_DOUBLE_EQ(q.bytes, 1000.0 * 4096 * 5);
+  EXPECT_TRUE(q.no_backward);
+  EXPECT_DOUBLE_EQ(Find(fwd, "qkv_proj").bytes, 1000.0 * (4096 + 12288 * 2) + 4096.0 * 12288);
+  EXPECT_DOUBLE_EQ(Find(fwd, "qkv_proj").fp8_x_transpose_bytes, 1000.0 * 4096 * 2);
+  EXPECT_DOUBLE_EQ(Find(fwd, "qkv_proj").fp8_dy_cast_bytes, 1000.0 * 12288 * 6);
+  EXPECT_DOUBLE_EQ(Find(fwd, "mlp_act").bytes, 1000.0 * 11008 * 6);
+  EXPECT_DOUBLE_EQ(Find(fwd, "mlp_act_fp8_quantize").bytes, 1000.0 * 11008 * 5);
+  EXPECT_DOUBLE_EQ(Find(fwd, "out_proj_x_fp8_cast_transpose").bytes, 1000.0 * 4096 * 6);
+  EXPECT_DOUBLE_EQ(Find(fwd, "mlp_down").fp8_dy_cast_bytes, 1000.0 * 4096 * 6);
+  // Three quantize kernels (two norms, the activation); their ops run once, in the forward.
+  int quantize = 0;
+  for (const Op& o : fwd) quantize += o.name.ends_with("_fp8_quantize");
+  EXPECT_EQ(quantize, 3);
+  for (const Op& o : BackwardOps(fwd)) EXPECT_FALSE(o.name.ends_with("_fp8_quantize_bwd"));
+  // Without FP8 math the flag changes nothing.
+  shape.math = Dtype::kBf16;
+  OpShape plain = shape;
+  plain.fp8_current_scaling = false;
+  EXPECT_EQ(LayerForwardOps(s, 0, shape).size(), LayerForwardOps(s, 0, plain).size());
+  EXPECT_DOUBLE_EQ(Find(LayerForwardOps(s, 0, shape), "norm_attn").bytes,
+                   Find(LayerForwardOps(s, 0, plain), "norm_attn").bytes);
+}
+
+// GELU under current scaling: TE 2.2 has no fused dgelu-cast for it, so FC1's output gradient
+// (GPT-3 6.7B, 1000 x 16384) gets its cast-transpose kernel with the amax read: x (2 + 2 + 2).
+TEST(Fp8Recipe, CurrentScalingUnfusesGeluBackwardCast) {
+  const TransformerSpec s = Preset("gpt3-6.7b");
+  OpShape shape;
+  shape.seq_len = 1000;
+  shape.math = Dtype::kFp8;
+  shape.fp8_current_scaling = true;
+  EXPECT_DOUBLE_EQ(Find(LayerForwardOps(s, 0, shape), "mlp_up").fp8_dy_cast_bytes,
+                   1000.0 * 16384 * 6);
+}
+
 // The output layer is not an FP8 module in training (Megatron-Core's ColumnParallelLinear):
 // with the loss (training) its GEMM runs at bf16; serving's head (no loss) keeps fp8 math.
 TEST(Fp8Recipe, TrainingLmHeadRunsIn16Bit) {

@@ -195,6 +195,11 @@ Status ParseTraining(const YamlMap& knobs, const YamlMap& traits, SoftwareStack*
                          ChoiceEntry(traits, "traits", "grad_dtype", {"bf16", "fp32"}, st));
     st->grad_bytes_per_param = gd == "bf16" ? 2.0 : 4.0;
   }
+  if (traits.Has("fp8_scaling")) {  // optional: absent means delayed (TE 1.x's only recipe)
+    NDT_ASSIGN_OR_RETURN(std::string fs,
+                         ChoiceEntry(traits, "traits", "fp8_scaling", {"delayed", "current"}, st));
+    st->fp8_current_scaling = fs == "current";
+  }
   if (traits.Has("host_issue_per_kernel")) {  // optional: absent means 0
     NDT_ASSIGN_OR_RETURN(Sourced issue, traits.Quantity("host_issue_per_kernel", Dim::kTime));
     if (issue.source.empty()) {
@@ -369,6 +374,7 @@ void ApplyTrainStack(const SoftwareStack& stack, const StrategyKnobs& user, Stra
   s->host_issue_per_kernel_s = stack.host_issue_per_kernel_s;
   s->loss_fp32_copy = stack.loss_fp32_copy;
   s->grad_bytes_per_param = stack.grad_bytes_per_param;
+  s->fp8_current_scaling = stack.fp8_current_scaling;
 }
 
 Status CheckTrainPrecision(const GpuSpec& gpu, Dtype precision) {

@@ -86,6 +86,9 @@ struct SoftwareStack {
   // training trait `grad_dtype` (optional, default: the precision's, fp32 main_grad for bf16/fp8):
   // Strategy::grad_bytes_per_param (bf16: 2, fp32: 4).
   double grad_bytes_per_param = 0;
+  // training trait `fp8_scaling` (optional, default delayed): current when Transformer Engine
+  // scales each FP8 tensor by its own amax of the pass (Strategy::fp8_current_scaling).
+  bool fp8_current_scaling = false;
   ServeKnobs serve;  // serving
   // Serving traits the engine model must have (serve/engine.h models both, always).
   bool in_flight_batching = true;

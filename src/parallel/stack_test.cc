@@ -57,7 +57,7 @@ TEST(Stacks, EveryFileLoadsAndTheNamedOnesExist) {
   for (const char* name :
        {"megatron-lm-2021", "megatron-lm-2022", "megatron-core-2024", "torchtitan-fsdp2-2024",
         "deepspeed-zero3-2021", "meta-llama3-2024", "tensorrt-llm-2024", "tensorrt-llm-2025",
-        "llm-foundry-2023", "nemo-2024", kDefaultTrainStack}) {
+        "llm-foundry-2023", "nemo-2024", "nemo-2025", kDefaultTrainStack}) {
     StatusOr<SoftwareStack> st = FindStack(*all, name);
     ASSERT_TRUE(st.ok()) << st.status().message();
     EXPECT_FALSE(st->sources.empty()) << name;
@@ -84,6 +84,15 @@ TEST(Stacks, EveryFileLoadsAndTheNamedOnesExist) {
   EXPECT_DOUBLE_EQ(nemo->grad_bytes_per_param, 2.0);
   EXPECT_EQ(nemo->knobs.zero, mc->knobs.zero);
   EXPECT_EQ(nemo->attention_kernel, mc->attention_kernel);
+  // NeMo 25.04's performance runs scale FP8 by the current amax (TE Float8CurrentScaling); the
+  // 2024 stacks, on TE 1.x, had delayed scaling only (the trait absent).
+  StatusOr<SoftwareStack> nemo25 = FindStack(*all, "nemo-2025", StackKind::kTraining);
+  ASSERT_TRUE(nemo25.ok());
+  EXPECT_TRUE(nemo25->fp8_current_scaling);
+  EXPECT_FALSE(nemo25->sources.at("traits.fp8_scaling").empty());
+  EXPECT_DOUBLE_EQ(nemo25->grad_bytes_per_param, 2.0);
+  EXPECT_FALSE(nemo->fp8_current_scaling);
+  EXPECT_FALSE(mc->fp8_current_scaling);
   // Transformer Engine prefers cuDNN's fused attention on Hopper and Blackwell (compute
   // capability >= 9.0); torchtitan 2024 ran SDPA's
   // FlashAttention-2 backend; the 2021-22 stacks have no fused attention (FA2 if forced on).

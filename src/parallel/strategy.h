@@ -157,6 +157,11 @@ struct Strategy {
   // Norms, RoPE and SwiGLU run as PyTorch's eager kernels (set by the software stack's trait
   // `elementwise_kernels: eager`; model/ops.h OpShape::eager_elementwise); false: fused passes.
   bool eager_elementwise = false;
+  // FP8 training scales each tensor by its amax of this pass (Transformer Engine's current
+  // scaling; set by the software stack's trait `fp8_scaling: current`), not by the amax history
+  // (delayed scaling): model/op_builder.h prices the casts, train_layer_cost.cc the TP amax
+  // all-reduces. Only with precision fp8.
+  bool fp8_current_scaling = false;
   // What Recompute::kSelective re-runs (set by the software stack).
   SelectiveRecompute selective_recompute = SelectiveRecompute::kAttentionCore;
   // Host time to issue one kernel of the forward from Python (PyTorch eager; set by the software

@@ -131,6 +131,19 @@ const LayerCost& Lowering::Layer(int64_t l) {
       lc.bwd_compute_s += (bwd_all - lc.bwd_tp_s) * share;
     }
   }
+  if (s_.fp8_current_scaling && s_.sp && s_.tp > 1 && s_.precision == Dtype::kFp8 &&
+      !s_.eager_elementwise) {
+    // Current scaling with SP: a cast whose FP8 output is all-gathered over the TP group first
+    // all-reduces its amax there (one fp32, MAX), in the stream before the cast (TE 2.2
+    // module/layernorm_linear.py, layernorm_mlp.py, linear.py: with_amax_reduction on the
+    // column-parallel input quantizer and the row-parallel grad_output quantizer; csrc
+    // normalization.cpp / cast.cpp: allreduce(...)->wait()). Forward: QKV's and FC1's inputs;
+    // backward: the output projection's and FC2's output gradients (one each where an MoE
+    // layer's experts are separate modules). Latency-bound, exposed.
+    const double amax = Comm(CommKind::kAllReduce, 4.0, tp_group_) * (moe ? 1.0 : 2.0);
+    lc.fwd_tp_s += amax;
+    lc.bwd_tp_s += amax;
+  }
   if (moe && s_.ep > 1) {
     const double tok = tokens_ / (s_.sp ? s_.tp : 1);
     const double bytes = tok * m_.moe.top_k * static_cast<double>(m_.hidden) * 2.0;

@@ -42,6 +42,7 @@ class Lowering {
     shape_.fused_attention = s.flash_attention;
     shape_.attention_kernel = s.attention_kernel;
     shape_.eager_elementwise = s.eager_elementwise;
+    shape_.fp8_current_scaling = s.fp8_current_scaling;
     shape_.math = s.precision;
     tokens_ = static_cast<double>(s.mbs) * static_cast<double>(m.seq_len) / s.cp;
     act_bytes_ = tokens_ * static_cast<double>(m.hidden) * 2.0;

@@ -194,6 +194,41 @@ TEST(TrainSim, Bf16GradientsReduceInFp32) {
   EXPECT_NEAR(bf16 / fp16, 2.0, 1e-6);
 }
 
+// FP8 current scaling with SP: each dense layer all-reduces an amax over the TP group before the
+// casts of QKV's and FC1's inputs (forward) and of the output projection's and FC2's output
+// gradients (backward), in the stream, exposed. With every other transfer free and a 4-byte
+// all-reduce charged 1 ms: SmallGpt's 8 layers x 2 micro-batches x (2 + 2) x 1 ms = 64 ms of TP
+// time more than delayed scaling, which has none of them.
+TEST(TrainSim, CurrentScalingAllReducesEachCastsAmaxOverTheTpGroup) {
+  class AmaxCosts : public FakeCosts {
+   public:
+    AmaxCosts() : FakeCosts(1e30, 1e30) {}
+    double CommTime(CommKind k, double bytes, std::span<const int> g) const override {
+      if (k == CommKind::kAllReduce && bytes == 4.0) return 1e-3;
+      return FakeCosts::CommTime(k, bytes, g);
+    }
+  } costs;
+  TransformerSpec m = SmallGpt();
+  Strategy s;
+  s.gbs = 2;
+  s.mbs = 1;
+  s.tp = 2;
+  s.sp = true;
+  s.tp_overlap = false;
+  s.precision = Dtype::kFp8;
+  s = Resolve(m, s, 2);
+  ASSERT_EQ(s.micro_batches(), 2);
+  const double delayed = SimulateTrainingStep(m, s, costs, {}).value().breakdown.tp_comm_s;
+  s.fp8_current_scaling = true;
+  const double current = SimulateTrainingStep(m, s, costs, {}).value().breakdown.tp_comm_s;
+  EXPECT_NEAR(current - delayed, 8 * 2 * 4 * 1e-3, 1e-9);
+  // Without sequence parallelism nothing is gathered in FP8: no amax all-reduce.
+  s.sp = false;
+  const double no_sp = SimulateTrainingStep(m, s, costs, {}).value().breakdown.tp_comm_s;
+  s.fp8_current_scaling = false;
+  EXPECT_NEAR(no_sp, SimulateTrainingStep(m, s, costs, {}).value().breakdown.tp_comm_s, 1e-12);
+}
+
 TEST(ClusterCostsTrain, AnalyticalAndFlowAgreeOnAnUncongestedFabric) {
   // 4 VMs of ND96amsr_A100_v4 on a non-blocking rail-optimized fat tree: TP inside the VM, one
   // DP ring per rail, so no two flows share a link; the fidelities should agree within 2%.

@@ -111,8 +111,8 @@ TEST(PlanTraining, ZeroStagesNoteSaysWhatTheStackCannotRun) {
   EXPECT_EQ(ZeroStagesNote(*core, *stacks),
             "stack megatron-core-2024 runs ZeRO 0 and 1 only (traits.zero_stages, "
             "data/stacks/megatron-core-2024.yaml): ZeRO 2 and 3 not searched; --stack "
-            "deepspeed-zero3-2021, llm-foundry-2023, meta-llama3-2024, torchtitan-fsdp2-2024 can "
-            "run them");
+            "deepspeed-zero3-2021, llm-foundry-2023, meta-llama3-2024, nemo-2025, "
+            "torchtitan-fsdp2-2024 can run them");
   EXPECT_EQ(ZeroStagesNote(*ds, *stacks), "");
   EXPECT_EQ(StackZeroStages(&*core), (std::vector<int>{0, 1}));
   EXPECT_EQ(StackZeroStages(nullptr), (std::vector<int>{0, 1}));
