@@ -236,6 +236,18 @@ StatusOr<ArchCalibration> ParseArch(const YamlMap& y) {
     (void)how;
     NDT_RETURN_IF_ERROR(fused->Finish());
   }
+  NDT_ASSIGN_OR_RETURN(std::optional<YamlMap> transpose, y.OptionalMap("transpose_kernels"));
+  if (transpose) {
+    NDT_ASSIGN_OR_RETURN(a.transpose_hbm_fraction, transpose->Number("hbm_fraction"));
+    if (a.transpose_hbm_fraction <= 0 || a.transpose_hbm_fraction > 1) {
+      return transpose->Error("hbm_fraction", "must be in (0, 1]");
+    }
+    NDT_ASSIGN_OR_RETURN(std::string source, transpose->String("source"));
+    NDT_ASSIGN_OR_RETURN(std::string how, transpose->String("how"));
+    (void)source;
+    (void)how;
+    NDT_RETURN_IF_ERROR(transpose->Finish());
+  }
   NDT_ASSIGN_OR_RETURN(std::optional<YamlMap> grouped, y.OptionalMap("grouped_gemm"));
   if (grouped) {
     // slowdown: [rows, factor, rows, factor, ...], rows strictly ascending, factors in [1, 4].

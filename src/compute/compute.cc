@@ -260,8 +260,12 @@ OpTiming OpTimeDetail(const GpuSpec& gpu, const Op& op, const ComputeCalibration
     }
   }
   const bool attention_mem = op.kind == OpKind::kAttention && cal.attention_hbm_fraction > 0;
-  t.memory_s =
-      MemoryTime(gpu, attention_mem ? cal.attention_hbm_fraction : cal.hbm_fraction, op.bytes);
+  const bool transpose_mem = op.transposes && cal.transpose_hbm_fraction > 0;
+  t.memory_s = MemoryTime(gpu,
+                          attention_mem   ? cal.attention_hbm_fraction
+                          : transpose_mem ? cal.transpose_hbm_fraction
+                                          : cal.hbm_fraction,
+                          op.bytes);
   t.memory_bound = t.memory_s > t.compute_s;
   if (op.kind == OpKind::kGemm && op.grouped_rows > 0 && op.batch > 1) {
     // A grouped (MoE) kernel over `batch` experts of grouped_rows rows each runs slower than the

@@ -122,6 +122,10 @@ struct ArchCalibration {
   double hbm_fraction = 0.85;  // achievable fraction of memory_Bps (STREAM)
   // Achievable fraction of memory_Bps for attention ops; 0: hbm_fraction.
   double attention_hbm_fraction = 0;
+  // Achievable fraction of memory_Bps for memory-bound kernels that write their output
+  // transposed (Op::transposes: Transformer Engine's FP8 cast-transpose family), from a timing of
+  // that kernel on the arch (compute.yaml `transpose_kernels`); 0: hbm_fraction.
+  double transpose_hbm_fraction = 0;
   // Unfused attention core (model/ops.h): measured speed / the roofline's (standard attention).
   double unfused_attention_efficiency = 1.0;
   double kernel_overhead_s = 3e-6;  // fixed cost of a non-GEMM kernel

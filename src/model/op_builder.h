@@ -79,9 +79,10 @@ struct Builder {
     const bool fp8_linear = te_fp8 && (batch == 1 || rows_total >= 0);
     const double x_elems = rows * static_cast<double>(k);
     if (fp8_linear && !fp8_input_fused) {
-      Memory(std::string(name) + "_x_fp8_cast_transpose", OpKind::kElementwise, 3 * x_elems,
-             x_elems * (a() + 2 * DtypeBytes(Dtype::kFp8)), 0)
-          .no_backward = true;
+      Op& cast = Memory(std::string(name) + "_x_fp8_cast_transpose", OpKind::kElementwise,
+                        3 * x_elems, x_elems * (a() + 2 * DtypeBytes(Dtype::kFp8)), 0);
+      cast.no_backward = true;
+      cast.transposes = true;
     }
     Op op;
     op.name = name;
