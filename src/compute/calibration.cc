@@ -238,10 +238,9 @@ StatusOr<ArchCalibration> ParseArch(const YamlMap& y) {
   }
   NDT_ASSIGN_OR_RETURN(std::optional<YamlMap> transpose, y.OptionalMap("transpose_kernels"));
   if (transpose) {
-    NDT_ASSIGN_OR_RETURN(a.transpose_hbm_fraction, transpose->Number("hbm_fraction"));
-    if (a.transpose_hbm_fraction <= 0 || a.transpose_hbm_fraction > 1) {
-      return transpose->Error("hbm_fraction", "must be in (0, 1]");
-    }
+    NDT_ASSIGN_OR_RETURN(Sourced rate, transpose->Quantity("rate", Dim::kBandwidth));
+    if (rate.value <= 0) return transpose->Error("rate", "must be positive");
+    a.transpose_Bps = rate.value;
     NDT_ASSIGN_OR_RETURN(std::string source, transpose->String("source"));
     NDT_ASSIGN_OR_RETURN(std::string how, transpose->String("how"));
     (void)source;
