@@ -80,7 +80,7 @@ TEST(TransposeKernels, LoaderChecksTheBlock) {
 // FP16 -> FP8: 16.78M x (2 + 1 + 1) B = 67.1 MB in 51.53 us, less the arch's 3.0 us kernel
 // overhead: 67.1e6 / 48.53e-6 = 1,384 GB/s. So the H100 prices that kernel back at the measured
 // 51.5 us (67.1e6 / 1.384e12 + 3.0 us = 51.5 us), where the STREAM rate gave 26.2 us, and the H200
-// at the same time. Blackwell has no block (its MXFP8 recipe keeps no transposed copy): a
+// at the same time. Blackwell has no block (TE keeps no transposed FP8 copy there): a
 // transposing op there streams at hbm_fraction.
 TEST(TransposeKernels, CommittedHopperValueGivesBackTheMeasuredKernel) {
   const ArchCalibration& h = Cal().For("hopper");
