@@ -236,6 +236,17 @@ StatusOr<ArchCalibration> ParseArch(const YamlMap& y) {
     (void)how;
     NDT_RETURN_IF_ERROR(fused->Finish());
   }
+  NDT_ASSIGN_OR_RETURN(std::optional<YamlMap> transpose, y.OptionalMap("transpose_kernels"));
+  if (transpose) {
+    NDT_ASSIGN_OR_RETURN(Sourced rate, transpose->Quantity("rate", Dim::kBandwidth));
+    if (rate.value <= 0) return transpose->Error("rate", "must be positive");
+    a.transpose_Bps = rate.value;
+    NDT_ASSIGN_OR_RETURN(std::string source, transpose->String("source"));
+    NDT_ASSIGN_OR_RETURN(std::string how, transpose->String("how"));
+    (void)source;
+    (void)how;
+    NDT_RETURN_IF_ERROR(transpose->Finish());
+  }
   NDT_ASSIGN_OR_RETURN(std::optional<YamlMap> grouped, y.OptionalMap("grouped_gemm"));
   if (grouped) {
     // slowdown: [rows, factor, rows, factor, ...], rows strictly ascending, factors in [1, 4].

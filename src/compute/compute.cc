@@ -260,8 +260,12 @@ OpTiming OpTimeDetail(const GpuSpec& gpu, const Op& op, const ComputeCalibration
     }
   }
   const bool attention_mem = op.kind == OpKind::kAttention && cal.attention_hbm_fraction > 0;
-  t.memory_s =
-      MemoryTime(gpu, attention_mem ? cal.attention_hbm_fraction : cal.hbm_fraction, op.bytes);
+  double fraction = attention_mem ? cal.attention_hbm_fraction : cal.hbm_fraction;
+  if (op.transposes && cal.transpose_Bps > 0 && gpu.memory_Bps > 0) {
+    // A transposing kernel's measured rate, never above streaming's.
+    fraction = std::min(fraction, cal.transpose_Bps / gpu.memory_Bps);
+  }
+  t.memory_s = MemoryTime(gpu, fraction, op.bytes);
   t.memory_bound = t.memory_s > t.compute_s;
   if (op.kind == OpKind::kGemm && op.grouped_rows > 0 && op.batch > 1) {
     // A grouped (MoE) kernel over `batch` experts of grouped_rows rows each runs slower than the

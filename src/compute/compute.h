@@ -122,6 +122,12 @@ struct ArchCalibration {
   double hbm_fraction = 0.85;  // achievable fraction of memory_Bps (STREAM)
   // Achievable fraction of memory_Bps for attention ops; 0: hbm_fraction.
   double attention_hbm_fraction = 0;
+  // HBM bytes per second of memory-bound kernels that write their output transposed
+  // (Op::transposes: Transformer Engine's FP8 cast-transpose family), from a timing of that
+  // kernel on the arch (compute.yaml `transpose_kernels`). An absolute rate, not a fraction of
+  // memory_Bps: such kernels are bound by staging tiles through shared memory, and run about as
+  // fast on an H200 as on an H100. Never above the STREAM rate; 0: the STREAM rate.
+  double transpose_Bps = 0;
   // Unfused attention core (model/ops.h): measured speed / the roofline's (standard attention).
   double unfused_attention_efficiency = 1.0;
   double kernel_overhead_s = 3e-6;  // fixed cost of a non-GEMM kernel

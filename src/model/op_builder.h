@@ -102,9 +102,10 @@ struct Builder {
     // Current scaling reads each cast's 16-bit input once more for its amax (a per element).
     const double amax_read = current_scaling() ? a() : 0.0;
     if (fp8_linear && !fp8_input_fused) {
-      Memory(std::string(name) + "_x_fp8_cast_transpose", OpKind::kElementwise, 3 * x_elems,
-             x_elems * (amax_read + a() + 2 * DtypeBytes(Dtype::kFp8)), 0)
-          .no_backward = true;
+      Op& cast = Memory(std::string(name) + "_x_fp8_cast_transpose", OpKind::kElementwise,
+                        3 * x_elems, x_elems * (amax_read + a() + 2 * DtypeBytes(Dtype::kFp8)), 0);
+      cast.no_backward = true;
+      cast.transposes = true;
     }
     Op op;
     op.name = name;

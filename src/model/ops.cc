@@ -348,6 +348,7 @@ std::vector<Op> BackwardOps(const std::vector<Op>& fwd) {
         c.pass = Pass::kBackward;
         c.bytes = bytes;
         c.math = f.math;
+        c.transposes = true;
         out.push_back(c);
       }
       // Both read/write the same three tensors as the forward GEMM (X, dY, W or dW, dX):

@@ -71,6 +71,11 @@ struct Op {
   // "<name>_x_fp8_transpose". 0: no such kernel.
   double fp8_dy_cast_bytes = 0;
   double fp8_x_transpose_bytes = 0;
+  // A memory-bound kernel that writes (part of) its output transposed: TE's cast-transpose
+  // (`fp8_cast_transpose_fused`, `_bgrad_fused`) and `fp8_transpose`, which stage tiles through
+  // shared memory to turn rows into columns. compute/ prices its bytes at the arch's measured
+  // transpose rate where it has one (compute.yaml `transpose_kernels`), else as any other.
+  bool transposes = false;
   Dtype math = Dtype::kBf16;  // precision of the arithmetic
 };
 

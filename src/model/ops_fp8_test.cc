@@ -76,6 +76,33 @@ TEST(Fp8Recipe, CastTransposeKernelsOfALayer) {
   EXPECT_DOUBLE_EQ(Find(LayerForwardOps(s, 0, shape), "norm_attn").bytes, 1000.0 * 4096 * 4 + 8192);
 }
 
+// The kernels that write a transposed copy (Op::transposes; compute/ prices them at the arch's
+// transpose rate) are exactly TE's cast-transpose and fp8_transpose kernels of the recipe: on a
+// Llama 2 7B layer, the forward's one cast of the attention output, and in the backward each of
+// the 4 GEMMs' output-gradient cast-transpose (qkv, out, gate_up, down) plus the transposes of
+// the 2 FP8 inputs a fused norm wrote (qkv, gate_up) and of the one the activation wrote (down):
+// 1 + 4 + 3 = 8. Norms, residuals, RoPE, the activation and the GEMMs stream as before, and a
+// 16-bit layer has none.
+TEST(Fp8Recipe, OnlyTheCastTransposeKernelsAreMarkedTransposing) {
+  const TransformerSpec s = Preset("llama2-7b");
+  OpShape shape;
+  shape.seq_len = 1000;
+  shape.math = Dtype::kFp8;
+  std::vector<Op> ops = LayerForwardOps(s, 0, shape);
+  const std::vector<Op> bwd = LayerBackwardOps(s, 0, shape);
+  ops.insert(ops.end(), bwd.begin(), bwd.end());
+  int marked = 0;
+  for (const Op& o : ops) {
+    const bool cast = o.name.ends_with("_fp8_cast_transpose") || o.name.ends_with("_fp8_transpose");
+    EXPECT_EQ(o.transposes, cast) << o.name;
+    marked += o.transposes;
+  }
+  EXPECT_EQ(marked, 8);
+  shape.math = Dtype::kBf16;
+  for (const Op& o : LayerBackwardOps(s, 0, shape)) EXPECT_FALSE(o.transposes) << o.name;
+  for (const Op& o : LayerForwardOps(s, 0, shape)) EXPECT_FALSE(o.transposes) << o.name;
+}
+
 // GELU (GPT-3 6.7B, ffn 16384): LayerNormMLP casts FC1's output gradient inside the GELU
 // backward, so mlp_up has no cast-transpose of its own; FC2's still does (1000 x 4096 x 4).
 TEST(Fp8Recipe, GeluBackwardFusesFc1GradientCast) {
