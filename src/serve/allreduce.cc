@@ -50,8 +50,10 @@ double CustomAllReduceTime(TpAllReduceAlgo algo, int tp, double bytes, const Nvl
             "CustomAllReduceTime: not a custom all-reduce");
   const double n = tp;
   double rate = path.bw_Bps;
-  if (path.inflight_bytes > 0 && path.latency_s > 0) {
-    rate = std::min(rate, (n - 1) * path.inflight_bytes / (2 * path.latency_s));
+  const double round_trip =
+      path.read_round_trip_s > 0 ? path.read_round_trip_s : 2 * path.latency_s;
+  if (path.inflight_bytes > 0 && round_trip > 0) {
+    rate = std::min(rate, (n - 1) * path.inflight_bytes / round_trip);
   }
   const double copy = path.copy_Bps > 0 ? 2 * bytes / path.copy_Bps : 0.0;
   if (algo == TpAllReduceAlgo::kOneShot) {

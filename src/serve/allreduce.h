@@ -28,11 +28,13 @@
 //     S written in local HBM): + 2 S / H, H the calibrated HBM rate;
 //   - they run at most MAX_ALL_REDUCE_BLOCKS = 24 blocks of 512 threads, and each thread loads
 //     16 B from every rank, sums and stores before its next loads: at most I = 24 x 512 x 16 B
-//     (192 KiB) of remote reads in flight per peer, each returning after 2 L. By Little's law
-//     the peers' data arrive at no more than (tp - 1) I / (2 L) (at TP 2 on an H100 NVSwitch
-//     path, 0.6 us one way: 164 GB/s, under the link's ~370 GB/s achieved), so the read term
-//     uses min(B e, (tp - 1) I / (2 L)). At TP 2 only one remote load per thread is in flight:
-//     this is where the cap binds; at TP 4-8 (tp - 1) loads are, and the link is the limit.
+//     (192 KiB) of remote reads in flight per peer, each returning after a round trip R. By
+//     Little's law the peers' data arrive at no more than (tp - 1) I / R, so the read term uses
+//     min(B e, (tp - 1) I / R). At TP 2 only one remote load per thread is in flight: this is
+//     where the cap binds; at TP 4-8 (tp - 1) loads are, and the link is the limit. R is not
+//     published for NVLink 4 through NVSwitch: it is fitted per architecture on serving.csv
+//     (data/serve/engine.yaml remote_read_round_trip_2024; R = 2 L, 1.2 us on H100, gives
+//     164 GB/s at TP 2, under the link's ~370 GB/s achieved); an arch without a value uses 2 L.
 #ifndef NDTWIN_SERVE_ALLREDUCE_H_
 #define NDTWIN_SERVE_ALLREDUCE_H_
 
@@ -72,8 +74,9 @@ struct NvlinkPath {
   double latency_s = 0;  // one way
   double launch_s = 0;   // one kernel's fixed cost
   // The 2024 kernels' traits (above); 0: not modelled (the 2025 kernels, NCCL).
-  double inflight_bytes = 0;  // remote reads in flight per peer
-  double copy_Bps = 0;        // local HBM rate of the copy into the shared buffer
+  double inflight_bytes = 0;     // remote reads in flight per peer
+  double copy_Bps = 0;           // local HBM rate of the copy into the shared buffer
+  double read_round_trip_s = 0;  // one remote load's round trip; 0: 2 x latency_s
 };
 
 // Time of a one-shot or two-shot all-reduce of `bytes` over tp GPUs (formulas above).

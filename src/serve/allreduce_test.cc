@@ -61,6 +61,19 @@ TEST(TpAllReduce, The2024KernelsCopyInAndKeepFewReadsInFlight) {
   EXPECT_NEAR(CustomAllReduceTime(TpAllReduceAlgo::kTwoShot, 8, 1e6, path), 11.1556e-6, 1e-10);
 }
 
+// The read round trip as given (data/serve/engine.yaml remote_read_round_trip_2024) instead of
+// 2 x 0.6 us: at R = 2.4 us the TP 2 cap halves, 196,608 / 2.4e-6 = 81.92 GB/s, and the same
+// 16 MB one-shot = 3 + 1.8 + 10.667 + 16e6 / 81.92e9 (195.3125) = 210.7792 us; at TP 8 the cap,
+// 7 x 81.92 = 573.4 GB/s, is still above the link's 450: the 1 MB two-shot stays 11.156 us.
+TEST(TpAllReduce, The2024KernelsReadRateFollowsTheRoundTrip) {
+  NvlinkPath path{450e9, 0.6e-6, 3e-6};
+  path.inflight_bytes = CustomAllReduceParams{}.inflight_bytes_2024;
+  path.copy_Bps = 3e12;
+  path.read_round_trip_s = 2.4e-6;
+  EXPECT_NEAR(CustomAllReduceTime(TpAllReduceAlgo::kOneShot, 2, 16e6, path), 210.7792e-6, 1e-10);
+  EXPECT_NEAR(CustomAllReduceTime(TpAllReduceAlgo::kTwoShot, 8, 1e6, path), 11.1556e-6, 1e-10);
+}
+
 TEST(TpAllReduce, Names) {
   TpAllReduceImpl i = TpAllReduceImpl::kNccl;
   EXPECT_TRUE(ParseTpAllReduce("trtllm-2024", &i));

@@ -72,6 +72,13 @@ StatusOr<EngineParams> LoadEngineParams(const std::string& data_dir) {
     p.nccl_in_engine_efficiency[arch] = e.value;
   }
   NDT_RETURN_IF_ERROR(ne.Finish());
+  NDT_ASSIGN_OR_RETURN(YamlMap rt, m.Map("remote_read_round_trip_2024"));
+  for (const std::string& arch : rt.Keys()) {
+    NDT_ASSIGN_OR_RETURN(Sourced t, rt.Quantity(arch, Dim::kTime));
+    if (t.value <= 0) return rt.Error(arch, "must be > 0 (a round trip, e.g. \"1.2 us\")");
+    p.remote_read_round_trip_2024_s[arch] = t.value;
+  }
+  NDT_RETURN_IF_ERROR(rt.Finish());
   NDT_RETURN_IF_ERROR(m.Finish());
   if (rl.value < 1) return m.Error("host_overhead_reference_layers", "must be >= 1");
   if (gb.value < 1) return m.Error("cuda_graph_max_batch", "must be >= 1");
@@ -97,16 +104,30 @@ StatusOr<EngineParams> LoadEngineParams(const std::string& data_dir) {
   return p;
 }
 
-double EngineParams::NcclInEngineEfficiency(const std::string& arch) const {
-  double e = 1.0;
+namespace {
+
+// The value of the entry whose name is the longest prefix of `arch`; `fallback` if none.
+double ByArchPrefix(const std::map<std::string, double>& m, const std::string& arch,
+                    double fallback) {
+  double e = fallback;
   size_t best = 0;
-  for (const auto& [name, value] : nccl_in_engine_efficiency) {
+  for (const auto& [name, value] : m) {
     if (arch.rfind(name, 0) == 0 && name.size() > best) {
       best = name.size();
       e = value;
     }
   }
   return e;
+}
+
+}  // namespace
+
+double EngineParams::NcclInEngineEfficiency(const std::string& arch) const {
+  return ByArchPrefix(nccl_in_engine_efficiency, arch, 1.0);
+}
+
+double EngineParams::RemoteReadRoundTrip2024(const std::string& arch) const {
+  return ByArchPrefix(remote_read_round_trip_2024_s, arch, 0.0);
 }
 
 std::string NarrowerWeights(Dtype w) {

@@ -48,6 +48,11 @@ struct EngineParams {
   // prefix of its own (blackwell_ultra -> blackwell), else 1.
   std::map<std::string, double> nccl_in_engine_efficiency;
   double NcclInEngineEfficiency(const std::string& arch) const;
+  // Round trip of one remote 16-byte load of TensorRT-LLM's 2024 all-reduce kernels over NVLink,
+  // by GPU architecture (serve/allreduce.h; fitted on serving.csv by src/serve/fit_serving.py);
+  // longest-prefix match as above; 0 for an arch not listed: twice the path's one-way latency.
+  std::map<std::string, double> remote_read_round_trip_2024_s;
+  double RemoteReadRoundTrip2024(const std::string& arch) const;
 };
 StatusOr<EngineParams> LoadEngineParams(const std::string& data_dir);  // "" = NDT_DATA_DIR
 

@@ -230,6 +230,36 @@ TEST(Deployment, AllReduceKernelTraitsLoadAndAreChecked) {
       << refused.status().message();
 }
 
+// The 2024 kernels' read round trip by arch (engine.yaml remote_read_round_trip_2024): an arch
+// listed gets its value, one not listed 0 (serve/allreduce.h then uses 2 x the path's latency);
+// a round trip of 0 is refused with the arch's name.
+TEST(Deployment, RemoteReadRoundTripByArch) {
+  EngineParams p;
+  p.remote_read_round_trip_2024_s["hopper"] = 1.5e-6;
+  EXPECT_DOUBLE_EQ(p.RemoteReadRoundTrip2024("hopper"), 1.5e-6);
+  EXPECT_DOUBLE_EQ(p.RemoteReadRoundTrip2024("ampere"), 0.0);
+  StatusOr<EngineParams> loaded = LoadEngineParams("");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_GT(loaded->RemoteReadRoundTrip2024("hopper"), 0.0);
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / ("ndt_deployment_test_rtt_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "serve");
+  std::ifstream in(std::string(NDT_DATA_DIR) + "/serve/engine.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string bad = std::regex_replace(
+      text.str(), std::regex("(remote_read_round_trip_2024:\\n  hopper: \\{value: \")[0-9.]+ us"),
+      "$010 us");
+  ASSERT_NE(bad, text.str());
+  std::ofstream(dir / "serve" / "engine.yaml") << bad;
+  StatusOr<EngineParams> refused = LoadEngineParams(dir.string());
+  fs::remove_all(dir);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("hopper"), std::string::npos)
+      << refused.status().message();
+}
+
 TEST(Deployment, MoeDispatchAndCombineBytesPerToken) {
   // DeepSeek-V3: hidden 7168, top-8. NVFP4 dispatch: 7168 x (0.5 B + one 1-byte FP8 scale per 16
   // elements = 0.5625 B) = 4,032, + 8 choices x 8 B (int32 id + fp32 weight) = 64: 4,096 B. FP8

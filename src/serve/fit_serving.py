@@ -26,6 +26,10 @@ Mechanisms fitted per architecture (see compute.yaml `serving:` for what each me
                           sweeps) an NCCL all-reduce reaches inside the engine's iteration
                           (data/serve/engine.yaml nccl_in_engine_efficiency; TensorRT-LLM's own
                           all-reduce kernels are not scaled)
+  read_rtt_us             (Hopper: the only arch with 2024 rows) round trip of one remote 16-byte
+                          load of TensorRT-LLM's 2024 all-reduce kernels, which bounds their read
+                          rate at TP 2 (data/serve/engine.yaml remote_read_round_trip_2024,
+                          serve/allreduce.h)
 Cases: MLPerf v5.0 B200 (Offline tok/s/GPU; Server and Interactive mean TPOT at NVIDIA's target
 rate), MLPerf v4.1 H100 TP2 and H200 TP1 Server mean TPOT at the measured rate, TensorRT-LLM
 v1.0 / v0.20 Llama-3.3-70B and v0.14 Llama-3-70B tables, Azure's ND GB200 v6 trtllm-bench runs
@@ -338,10 +342,11 @@ PARAMS = {
     "blackwell": ["fp4", "fp8", "attention_fraction", "attention_hbm_fraction",
                   "iteration_overhead_ms", "overhead_per_seq_us", "nccl_efficiency"],
     "hopper": ["fp8", "attention_fraction", "attention_hbm_fraction", "iteration_overhead_ms",
-               "overhead_per_seq_us", "nccl_efficiency"],
+               "overhead_per_seq_us", "nccl_efficiency", "read_rtt_us"],
 }
 UPPER = {"fp4": 1.0, "fp8": 1.0, "attention_fraction": 1.0, "attention_hbm_fraction": 1.0,
-         "iteration_overhead_ms": 100.0, "overhead_per_seq_us": 1000.0, "nccl_efficiency": 1.0}
+         "iteration_overhead_ms": 100.0, "overhead_per_seq_us": 1000.0, "nccl_efficiency": 1.0,
+         "read_rtt_us": 20.0}
 # nccl_efficiency lives in data/serve/engine.yaml nccl_in_engine_efficiency (by arch), the others
 # in compute.yaml's serving blocks.
 NCCL_ENTRY = re.compile(r'^(  (\w+): \{value: ")([0-9.]+)(%")', flags=re.M)
@@ -357,6 +362,35 @@ def write_nccl(engine_text, arch, value):
     block = NCCL_ENTRY.sub(lambda m: m.group(1) + ("%.4g" % (100 * value) if m.group(2) == arch
                                                   else m.group(3)) + m.group(4), block)
     return head + "nccl_in_engine_efficiency:\n" + block
+
+
+# read_rtt_us lives in data/serve/engine.yaml remote_read_round_trip_2024 (by arch, in us).
+RTT_HEAD = "remote_read_round_trip_2024:\n"
+RTT_ENTRY = re.compile(r'^(  (\w+): \{value: ")([0-9.]+)( us")', flags=re.M)
+
+
+def rtt_block(engine_text):
+    head, rest = engine_text.split(RTT_HEAD, 1)
+    n = 0  # the block: its indented lines
+    for line in rest.splitlines(True):
+        if not line.startswith("  "):
+            break
+        n += len(line)
+    return head, rest[:n], rest[n:]
+
+
+def read_rtt(engine_text):
+    _, block, _ = rtt_block(engine_text)
+    return {m.group(2): float(m.group(3)) for m in RTT_ENTRY.finditer(block)}
+
+
+def write_rtt(engine_text, arch, value):
+    head, block, tail = rtt_block(engine_text)
+    block = RTT_ENTRY.sub(lambda m: m.group(1) + ("%.4g" % value if m.group(2) == arch
+                                                  else m.group(3)) + m.group(4), block)
+    return head + RTT_HEAD + block + tail
+
+
 BLOCK = re.compile(r"(  - arch: (\w+)\n(?:    .*\n|      .*\n)*?)(    serving:\n(?:      .*\n)+)")
 
 
@@ -420,8 +454,10 @@ class Evaluator:
         if key in self.memo:
             return self.memo[key]
         open(self.yaml_path, "w").write(write_params(self.base, arch, v))
-        open(self.engine_path, "w").write(write_nccl(self.engine_base, arch,
-                                                     v.get("nccl_efficiency", 1.0)))
+        engine = write_nccl(self.engine_base, arch, v.get("nccl_efficiency", 1.0))
+        if "read_rtt_us" in v:
+            engine = write_rtt(engine, arch, v["read_rtt_us"])
+        open(self.engine_path, "w").write(engine)
         mine = [c for c in self.cases if c[1] == arch]
         jobs = {}
         with ThreadPoolExecutor(max_workers=JOBS) as pool:
@@ -545,6 +581,8 @@ def main():
         params = read_params(ev.base)
         for arch, e in read_nccl(ev.engine_base).items():
             params.setdefault(arch, {})["nccl_efficiency"] = e
+        for arch, e in read_rtt(ev.engine_base).items():
+            params.setdefault(arch, {})["read_rtt_us"] = e
         for item in a.start:
             key, value = item.split("=")
             arch, p = key.split(".")

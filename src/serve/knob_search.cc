@@ -123,6 +123,7 @@ StatusOr<DeploymentPlan> MakeDeploymentPlan(const InferContext& ctx, const Infer
     const CustomAllReduceParams ar = ctx.params.custom_allreduce;
     if (impl == TpAllReduceImpl::kTrtllm2024) {  // the 2024 kernels' traits (serve/allreduce.h)
       path.inflight_bytes = ar.inflight_bytes_2024;
+      path.read_round_trip_s = ctx.params.RemoteReadRoundTrip2024(ctx.gpu->arch);
       path.copy_Bps = ctx.gpu->memory_Bps * ctx.calibration->For(ctx.gpu->arch).hbm_fraction;
     }
     // NCCL inside the engine's iteration: the standalone time over the arch's fitted efficiency.
