@@ -244,6 +244,27 @@ TEST(Coll, HostCostScalesWithTheGpusOneThreadDrives) {
               1e-12);
 }
 
+TEST(Coll, XeonHostKeepsTheEpycCostWhichSetsTheHopperSweepsMidSizes) {
+  // ND H100 v5 (Xeon 8480C host) keeps the A100 host's 5.35 us per GPU. 1 MiB all_reduce, NVLS
+  // forced, one thread on the 8 GPUs (-g 8, as Azure's sweep): host 8 x 5.35 = 42.8 us; device
+  // 3 us gap + NvlsPipelineUs 28.91 (A = 320 x 0.982 = 314.24 GB/s, one 2 MiB loop: 1 MiB / A
+  // = 3.34 + 6.3 step + 2 x (3.34 + 6.3)) = 31.91 us, so the host sets the call: 42.8 us. The
+  // H100 sweep took 42.0 us there (43.7 GB/s bus) and 42-45 us from 64 KiB to 2 MiB; the largest
+  // Xeon cost its small sizes allow, 25.6 / 8 = 3.2 us (1 KiB and 2 KiB: 25.6 us), would leave
+  // the kernel's 31.9 us: +32% at 1 MiB (VALIDATION.md, Hopper NVLS). Lower it only with a
+  // kernel model that explains those sizes.
+  Env e;
+  const Cluster h100 = e.Build("Standard_ND96isr_H100_v5", 1);
+  CollOptions o;
+  o.algo = Algo::kNvls;
+  o.gpus_per_thread = 8;
+  EXPECT_NEAR(testing::TimeCollectiveCal(h100, CollOp::kAllReduce, 1 << 20, All(h100), o)->time_s,
+              42.8e-6, 1e-12);
+  o.host_hidden = true;
+  EXPECT_NEAR(testing::TimeCollectiveCal(h100, CollOp::kAllReduce, 1 << 20, All(h100), o)->time_s,
+              31.91e-6, 0.01e-6);
+}
+
 TEST(Coll, ErrorsAreInvalidInput) {
   Env e;
   Cluster c = e.Build("Standard_ND96amsr_A100_v4", 1);
