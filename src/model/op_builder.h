@@ -60,6 +60,11 @@ struct Builder {
   // one-thread `nvte_compute_scale_from_amax` kernel after each amax is not priced.
   bool te_fp8 = false;
   bool current_scaling() const { return te_fp8 && shape.fp8_current_scaling; }
+  // HBM bytes of TE's cast-transpose of `elems` 16-bit values: read them (twice under current
+  // scaling: the amax first), write the FP8 values and their FP8 transpose.
+  double CastTransposeBytes(double elems) const {
+    return elems * ((current_scaling() ? 2 : 1) * a() + 2 * DtypeBytes(Dtype::kFp8));
+  }
   // The next GEMM reads an FP8 input its producer wrote (Fp8Output).
   bool fp8_input_fused = false;
   // The last op (a norm or activation feeding the next GEMM) writes its `elems` outputs in FP8
@@ -99,11 +104,9 @@ struct Builder {
     // A linear layer under the FP8 recipe (te_fp8): one weight, or grouped experts.
     const bool fp8_linear = te_fp8 && (batch == 1 || rows_total >= 0);
     const double x_elems = rows * static_cast<double>(k);
-    // Current scaling reads each cast's 16-bit input once more for its amax (a per element).
-    const double amax_read = current_scaling() ? a() : 0.0;
     if (fp8_linear && !fp8_input_fused) {
       Op& cast = Memory(std::string(name) + "_x_fp8_cast_transpose", OpKind::kElementwise,
-                        3 * x_elems, x_elems * (amax_read + a() + 2 * DtypeBytes(Dtype::kFp8)), 0);
+                        3 * x_elems, CastTransposeBytes(x_elems), 0);
       cast.no_backward = true;
       cast.transposes = true;
     }
@@ -124,8 +127,7 @@ struct Builder {
         rows * (static_cast<double>(k) * x_bytes + static_cast<double>(n) * a()) + op.weight_bytes;
     op.math = shape.math;
     if (fp8_linear) {
-      op.fp8_dy_cast_bytes =
-          rows * static_cast<double>(n) * (amax_read + a() + 2 * DtypeBytes(Dtype::kFp8));
+      op.fp8_dy_cast_bytes = CastTransposeBytes(rows * static_cast<double>(n));
       if (fp8_input_fused) op.fp8_x_transpose_bytes = x_elems * 2 * DtypeBytes(Dtype::kFp8);
     }
     fp8_input_fused = false;

@@ -304,13 +304,15 @@ double SeqLen(const TransformerSpec& s, const OpShape& shape) {
 
 }  // namespace
 
+bool TeFp8Recipe(const OpShape& shape) {
+  return shape.math == Dtype::kFp8 && DtypeBytes(shape.activations) == 2 &&
+         !shape.eager_elementwise;
+}
+
 std::vector<Op> LayerForwardOps(const TransformerSpec& spec, int64_t layer, const OpShape& shape) {
   std::vector<Op> ops;
   Builder b{spec, shape, &ops};
-  // Training: FP8 GEMMs over 16-bit activations run Transformer Engine's FP8 recipe (op_builder.h
-  // Builder::te_fp8). Eager element-wise stacks (torchtitan's float8 through torchao) are not TE.
-  b.te_fp8 =
-      shape.math == Dtype::kFp8 && DtypeBytes(shape.activations) == 2 && !shape.eager_elementwise;
+  b.te_fp8 = TeFp8Recipe(shape);
   const double s = SeqLen(spec, shape);
   const int cp = std::max(1, shape.cp);
   const double q_len = s / cp;

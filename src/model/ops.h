@@ -181,6 +181,10 @@ double BusiestRankLoad(const MoeSpec& moe, int ep);
 // Whether op is part of the attention core, forward or backward (fused kAttention, or an
 // unfused attn_* op): what selective recompute re-runs.
 bool IsAttentionCore(const Op& op);
+// Whether training's linear layers run Transformer Engine's FP8 recipe (op_builder.h
+// Builder::te_fp8): fp8 math over 16-bit activations with fused element-wise kernels. Eager
+// element-wise stacks (torchtitan's float8 through torchao) are not TE.
+bool TeFp8Recipe(const OpShape& shape);
 
 // Sums.
 double TotalFlop(const std::vector<Op>& ops);

@@ -131,8 +131,7 @@ const LayerCost& Lowering::Layer(int64_t l) {
       lc.bwd_compute_s += (bwd_all - lc.bwd_tp_s) * share;
     }
   }
-  if (s_.fp8_current_scaling && s_.sp && s_.tp > 1 && s_.precision == Dtype::kFp8 &&
-      !s_.eager_elementwise) {
+  if (shape_.fp8_current_scaling && s_.sp && s_.tp > 1 && TeFp8Recipe(shape_)) {
     // Current scaling with SP: a cast whose FP8 output is all-gathered over the TP group first
     // all-reduces its amax there (one fp32, MAX), in the stream before the cast (TE 2.2
     // module/layernorm_linear.py, layernorm_mlp.py, linear.py: with_amax_reduction on the
